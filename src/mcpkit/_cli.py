@@ -1,0 +1,53 @@
+"""The ``mcpkit`` command: dispatches to the subcommand's own module.
+
+Subcommands live beside what they drive (``run`` with the server, ``list``/``call`` with the
+client) and are imported only when used, so ``mcpkit --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+# subcommand -> (module, one-line help)
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("mcpkit._server._cli", "serve a server defined in a Python file"),
+    "list": ("mcpkit._client._cli", "list the tools, resources, prompts or templates of a server"),
+    "call": ("mcpkit._client._cli", "call a tool of a server"),
+}
+
+
+def _usage() -> str:
+    lines = ["usage: mcpkit <command> [options]", "", "commands:"]
+    lines += [f"  {name:<6} {helptext}" for name, (_, helptext) in _COMMANDS.items()]
+    lines += ["", "Run 'mcpkit <command> --help' for a command's options."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``mcpkit`` console script."""
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in ("-h", "--help"):
+        print(_usage())
+        return 0
+    if args[0] in ("-V", "--version"):
+        from importlib.metadata import version
+
+        print(f"mcpkit {version('mcpkit')}")
+        return 0
+    entry = _COMMANDS.get(args[0])
+    if entry is None:
+        print(f"mcpkit: unknown command {args[0]!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(entry[0])
+    # Each subcommand module exposes `main(command, argv) -> int`.
+    return int(module.main(args[0], args[1:]))
+
+
+def console() -> None:
+    """Console-script wrapper: exit with :func:`main`'s status."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    console()

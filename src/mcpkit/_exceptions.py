@@ -1,0 +1,143 @@
+"""Every exception mcpkit raises, in one tree.
+
+::
+
+    MCPError                         anything mcpkit raises on purpose
+    ├── ProtocolError                a JSON-RPC error: ``code``, ``message``, ``data``
+    │   ├── ParseError               -32700  the bytes were not JSON
+    │   ├── InvalidRequest           -32600  JSON, but not a valid JSON-RPC message
+    │   ├── MethodNotFound           -32601  the peer does not serve this method (or capability)
+    │   ├── InvalidParams            -32602  the method exists but its params are wrong
+    │   ├── InternalError            -32603  the handler failed
+    │   └── URLElicitationRequired   -32042  the server needs the user to visit a URL first
+    ├── TransportError               bytes could not be moved
+    │   └── ConnectionClosed         the peer went away (or we closed) while we were using it
+    ├── RequestTimeout               no answer within the time allowed (also a ``TimeoutError``)
+    ├── CapabilityError              we tried to use something the peer did not declare
+    └── VersionError                 no protocol revision both sides speak
+
+A :class:`ProtocolError` raised by a request handler becomes the error response sent to
+the peer; one received from the peer is raised from the awaiting call, so handlers and
+callers speak the same language.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+URL_ELICITATION_REQUIRED = -32042
+
+
+class MCPError(Exception):
+    """Base class of every exception mcpkit raises on purpose."""
+
+
+class ProtocolError(MCPError):
+    """A JSON-RPC error, sent or received.
+
+    Raise it from a handler to answer with that error::
+
+        raise ProtocolError(-32002, "Resource not found", {"uri": uri})
+    """
+
+    code: int = INTERNAL_ERROR
+
+    def __init__(self, code: int | None = None, message: str = "", data: Any = None) -> None:
+        if code is not None:
+            self.code = code
+        self.message = message or type(self).__name__
+        self.data = data
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        return f"{self.message} (code {self.code})"
+
+    def to_error(self) -> dict[str, Any]:
+        """The ``error`` member of a JSON-RPC error response."""
+        err: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            err["data"] = self.data
+        return err
+
+    @classmethod
+    def from_error(cls, error: Any) -> ProtocolError:
+        """Build the most specific subclass for an ``error`` member received from a peer."""
+        if not isinstance(error, dict):
+            return InternalError(message=f"malformed error object: {error!r}")
+        code = error.get("code")
+        message = error.get("message")
+        if not isinstance(code, int) or isinstance(code, bool):
+            code = INTERNAL_ERROR
+        if not isinstance(message, str):
+            message = "error without a message"
+        klass = _BY_CODE.get(code, ProtocolError)
+        exc = klass(message=message, data=error.get("data"))
+        exc.code = code
+        return exc
+
+
+class ParseError(ProtocolError):
+    """-32700: the message was not valid JSON (or not UTF-8)."""
+
+    code = PARSE_ERROR
+
+
+class InvalidRequest(ProtocolError):
+    """-32600: valid JSON but not a valid JSON-RPC message."""
+
+    code = INVALID_REQUEST
+
+
+class MethodNotFound(ProtocolError):
+    """-32601: the peer does not offer this method (or the capability behind it)."""
+
+    code = METHOD_NOT_FOUND
+
+
+class InvalidParams(ProtocolError):
+    """-32602: the method exists but the params are wrong."""
+
+    code = INVALID_PARAMS
+
+
+class InternalError(ProtocolError):
+    """-32603: the handler failed."""
+
+    code = INTERNAL_ERROR
+
+
+class URLElicitationRequired(ProtocolError):
+    """-32042: the request needs the user to complete a URL-mode elicitation first."""
+
+    code = URL_ELICITATION_REQUIRED
+
+
+_BY_CODE: dict[int, type[ProtocolError]] = {
+    c.code: c
+    for c in (ParseError, InvalidRequest, MethodNotFound, InvalidParams, InternalError, URLElicitationRequired)
+}
+
+
+class TransportError(MCPError):
+    """Bytes could not be moved to or from the peer."""
+
+
+class ConnectionClosed(TransportError):
+    """The connection ended (the peer exited, or we closed it) while it was in use."""
+
+
+class RequestTimeout(MCPError, TimeoutError):
+    """The peer did not answer in time. A ``notifications/cancelled`` was sent for it."""
+
+
+class CapabilityError(MCPError):
+    """We tried to use a feature the peer did not declare during initialization."""
+
+
+class VersionError(MCPError):
+    """The peers share no protocol revision."""

@@ -1,0 +1,529 @@
+"""The JSON-RPC 2.0 engine: one symmetric peer, used by clients and servers alike.
+
+It matches responses to requests, runs incoming requests concurrently (bounded), carries
+cancellation and progress both ways, and turns malformed input into JSON-RPC errors. It knows
+no MCP method: the session layer gives it a request handler, a notification handler, and the
+names of the two notifications it must understand itself (cancellation and progress).
+
+The hot path is plain dicts decoded by orjson; no models, no copies.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+import anyio
+import orjson
+from anyio.abc import TaskGroup
+
+from ._exceptions import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    ConnectionClosed,
+    InternalError,
+    ProtocolError,
+    RequestTimeout,
+)
+from ._transports._base import Incoming, InvalidIncoming, Message, RequestId, Transport
+
+logger = logging.getLogger("mcpkit.jsonrpc")
+
+ProgressCallback = Callable[[float, "float | None", "str | None"], Awaitable[None]]
+NotificationHandler = Callable[[str, "dict[str, Any] | None"], Awaitable[None]]
+RequestHandler = Callable[["IncomingRequest"], Awaitable[Any]]
+BatchPolicy = Callable[[], bool]
+
+CANCELLED_METHOD: Final = "notifications/cancelled"
+PROGRESS_METHOD: Final = "notifications/progress"
+#: Bound on the shielded wait while telling the peer we gave up on a request.
+_CANCEL_SEND_TIMEOUT: Final = 2.0
+
+
+class IncomingRequest:
+    """A request from the peer, as seen by the handler that serves it.
+
+    ``cancelled`` turns true when the peer sent ``notifications/cancelled`` for it; the
+    handler's scope is cancelled at the same time and no response will be sent.
+    """
+
+    __slots__ = ("_engine", "cancel_scope", "cancelled", "id", "method", "params", "state")
+
+    def __init__(
+        self, engine: JSONRPCEngine, id: RequestId, method: str, params: dict[str, Any] | None
+    ) -> None:
+        self._engine = engine
+        self.id = id
+        self.method = method
+        self.params = params
+        self.cancel_scope = anyio.CancelScope()
+        self.cancelled = False
+        #: Free slot for the layer above (the negotiated context of this request, ...).
+        self.state: Any = None
+
+    @property
+    def engine(self) -> JSONRPCEngine:
+        """The engine (connection) this request came in on."""
+        return self._engine
+
+    @property
+    def meta(self) -> dict[str, Any] | None:
+        """The request's ``params._meta``, if any."""
+        p = self.params
+        if p is None:
+            return None
+        m = p.get("_meta")
+        return m if isinstance(m, dict) else None
+
+    @property
+    def progress_token(self) -> str | int | None:
+        """The ``progressToken`` the peer asked progress to be reported under."""
+        m = self.meta
+        if m is None:
+            return None
+        t = m.get("progressToken")
+        return t if isinstance(t, (str, int)) and not isinstance(t, bool) else None
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification that belongs to this request (routed with it by HTTP)."""
+        await self._engine.notify(method, params, related_request_id=self.id)
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, **kw: Any) -> Any:
+        """Send a request to the peer on behalf of this one (e.g. sampling during a tool call)."""
+        return await self._engine.request(method, params, related_request_id=self.id, **kw)
+
+
+class _Pending:
+    """Our own request, waiting for its response."""
+
+    __slots__ = ("error", "event", "on_progress", "result", "scope", "timeout", "max_deadline")
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.on_progress: ProgressCallback | None = None
+        self.scope: anyio.CancelScope | None = None
+        self.timeout: float | None = None
+        self.max_deadline = math.inf
+
+
+class _Batch:
+    """Answers of one incoming batch, sent together once every request in it is done."""
+
+    __slots__ = ("remaining", "responses", "sealed")
+
+    def __init__(self) -> None:
+        self.responses: list[dict[str, Any]] = []
+        self.remaining = 0
+        self.sealed = False
+
+
+class JSONRPCEngine:
+    """One end of a JSON-RPC connection over a :class:`Transport`.
+
+    Run it with :meth:`run` inside a task group (or use ``async with engine:``) and call
+    :meth:`request` / :meth:`notify` from any task.
+
+    Args:
+        transport: moves the messages.
+        on_request: serves requests from the peer; returns the ``result`` value or raises
+            :class:`ProtocolError`. Runs in its own task, concurrently with others.
+        on_notification: receives notifications other than cancellation and progress,
+            in the order they arrived (it runs on the reader: keep it quick).
+        max_concurrency: requests from the peer served at once.
+        max_queued: requests accepted but waiting for a slot; beyond that the peer gets an
+            error at once, so memory stays bounded and the reader never stalls (it must keep
+            reading, or handlers waiting on our own requests' responses would deadlock).
+        allow_batch: called for each incoming batch; batches are rejected when it says no.
+        uncancellable: methods the peer may not cancel (MCP: ``initialize``).
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        on_request: RequestHandler,
+        on_notification: NotificationHandler | None = None,
+        max_concurrency: int = 256,
+        max_queued: int = 4096,
+        allow_batch: BatchPolicy | None = None,
+        uncancellable: frozenset[str] = frozenset(),
+        name: str = "peer",
+    ) -> None:
+        self.transport = transport
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self._allow_batch = allow_batch
+        self._uncancellable = uncancellable
+        self._limiter = anyio.CapacityLimiter(max_concurrency)
+        self._max_in_flight = max_concurrency + max_queued
+        self._next_id = 0
+        self._pending: dict[RequestId, _Pending] = {}
+        self._progress: dict[str | int, _Pending] = {}
+        self._in_flight: dict[RequestId, IncomingRequest] = {}
+        self._tg: TaskGroup | None = None
+        self._closed = False
+        self._close_reason = "connection closed"
+        self.name = name
+
+    # ------------------------------------------------------------------ running
+
+    async def __aenter__(self) -> JSONRPCEngine:
+        self._tg = tg = anyio.create_task_group()
+        await tg.__aenter__()
+        tg.start_soon(self._run_reader)
+        return self
+
+    async def __aexit__(self, *exc: object) -> bool | None:
+        assert self._tg is not None
+        self._tg.cancel_scope.cancel()
+        try:
+            return await self._tg.__aexit__(*exc)  # type: ignore[arg-type]
+        finally:
+            self._shutdown("connection closed")
+            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                await self.transport.aclose()
+
+    async def run(self) -> None:
+        """Serve until the peer closes the connection (or the caller cancels)."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            await self._run_reader()
+            # Let handlers still running finish before the connection is dropped.
+
+    @property
+    def closed(self) -> bool:
+        """True once the peer has gone away or the engine was shut down."""
+        return self._closed
+
+    async def _run_reader(self) -> None:
+        receive = self.transport.receive
+        handle = self._handle
+        try:
+            while True:
+                try:
+                    item = await receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    break
+                await handle(item)
+        finally:
+            self._shutdown(getattr(self.transport, "close_reason", "the peer closed the connection"))
+
+    def _shutdown(self, reason: str) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._close_reason = reason
+        err = ConnectionClosed(reason)
+        for p in self._pending.values():
+            p.error = err
+            p.event.set()
+        self._pending.clear()
+        self._progress.clear()
+
+    # ------------------------------------------------------------------ receiving
+
+    async def _handle(self, item: Incoming) -> None:
+        if isinstance(item, bytes):
+            try:
+                msg = orjson.loads(item)
+            except orjson.JSONDecodeError as e:
+                await self._send_error(None, PARSE_ERROR, f"Parse error: {e}")
+                return
+        elif isinstance(item, InvalidIncoming):
+            await self._send_error(None, item.code, item.message)
+            return
+        else:
+            msg = item
+        if type(msg) is dict:
+            await self._dispatch(msg)
+        elif type(msg) is list:
+            await self._handle_batch(msg)
+        else:
+            await self._send_error(None, INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
+
+    async def _dispatch(self, msg: dict[str, Any], batch: _Batch | None = None) -> bool:
+        """Route one message. Returns True when a request was started (batch bookkeeping)."""
+        if msg.get("jsonrpc") != "2.0":
+            await self._reject(msg, 'Invalid Request: "jsonrpc" must be exactly "2.0"', batch)
+            return False
+        method = msg.get("method")
+        if method is None:
+            if "result" in msg or "error" in msg:
+                self._on_response(msg)
+            else:
+                await self._reject(msg, "Invalid Request: neither a request, a notification nor a response", batch)
+            return False
+        if type(method) is not str:
+            await self._reject(msg, 'Invalid Request: "method" must be a string', batch)
+            return False
+        params = msg.get("params")
+        if params is not None and type(params) is not dict:
+            await self._reject(msg, 'Invalid Request: "params" must be an object', batch)
+            return False
+        if "id" not in msg:
+            await self._on_notify(method, params)
+            return False
+        rid = msg["id"]
+        if type(rid) is not str and type(rid) is not int:
+            await self._reject(msg, 'Invalid Request: "id" must be a string or an integer', batch)
+            return False
+        if rid in self._in_flight:
+            await self._reply_error(
+                rid, INVALID_REQUEST, f"Invalid Request: id {rid!r} is already in use by a request in flight", batch
+            )
+            return False
+        if len(self._in_flight) >= self._max_in_flight:
+            await self._reply_error(rid, INTERNAL_ERROR, "Too many requests in flight; retry later", batch)
+            return False
+        req = IncomingRequest(self, rid, method, params)
+        self._in_flight[rid] = req
+        assert self._tg is not None
+        self._tg.start_soon(self._serve, req, batch)
+        return True
+
+    async def _reject(self, msg: dict[str, Any], text: str, batch: _Batch | None) -> None:
+        rid = msg.get("id")
+        if type(rid) is not str and type(rid) is not int:
+            rid = None
+        # A malformed notification gets no answer: there is no id to answer to and the
+        # spec forbids responding to notifications. Anything that looked like a request does.
+        if "id" in msg or "method" not in msg:
+            await self._reply_error(rid, INVALID_REQUEST, text, batch)
+        else:
+            logger.warning("%s: dropped malformed notification: %s", self.name, text)
+
+    async def _serve(self, req: IncomingRequest, batch: _Batch | None) -> None:
+        response: dict[str, Any] | None = None
+        try:
+            async with self._limiter:
+                with req.cancel_scope:
+                    try:
+                        result = await self._on_request(req)
+                        response = {"jsonrpc": "2.0", "id": req.id, "result": result}
+                    except ProtocolError as e:
+                        response = {"jsonrpc": "2.0", "id": req.id, "error": e.to_error()}
+                    except Exception as e:
+                        logger.exception("%s: handler for %r failed", self.name, req.method)
+                        response = {
+                            "jsonrpc": "2.0",
+                            "id": req.id,
+                            "error": {"code": INTERNAL_ERROR, "message": f"Internal error: {type(e).__name__}"},
+                        }
+        finally:
+            self._in_flight.pop(req.id, None)
+        if req.cancelled:
+            # The peer cancelled: the spec says the receiver SHOULD NOT respond.
+            response = None
+        if batch is not None:
+            await self._batch_done(batch, response)
+        elif response is not None:
+            await self._send_quietly(response)
+
+    async def _on_notify(self, method: str, params: dict[str, Any] | None) -> None:
+        if method == CANCELLED_METHOD:
+            rid = params.get("requestId") if params else None
+            req = self._in_flight.get(rid) if rid is not None else None  # type: ignore[arg-type]
+            if req is not None and req.method not in self._uncancellable:
+                req.cancelled = True
+                req.cancel_scope.cancel()
+            # Unknown or finished ids are ignored, as the spec asks.
+        elif method == PROGRESS_METHOD and params is not None:
+            token = params.get("progressToken")
+            p = self._progress.get(token) if isinstance(token, (str, int)) else None
+            if p is None:
+                return
+            if p.scope is not None and p.timeout is not None:
+                p.scope.deadline = min(anyio.current_time() + p.timeout, p.max_deadline)
+            if p.on_progress is not None:
+                progress = params.get("progress")
+                if isinstance(progress, (int, float)):
+                    try:
+                        await p.on_progress(progress, params.get("total"), params.get("message"))
+                    except Exception:
+                        logger.exception("%s: progress callback failed", self.name)
+        if self._on_notification is not None:
+            try:
+                await self._on_notification(method, params)
+            except Exception:
+                logger.exception("%s: notification handler for %r failed", self.name, method)
+
+    def _on_response(self, msg: dict[str, Any]) -> None:
+        rid = msg.get("id")
+        p = self._pending.pop(rid, None) if isinstance(rid, (str, int)) else None  # type: ignore[arg-type]
+        if p is None:
+            # Late (after a timeout or cancellation) or unknown: ignored, per spec.
+            logger.debug("%s: ignored response for unknown id %r", self.name, rid)
+            return
+        if "error" in msg:
+            p.error = ProtocolError.from_error(msg["error"])
+        else:
+            p.result = msg.get("result")
+        p.event.set()
+
+    async def _handle_batch(self, items: list[Any]) -> None:
+        if self._allow_batch is None or not self._allow_batch():
+            await self._send_error(
+                None, INVALID_REQUEST, "Invalid Request: JSON-RPC batches are not supported in this protocol revision"
+            )
+            return
+        if not items:
+            await self._send_error(None, INVALID_REQUEST, "Invalid Request: empty batch")
+            return
+        batch = _Batch()
+        for m in items:
+            if type(m) is dict:
+                if await self._dispatch(m, batch):
+                    batch.remaining += 1
+            else:
+                batch.responses.append(
+                    {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": "Invalid Request: a batch item must be an object"}}
+                )
+        batch.sealed = True
+        if batch.remaining == 0:
+            await self._flush_batch(batch)
+
+    async def _batch_done(self, batch: _Batch, response: dict[str, Any] | None) -> None:
+        if response is not None:
+            batch.responses.append(response)
+        batch.remaining -= 1
+        if batch.sealed and batch.remaining == 0:
+            await self._flush_batch(batch)
+
+    async def _flush_batch(self, batch: _Batch) -> None:
+        # All answers of a batch go back together, as JSON-RPC asks; none (only
+        # notifications and responses) means nothing is sent.
+        if batch.responses:
+            try:
+                await self._send(batch.responses, None)
+            except ConnectionClosed:
+                pass
+
+    # ------------------------------------------------------------------ sending
+
+    async def _send(self, message: Message, related: RequestId | None) -> None:
+        if self._closed and not isinstance(message, list) and "method" in message:
+            raise ConnectionClosed(self._close_reason)
+        try:
+            await self.transport.send(message, related_request_id=related)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, BrokenPipeError, ConnectionError) as e:
+            self._shutdown("the transport is closed")
+            raise ConnectionClosed(f"cannot send: {e or type(e).__name__}") from e
+
+    async def _reply_error(self, rid: RequestId | None, code: int, message: str, batch: _Batch | None) -> None:
+        err = {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+        if batch is not None:
+            batch.responses.append(err)
+        else:
+            await self._send_quietly(err)
+
+    async def _send_error(self, rid: RequestId | None, code: int, message: str) -> None:
+        await self._send_quietly({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}})
+
+    async def _send_quietly(self, msg: dict[str, Any]) -> None:
+        try:
+            await self._send(msg, None)
+        except ConnectionClosed:
+            pass
+
+    async def notify(
+        self, method: str, params: dict[str, Any] | None = None, *, related_request_id: RequestId | None = None
+    ) -> None:
+        """Send a notification."""
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        await self._send(msg, related_request_id)
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        reset_timeout_on_progress: bool = False,
+        max_timeout: float | None = None,
+        related_request_id: RequestId | None = None,
+        cancellable: bool = True,
+    ) -> Any:
+        """Send a request and wait for its result.
+
+        Raises :class:`ProtocolError` (the peer's error), :class:`RequestTimeout` after
+        ``timeout`` seconds (reset by each progress notification when
+        ``reset_timeout_on_progress``, but never beyond ``max_timeout``), or
+        :class:`ConnectionClosed`. On timeout or when the caller is cancelled, the peer is
+        sent ``notifications/cancelled`` (unless ``cancellable`` is false).
+        """
+        if self._closed:
+            raise ConnectionClosed(self._close_reason)
+        self._next_id += 1
+        rid = self._next_id
+        p = _Pending()
+        if on_progress is not None or reset_timeout_on_progress:
+            p.on_progress = on_progress
+            params = dict(params) if params else {}
+            meta = dict(params.get("_meta") or {})
+            meta["progressToken"] = rid
+            params["_meta"] = meta
+            self._progress[rid] = p
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self._pending[rid] = p
+        try:
+            await self._send(msg, related_request_id)
+            if timeout is None and max_timeout is None:
+                await p.event.wait()
+            else:
+                now = anyio.current_time()
+                if max_timeout is not None:
+                    p.max_deadline = now + max_timeout
+                if reset_timeout_on_progress:
+                    p.timeout = timeout
+                deadline = min(now + timeout if timeout is not None else math.inf, p.max_deadline)
+                with anyio.CancelScope(deadline=deadline) as scope:
+                    p.scope = scope
+                    await p.event.wait()
+                if scope.cancelled_caught and not p.event.is_set():
+                    if cancellable:
+                        await self._cancel_remote(rid, "timed out", related_request_id)
+                    raise RequestTimeout(f"{method}: no response within {timeout if timeout is not None else max_timeout} s")
+        except BaseException as e:
+            if not p.event.is_set() and not isinstance(e, RequestTimeout) and cancellable and not self._closed:
+                # Our caller gave up (cancelled): tell the peer, then let the cancellation go on.
+                with anyio.CancelScope(shield=True):
+                    await self._cancel_remote(rid, "cancelled by the caller", related_request_id)
+            raise
+        finally:
+            self._pending.pop(rid, None)
+            if p.on_progress is not None or reset_timeout_on_progress:
+                self._progress.pop(rid, None)
+        if p.error is not None:
+            raise p.error
+        return p.result
+
+    async def _cancel_remote(self, rid: RequestId, reason: str, related: RequestId | None) -> None:
+        with anyio.move_on_after(_CANCEL_SEND_TIMEOUT):
+            try:
+                await self.notify(CANCELLED_METHOD, {"requestId": rid, "reason": reason}, related_request_id=related)
+            except ConnectionClosed:
+                pass
+
+
+__all__ = [
+    "CANCELLED_METHOD",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "METHOD_NOT_FOUND",
+    "PROGRESS_METHOD",
+    "IncomingRequest",
+    "InternalError",
+    "JSONRPCEngine",
+]

@@ -1,0 +1,7 @@
+"""MCP session roles (client and server) on top of the JSON-RPC engine."""
+
+from ._base import Negotiated, RequestContext
+from ._client import ClientSession
+from ._server import ServerSession
+
+__all__ = ["ClientSession", "Negotiated", "RequestContext", "ServerSession"]

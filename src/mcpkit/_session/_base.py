@@ -1,0 +1,99 @@
+"""What the client and server roles share: the negotiated context and the dispatch table."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._jsonrpc import IncomingRequest
+
+#: Keys of ``_meta`` through which revision 2026-07-28 carries, per request, what
+#: ``initialize`` used to negotiate once per session.
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+
+
+@dataclass
+class Negotiated:
+    """What both sides agreed on: the protocol revision and the peer's declarations.
+
+    Stateful revisions fix it once per session at ``initialize``; the stateless revision
+    (2026-07-28) sends it with every request, so the engine resolves it per request and
+    handlers only ever look here.
+    """
+
+    protocol_version: str
+    peer_capabilities: dict[str, Any] = field(default_factory=dict)
+    peer_info: dict[str, Any] = field(default_factory=dict)
+    instructions: str | None = None
+
+
+RequestHandlerFn = Callable[["RequestContext", "dict[str, Any] | None"], Awaitable[Any]]
+NotificationHandlerFn = Callable[["dict[str, Any] | None"], Awaitable[None]]
+
+
+class RequestContext:
+    """A request being served, with the context negotiated for it.
+
+    ``session`` is the role object (:class:`ServerSession` or :class:`ClientSession`) that
+    received the request.
+    """
+
+    __slots__ = ("negotiated", "request", "session")
+
+    def __init__(self, session: Any, request: IncomingRequest, negotiated: Negotiated | None) -> None:
+        self.session = session
+        self.request = request
+        self.negotiated = negotiated
+
+    @property
+    def request_id(self) -> str | int:
+        """The JSON-RPC id of the request."""
+        return self.request.id
+
+    @property
+    def method(self) -> str:
+        """The JSON-RPC method of the request."""
+        return self.request.method
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The protocol revision this request is served under."""
+        return self.negotiated.protocol_version if self.negotiated else None
+
+    @property
+    def meta(self) -> dict[str, Any] | None:
+        """The request's ``params._meta``."""
+        return self.request.meta
+
+    @property
+    def progress_token(self) -> str | int | None:
+        """The progress token of the request, if the peer asked for progress."""
+        return self.request.progress_token
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the peer cancelled this request."""
+        return self.request.cancelled
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification tied to this request (HTTP routes it on the request's stream)."""
+        await self.session.notify(method, params, related_request_id=self.request.id)
+
+    async def send_request(self, method: str, params: dict[str, Any] | None = None, **kw: Any) -> Any:
+        """Send a request to the peer on behalf of this one (sampling, elicitation, roots)."""
+        return await self.session.send_request(method, params, related_request_id=self.request.id, **kw)
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send ``notifications/progress`` if the peer gave a progress token; else do nothing."""
+        token = self.request.progress_token
+        if token is None:
+            return
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self.notify("notifications/progress", params)

@@ -1,0 +1,186 @@
+"""The client role: ``initialize``, version checks, capability checks on what we call."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+
+from .._exceptions import CapabilityError, MethodNotFound, ProtocolError, VersionError
+from .._jsonrpc import IncomingRequest, JSONRPCEngine
+from .._transports._base import RequestId, Transport
+from ..types._revisions import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, adapt_outgoing
+from ._base import Negotiated, NotificationHandlerFn, RequestContext, RequestHandlerFn
+from ._capabilities import CLIENT_METHOD_CAPABILITY, SERVER_METHOD_CAPABILITY, has_capability
+
+logger = logging.getLogger("mcpkit.client")
+
+#: Bound on the ``initialize`` exchange unless the caller sets another.
+DEFAULT_INIT_TIMEOUT = 30.0
+
+
+class ClientSession:
+    """One connection to a server, from the client's side.
+
+    Run :meth:`run` in a task group (or ``async with``), then :meth:`initialize`.
+
+    Args:
+        transport: the connection.
+        client_info: our ``clientInfo`` (``name``, ``version``, ...).
+        capabilities: the client capabilities to declare (declare exactly what ``handlers`` serve).
+        handlers: method -> ``async fn(ctx, params) -> result`` for server->client requests.
+        notification_handlers: method -> ``async fn(params)`` for server notifications.
+        protocol_version: the revision to ask for (default: the latest we speak).
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        client_info: Mapping[str, Any],
+        capabilities: Mapping[str, Any] | None = None,
+        handlers: Mapping[str, RequestHandlerFn] | None = None,
+        notification_handlers: Mapping[str, NotificationHandlerFn] | None = None,
+        protocol_version: str = LATEST_PROTOCOL_VERSION,
+        supported_versions: tuple[str, ...] = SUPPORTED_PROTOCOL_VERSIONS,
+        max_concurrency: int = 64,
+    ) -> None:
+        if protocol_version not in supported_versions:
+            raise VersionError(f"unsupported protocol version {protocol_version!r}; we speak {supported_versions}")
+        self.client_info = dict(client_info)
+        self.capabilities = dict(capabilities or {})
+        self.requested_version = protocol_version
+        self.supported_versions = supported_versions
+        self._handlers = dict(handlers or {})
+        self._notification_handlers = dict(notification_handlers or {})
+        self.negotiated: Negotiated | None = None
+        #: The whole ``initialize`` result.
+        self.initialize_result: dict[str, Any] | None = None
+        self.engine = JSONRPCEngine(
+            transport,
+            on_request=self._on_request,
+            on_notification=self._on_notification,
+            allow_batch=self._batch_allowed,
+            max_concurrency=max_concurrency,
+            name="client",
+        )
+
+    async def __aenter__(self) -> ClientSession:
+        await self.engine.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> bool | None:
+        return await self.engine.__aexit__(*exc)
+
+    def _batch_allowed(self) -> bool:
+        return self.negotiated is not None and self.negotiated.protocol_version == "2025-03-26"
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The negotiated revision (None before :meth:`initialize`)."""
+        return self.negotiated.protocol_version if self.negotiated else None
+
+    @property
+    def server_capabilities(self) -> dict[str, Any]:
+        """What the server declared."""
+        return self.negotiated.peer_capabilities if self.negotiated else {}
+
+    @property
+    def server_info(self) -> dict[str, Any]:
+        """The server's ``serverInfo``."""
+        return self.negotiated.peer_info if self.negotiated else {}
+
+    async def initialize(self, *, timeout: float | None = DEFAULT_INIT_TIMEOUT) -> dict[str, Any]:
+        """Run the handshake: ``initialize``, check the answer, send ``initialized``.
+
+        Raises :class:`VersionError` (after which the caller should disconnect, as the spec
+        asks) when the server answers with a revision we do not speak.
+        """
+        params: dict[str, Any] = {
+            "protocolVersion": self.requested_version,
+            "capabilities": self.capabilities,
+            "clientInfo": self.client_info,
+        }
+        if self.requested_version != LATEST_PROTOCOL_VERSION:
+            params = adapt_outgoing("initialize", {"method": "initialize", "params": params}, self.requested_version)[
+                "params"
+            ]
+        result = await self.engine.request("initialize", params, timeout=timeout, cancellable=False)
+        if not isinstance(result, dict):
+            raise ProtocolError(message=f"malformed initialize result: {result!r}")
+        version = result.get("protocolVersion")
+        if version not in self.supported_versions:
+            raise VersionError(
+                f"the server answered protocol version {version!r}, which this client does not speak "
+                f"(supported: {', '.join(self.supported_versions)})"
+            )
+        caps = result.get("capabilities")
+        info = result.get("serverInfo")
+        if not isinstance(caps, dict) or not isinstance(info, dict):
+            raise ProtocolError(message="malformed initialize result: capabilities and serverInfo must be objects")
+        instructions = result.get("instructions")
+        self.negotiated = Negotiated(version, caps, info, instructions if isinstance(instructions, str) else None)
+        self.initialize_result = result
+        await self.engine.notify("notifications/initialized")
+        return result
+
+    # ------------------------------------------------------------------ incoming
+
+    async def _on_request(self, req: IncomingRequest) -> Any:
+        method = req.method
+        if method == "ping":
+            return {}
+        handler = self._handlers.get(method)
+        cap = CLIENT_METHOD_CAPABILITY.get(method)
+        if handler is None or (cap is not None and not has_capability(self.capabilities, cap)):
+            raise MethodNotFound(message=f"Method not found: {method}")
+        result = await handler(RequestContext(self, req, self.negotiated), req.params)
+        version = self.protocol_version
+        if version is not None and version != LATEST_PROTOCOL_VERSION and isinstance(result, dict):
+            result = adapt_outgoing(method, result, version)
+        return result
+
+    async def _on_notification(self, method: str, params: dict[str, Any] | None) -> None:
+        handler = self._notification_handlers.get(method)
+        if handler is not None:
+            await handler(params)
+
+    # ------------------------------------------------------------------ outgoing
+
+    def check_server_capability(self, method: str) -> None:
+        """Raise :class:`CapabilityError` unless the server declared what ``method`` needs."""
+        cap = SERVER_METHOD_CAPABILITY.get(method)
+        if cap is not None and not has_capability(self.server_capabilities, cap):
+            raise CapabilityError(
+                f"the server did not declare the {'.'.join(cap)!r} capability, so it does not serve {method!r}"
+            )
+
+    async def send_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        related_request_id: RequestId | None = None,
+        **kw: Any,
+    ) -> Any:
+        """Send a request to the server; see :meth:`JSONRPCEngine.request` for keywords."""
+        if self.negotiated is None and method != "ping":
+            raise CapabilityError(f"cannot send {method!r} before initialize completed")
+        self.check_server_capability(method)
+        version = self.protocol_version
+        if params is not None and version is not None and version != LATEST_PROTOCOL_VERSION:
+            params = adapt_outgoing(method, {"method": method, "params": params}, version).get("params")
+        return await self.engine.request(method, params, related_request_id=related_request_id, **kw)
+
+    async def notify(
+        self, method: str, params: dict[str, Any] | None = None, *, related_request_id: RequestId | None = None
+    ) -> None:
+        """Send a notification to the server."""
+        await self.engine.notify(method, params, related_request_id=related_request_id)
+
+    async def ping(self, timeout: float = 10.0) -> None:
+        """Ping the server; raises :class:`RequestTimeout` if it does not answer in time."""
+        with anyio.fail_after(timeout + 1):
+            await self.engine.request("ping", None, timeout=timeout)

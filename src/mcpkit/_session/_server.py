@@ -1,0 +1,241 @@
+"""The server role: lifecycle, version negotiation and capability enforcement.
+
+It sits on a :class:`~mcpkit._jsonrpc.JSONRPCEngine`, answers ``initialize`` and ``ping``
+itself, and hands every other request to the handler registered for its method. The
+high-level :class:`mcpkit.Server` fills the handler table; this layer knows no tools.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+
+from .._exceptions import (
+    CapabilityError,
+    InvalidParams,
+    InvalidRequest,
+    MethodNotFound,
+)
+from .._jsonrpc import IncomingRequest, JSONRPCEngine
+from .._transports._base import RequestId, Transport
+from ..types._revisions import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, adapt_outgoing
+from ._base import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    Negotiated,
+    NotificationHandlerFn,
+    RequestContext,
+    RequestHandlerFn,
+)
+from ._capabilities import CLIENT_METHOD_CAPABILITY, SERVER_METHOD_CAPABILITY, has_capability
+
+logger = logging.getLogger("mcpkit.server")
+
+# Requests a client may send before the session is initialized.
+_PRE_INIT_OK = frozenset({"initialize", "ping"})
+# Requests we may send before the client said `initialized` (lifecycle: pings only).
+_PRE_INITIALIZED_SEND_OK = frozenset({"ping"})
+
+
+class ServerSession:
+    """One client connection, served.
+
+    Args:
+        transport: the connection.
+        server_info: the ``serverInfo`` object (``name``, ``version``, ``title``, ...).
+        capabilities: the server capabilities to declare.
+        handlers: method -> ``async fn(ctx, params) -> result``; methods without a handler
+            (or whose capability is not declared) are answered -32601.
+        notification_handlers: method -> ``async fn(params)`` for client notifications.
+        instructions: the ``instructions`` string of the initialize result.
+        supported_versions: revisions we speak, newest first.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        server_info: Mapping[str, Any],
+        capabilities: Mapping[str, Any],
+        handlers: Mapping[str, RequestHandlerFn],
+        notification_handlers: Mapping[str, NotificationHandlerFn] | None = None,
+        instructions: str | None = None,
+        supported_versions: tuple[str, ...] = SUPPORTED_PROTOCOL_VERSIONS,
+        max_concurrency: int = 256,
+    ) -> None:
+        self.server_info = dict(server_info)
+        self.capabilities = dict(capabilities)
+        self.instructions = instructions
+        self.supported_versions = supported_versions
+        self._handlers = dict(handlers)
+        self._notification_handlers = dict(notification_handlers or {})
+        self.negotiated: Negotiated | None = None
+        #: True once the client sent ``notifications/initialized``.
+        self.initialized = False
+        self._initialized_event = anyio.Event()
+        self.engine = JSONRPCEngine(
+            transport,
+            on_request=self._on_request,
+            on_notification=self._on_notification,
+            allow_batch=self._batch_allowed,
+            uncancellable=frozenset({"initialize"}),
+            max_concurrency=max_concurrency,
+            name="server",
+        )
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The negotiated revision (None before ``initialize``)."""
+        return self.negotiated.protocol_version if self.negotiated else None
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        """What the client declared at ``initialize``."""
+        return self.negotiated.peer_capabilities if self.negotiated else {}
+
+    @property
+    def client_info(self) -> dict[str, Any]:
+        """The client's ``clientInfo``."""
+        return self.negotiated.peer_info if self.negotiated else {}
+
+    def _batch_allowed(self) -> bool:
+        return self.negotiated is not None and self.negotiated.protocol_version == "2025-03-26"
+
+    async def run(self) -> None:
+        """Serve until the client disconnects."""
+        await self.engine.run()
+
+    async def wait_initialized(self) -> None:
+        """Wait for ``notifications/initialized`` (bound it with a timeout of your own)."""
+        await self._initialized_event.wait()
+
+    # ------------------------------------------------------------------ incoming
+
+    async def _on_request(self, req: IncomingRequest) -> Any:
+        method = req.method
+        if method == "ping":
+            return {}
+        if method == "initialize":
+            return self._initialize(req.params)
+        negotiated = self.negotiated
+        if negotiated is None:
+            negotiated = self._stateless_context(req)
+            if negotiated is None:
+                raise InvalidRequest(
+                    message=f"Invalid Request: {method!r} before initialization; send 'initialize' first"
+                )
+        handler = self._handlers.get(method)
+        cap = SERVER_METHOD_CAPABILITY.get(method)
+        if handler is None or (cap is not None and not has_capability(self.capabilities, cap)):
+            raise MethodNotFound(message=f"Method not found: {method}")
+        result = await handler(RequestContext(self, req, negotiated), req.params)
+        version = negotiated.protocol_version
+        if version != LATEST_PROTOCOL_VERSION and isinstance(result, dict):
+            result = adapt_outgoing(method, result, version)
+        return result
+
+    def _stateless_context(self, req: IncomingRequest) -> Negotiated | None:
+        # Revision 2026-07-28 has no initialize: version and capabilities ride in _meta.
+        # Only versions we actually speak are accepted, so today this admits nothing new;
+        # the hook is where the stateless revision plugs in.
+        meta = req.meta
+        if not meta:
+            return None
+        version = meta.get(META_PROTOCOL_VERSION)
+        if not isinstance(version, str) or version not in self.supported_versions:
+            return None
+        caps = meta.get(META_CLIENT_CAPABILITIES)
+        info = meta.get(META_CLIENT_INFO)
+        return Negotiated(
+            version, caps if isinstance(caps, dict) else {}, info if isinstance(info, dict) else {}
+        )
+
+    def _initialize(self, params: dict[str, Any] | None) -> dict[str, Any]:
+        if self.negotiated is not None:
+            raise InvalidRequest(message="Invalid Request: the session is already initialized")
+        if params is None:
+            raise InvalidParams(message="Invalid params: initialize needs params")
+        requested = params.get("protocolVersion")
+        caps = params.get("capabilities")
+        info = params.get("clientInfo")
+        if not isinstance(requested, str):
+            raise InvalidParams(
+                message="Invalid params: protocolVersion must be a string",
+                data={"supported": list(self.supported_versions), "requested": requested},
+            )
+        if not isinstance(caps, dict):
+            raise InvalidParams(message="Invalid params: capabilities must be an object")
+        if not isinstance(info, dict) or not isinstance(info.get("name"), str):
+            raise InvalidParams(message="Invalid params: clientInfo must be an object with a name")
+        version = requested if requested in self.supported_versions else self.supported_versions[0]
+        self.negotiated = Negotiated(version, caps, info, self.instructions)
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": self.capabilities,
+            "serverInfo": self.server_info,
+        }
+        if self.instructions is not None:
+            result["instructions"] = self.instructions
+        if version != LATEST_PROTOCOL_VERSION:
+            result = adapt_outgoing("initialize", result, version)
+        return result
+
+    async def _on_notification(self, method: str, params: dict[str, Any] | None) -> None:
+        if method == "notifications/initialized":
+            if self.negotiated is not None:
+                self.initialized = True
+                self._initialized_event.set()
+            return
+        handler = self._notification_handlers.get(method)
+        if handler is not None:
+            await handler(params)
+
+    # ------------------------------------------------------------------ outgoing
+
+    def check_client_capability(self, method: str) -> None:
+        """Raise :class:`CapabilityError` unless the client can serve ``method``."""
+        cap = CLIENT_METHOD_CAPABILITY.get(method)
+        if cap is not None and not has_capability(self.client_capabilities, cap):
+            raise CapabilityError(
+                f"the client did not declare the {'.'.join(cap)!r} capability, so it cannot serve {method!r}"
+            )
+
+    async def send_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        related_request_id: RequestId | None = None,
+        **kw: Any,
+    ) -> Any:
+        """Send a request to the client (sampling, elicitation, roots, ping).
+
+        Raises :class:`CapabilityError` at once when the client did not declare what the
+        method needs. Other keyword arguments go to :meth:`JSONRPCEngine.request`.
+        """
+        if method not in _PRE_INITIALIZED_SEND_OK and not self.initialized and related_request_id is None:
+            raise CapabilityError(f"cannot send {method!r} before the client sent notifications/initialized")
+        self.check_client_capability(method)
+        version = self.protocol_version
+        if params is not None and version is not None and version != LATEST_PROTOCOL_VERSION:
+            params = adapt_outgoing(method, {"method": method, "params": params}, version).get("params")
+        return await self.engine.request(method, params, related_request_id=related_request_id, **kw)
+
+    async def notify(
+        self, method: str, params: dict[str, Any] | None = None, *, related_request_id: RequestId | None = None
+    ) -> None:
+        """Send a notification to the client."""
+        version = self.protocol_version
+        if params is not None and version is not None and version != LATEST_PROTOCOL_VERSION:
+            params = adapt_outgoing(method, {"method": method, "params": params}, version).get("params")
+        await self.engine.notify(method, params, related_request_id=related_request_id)
+
+    async def ping(self, timeout: float = 10.0) -> None:
+        """Ping the client; raises :class:`RequestTimeout` if it does not answer in time."""
+        await self.engine.request("ping", None, timeout=timeout)

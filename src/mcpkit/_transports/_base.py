@@ -1,0 +1,50 @@
+"""The transport interface.
+
+A transport moves JSON-RPC messages. It knows nothing of MCP methods, ids or sessions;
+the engine above it does. Incoming items may be raw bytes (the engine parses them, so it
+can answer malformed JSON with -32700) or already-decoded JSON values (a transport that
+had to parse to route, such as Streamable HTTP).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Protocol, Union, runtime_checkable
+
+#: A JSON-RPC message (or batch) as a decoded JSON value.
+Message = Union[dict[str, Any], list[Any]]
+RequestId = Union[str, int]
+
+
+class InvalidIncoming(NamedTuple):
+    """Something arrived that cannot be a message (too large, broken framing).
+
+    The engine answers it with this JSON-RPC error (``id`` null) and goes on serving.
+    """
+
+    code: int
+    message: str
+
+
+#: What a transport hands to the engine: raw bytes of one message, a decoded one, or
+#: the report of input that could not be framed.
+Incoming = Union[bytes, dict[str, Any], list[Any], InvalidIncoming]
+
+
+@runtime_checkable
+class Transport(Protocol):
+    """Moves messages between two peers.
+
+    ``receive`` raises :class:`anyio.EndOfStream` once the peer has gone away and
+    everything it sent has been delivered. ``send`` raises
+    :class:`mcpkit.TransportClosed` (or :class:`anyio.ClosedResourceError`/
+    :class:`anyio.BrokenResourceError`) when the message can no longer be delivered.
+
+    ``related_request_id`` tells transports that route messages per request (Streamable
+    HTTP) which incoming request a message belongs to; others ignore it.
+    """
+
+    async def send(self, message: Message, /, *, related_request_id: RequestId | None = None) -> None: ...
+
+    async def receive(self) -> Incoming: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,312 @@
+"""Newline-delimited JSON over a byte stream: the framing stdio uses.
+
+Readers and writers are tiny adapters so one framing serves every backend: asyncio pipes
+(no thread hop per read), trio file descriptors, anyio streams of a child process, and a
+threaded fallback for what the loop cannot watch (regular files).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections import deque
+from typing import Any, Protocol
+
+import anyio
+import orjson
+
+from .._exceptions import INVALID_REQUEST
+from ._base import Incoming, InvalidIncoming, Message, RequestId
+
+#: Default bound on one message. Larger lines are skipped and answered with an error.
+DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
+_CHUNK = 256 * 1024
+
+
+class ByteReader(Protocol):
+    async def read(self) -> bytes:
+        """Some bytes; ``b""`` at end of stream."""
+        ...
+
+
+class ByteWriter(Protocol):
+    async def write(self, data: bytes) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+class LineTransport:
+    """A :class:`~mcpkit._transports._base.Transport` speaking NDJSON over a reader and writer."""
+
+    def __init__(
+        self,
+        reader: ByteReader,
+        writer: ByteWriter,
+        *,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._max = max_message_size
+        self._lines: deque[Incoming] = deque()
+        self._partial: list[bytes] = []
+        self._partial_size = 0
+        self._discarding = False
+        self._eof = False
+        self._closed = False
+
+    async def send(self, message: Message, /, *, related_request_id: RequestId | None = None) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        await self._writer.write(orjson.dumps(message) + b"\n")
+
+    async def receive(self) -> Incoming:
+        lines = self._lines
+        while not lines:
+            if self._eof:
+                raise anyio.EndOfStream
+            chunk = await self._reader.read()
+            if not chunk:
+                self._eof = True
+                tail = b"".join(self._partial).strip()
+                self._partial.clear()
+                if tail and not self._discarding:
+                    lines.append(tail)
+                continue
+            self._feed(chunk)
+        return lines.popleft()
+
+    def _feed(self, chunk: bytes) -> None:
+        start = 0
+        find = chunk.find
+        while True:
+            nl = find(b"\n", start)
+            if nl < 0:
+                rest = len(chunk) - start
+                if rest:
+                    if self._discarding:
+                        return
+                    self._partial_size += rest
+                    if self._partial_size > self._max:
+                        self._begin_discard()
+                    else:
+                        self._partial.append(chunk[start:] if start else chunk)
+                return
+            if self._discarding:
+                self._discarding = False
+            elif self._partial:
+                self._partial_size += nl - start
+                self._partial.append(chunk[start:nl])
+                if self._partial_size > self._max:
+                    self._partial.clear()
+                    self._partial_size = 0
+                    self._lines.append(self._too_large())
+                else:
+                    line = b"".join(self._partial)
+                    self._partial.clear()
+                    self._partial_size = 0
+                    if line.strip():
+                        self._lines.append(line)
+            elif nl - start > self._max:
+                self._lines.append(self._too_large())
+            else:
+                line = chunk[start:nl]
+                if line and not line.isspace():
+                    self._lines.append(line)
+            start = nl + 1
+
+    def _begin_discard(self) -> None:
+        self._partial.clear()
+        self._partial_size = 0
+        self._discarding = True
+        self._lines.append(self._too_large())
+
+    def _too_large(self) -> InvalidIncoming:
+        return InvalidIncoming(INVALID_REQUEST, f"Invalid Request: message larger than {self._max} bytes")
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = True
+            await self._writer.aclose()
+
+
+# ---------------------------------------------------------------------- adapters
+
+
+class AnyioStreamReader:
+    """Reads an anyio byte stream (e.g. a child's stdout)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    async def read(self) -> bytes:
+        try:
+            data: bytes = await self._stream.receive(_CHUNK)
+            return data
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return b""
+
+
+class AnyioStreamWriter:
+    """Writes an anyio byte stream (e.g. a child's stdin); one writer at a time."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._lock = anyio.Lock()
+
+    async def write(self, data: bytes) -> None:
+        async with self._lock:
+            await self._stream.send(data)
+
+    async def aclose(self) -> None:
+        try:
+            await self._stream.aclose()
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+
+
+class _AsyncioPipeReader:
+    def __init__(self, reader: Any) -> None:
+        self._reader = reader
+
+    async def read(self) -> bytes:
+        try:
+            data: bytes = await self._reader.read(_CHUNK)
+            return data
+        except (ConnectionError, OSError):
+            return b""
+
+
+class _AsyncioPipeWriter:
+    # StreamWriter.write only appends to the transport's buffer, so concurrent senders
+    # cannot interleave bytes; draining is needed only when the buffer grows.
+    _HIGH_WATER = 256 * 1024
+
+    def __init__(self, writer: Any) -> None:
+        self._writer = writer
+        self._transport = writer.transport
+        self._drain_lock = anyio.Lock()
+
+    async def write(self, data: bytes) -> None:
+        if self._transport.is_closing():
+            raise BrokenPipeError("the pipe is closed")
+        self._writer.write(data)
+        if self._transport.get_write_buffer_size() > self._HIGH_WATER:
+            async with self._drain_lock:
+                await self._writer.drain()
+
+    async def aclose(self) -> None:
+        try:
+            if not self._transport.is_closing():
+                with anyio.move_on_after(2):
+                    await self._writer.drain()
+            self._writer.close()
+        except (ConnectionError, OSError):
+            pass
+
+
+class _TrioFdReader:
+    def __init__(self, fd: int) -> None:
+        import trio
+
+        self._stream = trio.lowlevel.FdStream(fd)
+
+    async def read(self) -> bytes:
+        try:
+            return bytes(await self._stream.receive_some(_CHUNK))
+        except Exception:
+            return b""
+
+
+class _TrioFdWriter:
+    def __init__(self, fd: int) -> None:
+        import trio
+
+        self._stream = trio.lowlevel.FdStream(fd)
+        self._lock = anyio.Lock()
+
+    async def write(self, data: bytes) -> None:
+        async with self._lock:
+            await self._stream.send_all(data)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
+class _ThreadFdReader:
+    """For file descriptors the event loop cannot watch (regular files)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    async def read(self) -> bytes:
+        return await anyio.to_thread.run_sync(os.read, self._fd, _CHUNK, abandon_on_cancel=True)
+
+
+class _ThreadFdWriter:
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._lock = anyio.Lock()
+
+    def _write_all(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            n = os.write(self._fd, view)
+            view = view[n:]
+
+    async def write(self, data: bytes) -> None:
+        async with self._lock:
+            await anyio.to_thread.run_sync(self._write_all, data)
+
+    async def aclose(self) -> None:
+        try:
+            os.close(self._fd)
+        except OSError:
+            pass
+
+
+def _asyncio_loop() -> Any:
+    """The running asyncio loop, or None under trio."""
+    import asyncio
+
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _loop_can_watch(fd: int) -> bool:
+    # Pipes, sockets and terminals can be watched by the loop; regular files cannot.
+    return not stat.S_ISREG(os.fstat(fd).st_mode)
+
+
+async def open_fd_reader(fd: int) -> ByteReader:
+    """A reader on a file descriptor we own (it is closed with the reader's transport)."""
+    loop = _asyncio_loop()
+    if not _loop_can_watch(fd):
+        return _ThreadFdReader(fd)
+    if loop is None:
+        return _TrioFdReader(fd)
+    import asyncio
+
+    reader = asyncio.StreamReader(limit=_CHUNK, loop=loop)
+    await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader, loop=loop), os.fdopen(fd, "rb", buffering=0)
+    )
+    return _AsyncioPipeReader(reader)
+
+
+async def open_fd_writer(fd: int) -> ByteWriter:
+    """A writer on a file descriptor we own."""
+    loop = _asyncio_loop()
+    if not _loop_can_watch(fd):
+        return _ThreadFdWriter(fd)
+    if loop is None:
+        return _TrioFdWriter(fd)
+    import asyncio
+    from asyncio.streams import FlowControlMixin
+
+    transport, protocol = await loop.connect_write_pipe(
+        lambda: FlowControlMixin(loop=loop), os.fdopen(fd, "wb", buffering=0)
+    )
+    return _AsyncioPipeWriter(asyncio.StreamWriter(transport, protocol, None, loop))
