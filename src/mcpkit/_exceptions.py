@@ -119,7 +119,14 @@ class URLElicitationRequired(ProtocolError):
 
 _BY_CODE: dict[int, type[ProtocolError]] = {
     c.code: c
-    for c in (ParseError, InvalidRequest, MethodNotFound, InvalidParams, InternalError, URLElicitationRequired)
+    for c in (
+        ParseError,
+        InvalidRequest,
+        MethodNotFound,
+        InvalidParams,
+        InternalError,
+        URLElicitationRequired,
+    )
 }
 
 

@@ -213,7 +213,9 @@ class JSONRPCEngine:
                     break
                 await handle(item)
         finally:
-            self._shutdown(getattr(self.transport, "close_reason", "the peer closed the connection"))
+            self._shutdown(
+                getattr(self.transport, "close_reason", "the peer closed the connection")
+            )
 
     def _shutdown(self, reason: str) -> None:
         if self._closed:
@@ -246,7 +248,9 @@ class JSONRPCEngine:
         elif type(msg) is list:
             await self._handle_batch(msg)
         else:
-            await self._send_error(None, INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
+            await self._send_error(
+                None, INVALID_REQUEST, "Invalid Request: a message must be a JSON object"
+            )
 
     async def _dispatch(self, msg: dict[str, Any], batch: _Batch | None = None) -> bool:
         """Route one message. Returns True when a request was started (batch bookkeeping)."""
@@ -258,7 +262,9 @@ class JSONRPCEngine:
             if "result" in msg or "error" in msg:
                 self._on_response(msg)
             else:
-                await self._reject(msg, "Invalid Request: neither a request, a notification nor a response", batch)
+                await self._reject(
+                    msg, "Invalid Request: neither a request, a notification nor a response", batch
+                )
             return False
         if type(method) is not str:
             await self._reject(msg, 'Invalid Request: "method" must be a string', batch)
@@ -276,11 +282,16 @@ class JSONRPCEngine:
             return False
         if rid in self._in_flight:
             await self._reply_error(
-                rid, INVALID_REQUEST, f"Invalid Request: id {rid!r} is already in use by a request in flight", batch
+                rid,
+                INVALID_REQUEST,
+                f"Invalid Request: id {rid!r} is already in use by a request in flight",
+                batch,
             )
             return False
         if len(self._in_flight) >= self._max_in_flight:
-            await self._reply_error(rid, INTERNAL_ERROR, "Too many requests in flight; retry later", batch)
+            await self._reply_error(
+                rid, INTERNAL_ERROR, "Too many requests in flight; retry later", batch
+            )
             return False
         req = IncomingRequest(self, rid, method, params)
         self._in_flight[rid] = req
@@ -314,7 +325,10 @@ class JSONRPCEngine:
                         response = {
                             "jsonrpc": "2.0",
                             "id": req.id,
-                            "error": {"code": INTERNAL_ERROR, "message": f"Internal error: {type(e).__name__}"},
+                            "error": {
+                                "code": INTERNAL_ERROR,
+                                "message": f"Internal error: {type(e).__name__}",
+                            },
                         }
         finally:
             self._in_flight.pop(req.id, None)
@@ -370,7 +384,9 @@ class JSONRPCEngine:
     async def _handle_batch(self, items: list[Any]) -> None:
         if self._allow_batch is None or not self._allow_batch():
             await self._send_error(
-                None, INVALID_REQUEST, "Invalid Request: JSON-RPC batches are not supported in this protocol revision"
+                None,
+                INVALID_REQUEST,
+                "Invalid Request: JSON-RPC batches are not supported in this protocol revision",
             )
             return
         if not items:
@@ -383,7 +399,14 @@ class JSONRPCEngine:
                     batch.remaining += 1
             else:
                 batch.responses.append(
-                    {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": "Invalid Request: a batch item must be an object"}}
+                    {
+                        "jsonrpc": "2.0",
+                        "id": None,
+                        "error": {
+                            "code": INVALID_REQUEST,
+                            "message": "Invalid Request: a batch item must be an object",
+                        },
+                    }
                 )
         batch.sealed = True
         if batch.remaining == 0:
@@ -412,11 +435,18 @@ class JSONRPCEngine:
             raise ConnectionClosed(self._close_reason)
         try:
             await self.transport.send(message, related_request_id=related)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, BrokenPipeError, ConnectionError) as e:
+        except (
+            anyio.ClosedResourceError,
+            anyio.BrokenResourceError,
+            BrokenPipeError,
+            ConnectionError,
+        ) as e:
             self._shutdown("the transport is closed")
             raise ConnectionClosed(f"cannot send: {e or type(e).__name__}") from e
 
-    async def _reply_error(self, rid: RequestId | None, code: int, message: str, batch: _Batch | None) -> None:
+    async def _reply_error(
+        self, rid: RequestId | None, code: int, message: str, batch: _Batch | None
+    ) -> None:
         err = {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
         if batch is not None:
             batch.responses.append(err)
@@ -424,7 +454,9 @@ class JSONRPCEngine:
             await self._send_quietly(err)
 
     async def _send_error(self, rid: RequestId | None, code: int, message: str) -> None:
-        await self._send_quietly({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}})
+        await self._send_quietly(
+            {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+        )
 
     async def _send_quietly(self, msg: dict[str, Any]) -> None:
         try:
@@ -433,7 +465,11 @@ class JSONRPCEngine:
             pass
 
     async def notify(
-        self, method: str, params: dict[str, Any] | None = None, *, related_request_id: RequestId | None = None
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        related_request_id: RequestId | None = None,
     ) -> None:
         """Send a notification."""
         msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
@@ -494,9 +530,16 @@ class JSONRPCEngine:
                 if scope.cancelled_caught and not p.event.is_set():
                     if cancellable:
                         await self._cancel_remote(rid, "timed out", related_request_id)
-                    raise RequestTimeout(f"{method}: no response within {timeout if timeout is not None else max_timeout} s")
+                    raise RequestTimeout(
+                        f"{method}: no response within {timeout if timeout is not None else max_timeout} s"
+                    )
         except BaseException as e:
-            if not p.event.is_set() and not isinstance(e, RequestTimeout) and cancellable and not self._closed:
+            if (
+                not p.event.is_set()
+                and not isinstance(e, RequestTimeout)
+                and cancellable
+                and not self._closed
+            ):
                 # Our caller gave up (cancelled): tell the peer, then let the cancellation go on.
                 with anyio.CancelScope(shield=True):
                     await self._cancel_remote(rid, "cancelled by the caller", related_request_id)
@@ -512,7 +555,11 @@ class JSONRPCEngine:
     async def _cancel_remote(self, rid: RequestId, reason: str, related: RequestId | None) -> None:
         with anyio.move_on_after(_CANCEL_SEND_TIMEOUT):
             try:
-                await self.notify(CANCELLED_METHOD, {"requestId": rid, "reason": reason}, related_request_id=related)
+                await self.notify(
+                    CANCELLED_METHOD,
+                    {"requestId": rid, "reason": reason},
+                    related_request_id=related,
+                )
             except ConnectionClosed:
                 pass
 

@@ -43,7 +43,9 @@ class RequestContext:
 
     __slots__ = ("negotiated", "request", "session")
 
-    def __init__(self, session: Any, request: IncomingRequest, negotiated: Negotiated | None) -> None:
+    def __init__(
+        self, session: Any, request: IncomingRequest, negotiated: Negotiated | None
+    ) -> None:
         self.session = session
         self.request = request
         self.negotiated = negotiated
@@ -82,11 +84,17 @@ class RequestContext:
         """Send a notification tied to this request (HTTP routes it on the request's stream)."""
         await self.session.notify(method, params, related_request_id=self.request.id)
 
-    async def send_request(self, method: str, params: dict[str, Any] | None = None, **kw: Any) -> Any:
+    async def send_request(
+        self, method: str, params: dict[str, Any] | None = None, **kw: Any
+    ) -> Any:
         """Send a request to the peer on behalf of this one (sampling, elicitation, roots)."""
-        return await self.session.send_request(method, params, related_request_id=self.request.id, **kw)
+        return await self.session.send_request(
+            method, params, related_request_id=self.request.id, **kw
+        )
 
-    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
         """Send ``notifications/progress`` if the peer gave a progress token; else do nothing."""
         token = self.request.progress_token
         if token is None:

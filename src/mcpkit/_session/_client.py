@@ -48,7 +48,9 @@ class ClientSession:
         max_concurrency: int = 64,
     ) -> None:
         if protocol_version not in supported_versions:
-            raise VersionError(f"unsupported protocol version {protocol_version!r}; we speak {supported_versions}")
+            raise VersionError(
+                f"unsupported protocol version {protocol_version!r}; we speak {supported_versions}"
+            )
         self.client_info = dict(client_info)
         self.capabilities = dict(capabilities or {})
         self.requested_version = protocol_version
@@ -104,9 +106,9 @@ class ClientSession:
             "clientInfo": self.client_info,
         }
         if self.requested_version != LATEST_PROTOCOL_VERSION:
-            params = adapt_outgoing("initialize", {"method": "initialize", "params": params}, self.requested_version)[
-                "params"
-            ]
+            params = adapt_outgoing(
+                "initialize", {"method": "initialize", "params": params}, self.requested_version
+            )["params"]
         result = await self.engine.request("initialize", params, timeout=timeout, cancellable=False)
         if not isinstance(result, dict):
             raise ProtocolError(message=f"malformed initialize result: {result!r}")
@@ -119,9 +121,13 @@ class ClientSession:
         caps = result.get("capabilities")
         info = result.get("serverInfo")
         if not isinstance(caps, dict) or not isinstance(info, dict):
-            raise ProtocolError(message="malformed initialize result: capabilities and serverInfo must be objects")
+            raise ProtocolError(
+                message="malformed initialize result: capabilities and serverInfo must be objects"
+            )
         instructions = result.get("instructions")
-        self.negotiated = Negotiated(version, caps, info, instructions if isinstance(instructions, str) else None)
+        self.negotiated = Negotiated(
+            version, caps, info, instructions if isinstance(instructions, str) else None
+        )
         self.initialize_result = result
         await self.engine.notify("notifications/initialized")
         return result
@@ -171,11 +177,19 @@ class ClientSession:
         self.check_server_capability(method)
         version = self.protocol_version
         if params is not None and version is not None and version != LATEST_PROTOCOL_VERSION:
-            params = adapt_outgoing(method, {"method": method, "params": params}, version).get("params")
-        return await self.engine.request(method, params, related_request_id=related_request_id, **kw)
+            params = adapt_outgoing(method, {"method": method, "params": params}, version).get(
+                "params"
+            )
+        return await self.engine.request(
+            method, params, related_request_id=related_request_id, **kw
+        )
 
     async def notify(
-        self, method: str, params: dict[str, Any] | None = None, *, related_request_id: RequestId | None = None
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        related_request_id: RequestId | None = None,
     ) -> None:
         """Send a notification to the server."""
         await self.engine.notify(method, params, related_request_id=related_request_id)

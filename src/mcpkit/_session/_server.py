@@ -219,21 +219,37 @@ class ServerSession:
         Raises :class:`CapabilityError` at once when the client did not declare what the
         method needs. Other keyword arguments go to :meth:`JSONRPCEngine.request`.
         """
-        if method not in _PRE_INITIALIZED_SEND_OK and not self.initialized and related_request_id is None:
-            raise CapabilityError(f"cannot send {method!r} before the client sent notifications/initialized")
+        if (
+            method not in _PRE_INITIALIZED_SEND_OK
+            and not self.initialized
+            and related_request_id is None
+        ):
+            raise CapabilityError(
+                f"cannot send {method!r} before the client sent notifications/initialized"
+            )
         self.check_client_capability(method)
         version = self.protocol_version
         if params is not None and version is not None and version != LATEST_PROTOCOL_VERSION:
-            params = adapt_outgoing(method, {"method": method, "params": params}, version).get("params")
-        return await self.engine.request(method, params, related_request_id=related_request_id, **kw)
+            params = adapt_outgoing(method, {"method": method, "params": params}, version).get(
+                "params"
+            )
+        return await self.engine.request(
+            method, params, related_request_id=related_request_id, **kw
+        )
 
     async def notify(
-        self, method: str, params: dict[str, Any] | None = None, *, related_request_id: RequestId | None = None
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        related_request_id: RequestId | None = None,
     ) -> None:
         """Send a notification to the client."""
         version = self.protocol_version
         if params is not None and version is not None and version != LATEST_PROTOCOL_VERSION:
-            params = adapt_outgoing(method, {"method": method, "params": params}, version).get("params")
+            params = adapt_outgoing(method, {"method": method, "params": params}, version).get(
+                "params"
+            )
         await self.engine.notify(method, params, related_request_id=related_request_id)
 
     async def ping(self, timeout: float = 10.0) -> None:

@@ -43,7 +43,9 @@ class Transport(Protocol):
     HTTP) which incoming request a message belongs to; others ignore it.
     """
 
-    async def send(self, message: Message, /, *, related_request_id: RequestId | None = None) -> None: ...
+    async def send(
+        self, message: Message, /, *, related_request_id: RequestId | None = None
+    ) -> None: ...
 
     async def receive(self) -> Incoming: ...
 

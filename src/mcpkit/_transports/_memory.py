@@ -19,11 +19,15 @@ DEFAULT_BUFFER = 1024
 class MemoryTransport:
     """One end of an in-memory pair. Create both ends with :func:`memory_pair`."""
 
-    def __init__(self, send: MemoryObjectSendStream[bytes], receive: MemoryObjectReceiveStream[bytes]) -> None:
+    def __init__(
+        self, send: MemoryObjectSendStream[bytes], receive: MemoryObjectReceiveStream[bytes]
+    ) -> None:
         self._send = send
         self._receive = receive
 
-    async def send(self, message: Message, /, *, related_request_id: RequestId | None = None) -> None:
+    async def send(
+        self, message: Message, /, *, related_request_id: RequestId | None = None
+    ) -> None:
         await self._send.send(orjson.dumps(message))
 
     async def send_raw(self, data: bytes) -> None:
@@ -34,8 +38,12 @@ class MemoryTransport:
         return await self._receive.receive()
 
     async def aclose(self) -> None:
-        await self._send.aclose()
-        await self._receive.aclose()
+        self.close()
+
+    def close(self) -> None:
+        """Close both directions at once (memory streams need no await)."""
+        self._send.close()
+        self._receive.close()
 
 
 def memory_pair(buffer: int = DEFAULT_BUFFER) -> tuple[MemoryTransport, MemoryTransport]:

@@ -39,8 +39,20 @@ logger = logging.getLogger("mcpkit.stdio")
 #: Environment variables a spawned server inherits by default. Everything else (API keys,
 #: tokens) must be passed on purpose, so secrets do not leak into every server a host runs.
 SAFE_ENV_VARS: tuple[str, ...] = (
-    ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PROCESSOR_ARCHITECTURE",
-     "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE", "PROGRAMFILES")
+    (
+        "APPDATA",
+        "HOMEDRIVE",
+        "HOMEPATH",
+        "LOCALAPPDATA",
+        "PATH",
+        "PROCESSOR_ARCHITECTURE",
+        "SYSTEMDRIVE",
+        "SYSTEMROOT",
+        "TEMP",
+        "USERNAME",
+        "USERPROFILE",
+        "PROGRAMFILES",
+    )
     if sys.platform == "win32"
     else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 )
@@ -73,7 +85,9 @@ async def stdio_server(
         in_fd, out_fd = os.dup(0), os.dup(1)
     try:
         transport = LineTransport(
-            await open_fd_reader(in_fd), await open_fd_writer(out_fd), max_message_size=max_message_size
+            await open_fd_reader(in_fd),
+            await open_fd_writer(out_fd),
+            max_message_size=max_message_size,
         )
         try:
             yield transport

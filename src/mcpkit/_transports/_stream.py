@@ -55,7 +55,9 @@ class LineTransport:
         self._eof = False
         self._closed = False
 
-    async def send(self, message: Message, /, *, related_request_id: RequestId | None = None) -> None:
+    async def send(
+        self, message: Message, /, *, related_request_id: RequestId | None = None
+    ) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
         await self._writer.write(orjson.dumps(message) + b"\n")
@@ -122,7 +124,9 @@ class LineTransport:
         self._lines.append(self._too_large())
 
     def _too_large(self) -> InvalidIncoming:
-        return InvalidIncoming(INVALID_REQUEST, f"Invalid Request: message larger than {self._max} bytes")
+        return InvalidIncoming(
+            INVALID_REQUEST, f"Invalid Request: message larger than {self._max} bytes"
+        )
 
     async def aclose(self) -> None:
         if not self._closed:
