@@ -101,7 +101,7 @@ class IncomingRequest:
 class _Pending:
     """Our own request, waiting for its response."""
 
-    __slots__ = ("error", "event", "on_progress", "result", "scope", "timeout", "max_deadline")
+    __slots__ = ("error", "event", "max_deadline", "on_progress", "result", "scope", "timeout")
 
     def __init__(self) -> None:
         self.event = anyio.Event()
