@@ -8,11 +8,11 @@ had to parse to route, such as Streamable HTTP).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Protocol, Union, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 #: A JSON-RPC message (or batch) as a decoded JSON value.
-Message = Union[dict[str, Any], list[Any]]
-RequestId = Union[str, int]
+Message = dict[str, Any] | list[Any]
+RequestId = str | int
 
 
 class InvalidIncoming(NamedTuple):
@@ -27,7 +27,7 @@ class InvalidIncoming(NamedTuple):
 
 #: What a transport hands to the engine: raw bytes of one message, a decoded one, or
 #: the report of input that could not be framed.
-Incoming = Union[bytes, dict[str, Any], list[Any], InvalidIncoming]
+Incoming = bytes | dict[str, Any] | list[Any] | InvalidIncoming
 
 
 @runtime_checkable
