@@ -1,0 +1,1 @@
+"""The server SDK (mcpkit.Server) and its building blocks."""
