@@ -25,6 +25,7 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 
+from ._base import Incoming
 from ._stream import (
     DEFAULT_MAX_MESSAGE_SIZE,
     AnyioStreamReader,
@@ -122,6 +123,17 @@ class StdioClientTransport(LineTransport):
         super().__init__(AnyioStreamReader(process.stdout), AnyioStreamWriter(process.stdin), **kw)
         self.process = process
         self._stderr_tail = stderr_tail
+
+    async def receive(self) -> Incoming:
+        try:
+            return await super().receive()
+        except anyio.EndOfStream:
+            # stdout closing usually means the process is exiting: give it a moment so
+            # the error can say how it ended.
+            if self.process.returncode is None:
+                with anyio.move_on_after(1):
+                    await self.process.wait()
+            raise
 
     @property
     def close_reason(self) -> str:
