@@ -14,7 +14,9 @@
     │   └── ConnectionClosed         the peer went away (or we closed) while we were using it
     ├── RequestTimeout               no answer within the time allowed (also a ``TimeoutError``)
     ├── CapabilityError              we tried to use something the peer did not declare
-    └── VersionError                 no protocol revision both sides speak
+    ├── VersionError                 no protocol revision both sides speak
+    └── InvalidResponse              the peer answered, but not as the protocol (or the
+                                     tool's outputSchema) requires
 
 A :class:`ProtocolError` raised by a request handler becomes the error response sent to
 the peer; one received from the peer is raised from the awaiting call, so handlers and
@@ -148,3 +150,7 @@ class CapabilityError(MCPError):
 
 class VersionError(MCPError):
     """The peers share no protocol revision."""
+
+
+class InvalidResponse(MCPError):
+    """The peer's answer is malformed, or a tool's ``structuredContent`` violates its ``outputSchema``."""

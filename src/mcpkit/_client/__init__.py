@@ -1,0 +1,7 @@
+"""The client SDK: :class:`Client`, :class:`ClientGroup` and the blocking :class:`SyncClient`."""
+
+from ._client import Client, ServerRequestContext
+from ._group import ClientGroup
+from ._sync import SyncClient
+
+__all__ = ["Client", "ClientGroup", "ServerRequestContext", "SyncClient"]

@@ -1,0 +1,955 @@
+"""``mcpkit.Client``: one connection to any MCP server, with typed results."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import anyio
+import anyio.to_thread
+from pydantic import BaseModel
+from pydantic import ValidationError as PydanticValidationError
+
+from .._exceptions import (
+    ConnectionClosed,
+    InternalError,
+    InvalidParams,
+    InvalidResponse,
+    MCPError,
+    ProtocolError,
+)
+from .._session._base import RequestContext
+from .._session._client import ClientSession
+from ..types import (
+    CallToolResult,
+    CompleteResult,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitationCompleteNotificationParams,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    GetPromptResult,
+    Implementation,
+    InitializeResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    LoggingMessageNotificationParams,
+    ProgressNotificationParams,
+    Prompt,
+    PromptReference,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    ResourceTemplateReference,
+    ResourceUpdatedNotificationParams,
+    Root,
+    ServerCapabilities,
+    Tool,
+)
+from ..types._revisions import LATEST_PROTOCOL_VERSION
+from ._elicitation import apply_defaults, check_answer
+from ._jsonschema import schema_errors
+from ._targets import describe, open_target
+
+logger = logging.getLogger("mcpkit.client")
+server_log = logging.getLogger("mcpkit.client.server_log")
+
+M = TypeVar("M", bound=BaseModel)
+
+#: Seconds a request may wait for its answer unless told otherwise (reset by progress).
+DEFAULT_TIMEOUT = 60.0
+#: Seconds the ``initialize`` exchange may take.
+DEFAULT_INIT_TIMEOUT = 30.0
+#: Pages fetched at most when listing everything (a server looping on cursors cannot hang us).
+MAX_PAGES = 1000
+
+ListKind = Literal["tools", "resources", "prompts"]
+RootLike = Root | Mapping[str, Any] | str | os.PathLike[str]
+RootsSource = Sequence[RootLike] | Callable[[], Any]
+ProgressFn = Callable[[float, "float | None", "str | None"], Any]
+
+_LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+
+
+class _Default:
+    def __repr__(self) -> str:
+        return "<client default>"
+
+
+_DEFAULT: Any = _Default()
+
+
+def _package_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("mcpkit")
+    except Exception:
+        return "0"
+
+
+async def _call(fn: Callable[..., Any], *args: Any) -> Any:
+    """Run a user callback: coroutine functions are awaited, plain functions run in a thread
+    (so one that blocks, e.g. on ``input()``, cannot stall the connection)."""
+    if inspect.iscoroutinefunction(fn):
+        return await fn(*args)
+    result = await anyio.to_thread.run_sync(lambda: fn(*args))
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def _parse(model: type[M], data: Any, what: str) -> M:
+    """Validate a peer's result; a malformed one is an :class:`InvalidResponse`."""
+    try:
+        return model.model_validate(data)
+    except PydanticValidationError as e:
+        raise InvalidResponse(f"malformed {what} result from the server: {_short(e)}") from None
+
+
+def _short(e: PydanticValidationError) -> str:
+    errs = e.errors()[:3]
+    parts = [f"{'.'.join(str(x) for x in err['loc']) or '$'}: {err['msg']}" for err in errs]
+    more = f" (+{e.error_count() - 3} more)" if e.error_count() > 3 else ""
+    return "; ".join(parts) + more
+
+
+def _wire(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        to_wire = getattr(value, "to_wire", None)
+        if callable(to_wire):
+            return to_wire()
+        return value.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return value
+
+
+def to_root(value: RootLike) -> Root:
+    """A :class:`Root` from a ``Root``, a dict, a ``file://`` URI or a local path."""
+    if isinstance(value, Root):
+        root = value
+    elif isinstance(value, Mapping):
+        root = Root.model_validate(dict(value))
+    elif isinstance(value, str) and value.startswith("file://"):
+        root = Root(uri=value)
+    elif isinstance(value, (str, os.PathLike)):
+        path = Path(os.fspath(value)).expanduser().resolve()
+        root = Root(uri=path.as_uri(), name=path.name or str(path))
+    else:
+        raise TypeError(f"a root must be a Root, a dict, a file:// URI or a path; got {value!r}")
+    if not root.uri.startswith("file://"):
+        raise ValueError(f"root URIs must be file:// URIs (spec: client/roots); got {root.uri!r}")
+    return root
+
+
+class ServerRequestContext:
+    """What a sampling, elicitation or roots callback knows about the request it answers.
+
+    ``client`` is the :class:`Client` the request came in on (``client.server_info`` says
+    which server asks, which the user must be shown); ``name`` is its name in a
+    :class:`ClientGroup` (else the server's own name).
+    """
+
+    __slots__ = ("_ctx", "client", "name")
+
+    def __init__(self, client: Client, ctx: RequestContext) -> None:
+        self.client = client
+        self._ctx = ctx
+        self.name = client.name
+
+    @property
+    def request_id(self) -> str | int:
+        """The JSON-RPC id of the server's request."""
+        return self._ctx.request_id
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the server cancelled the request."""
+        return self._ctx.cancelled
+
+
+class Client:
+    """A connection to one MCP server; use it as ``async with``.
+
+    ``target`` says where the server is:
+
+    * a command, as one string (split like a shell would) or an argv list: the server is
+      started as a subprocess and spoken to over stdio (``env``, ``cwd``; only a safe subset
+      of our environment is inherited unless ``inherit_env``);
+    * an ``http://``/``https://`` URL: Streamable HTTP, falling back to the legacy HTTP+SSE
+      transport (``headers``, ``auth``);
+    * a server object with ``create_session(transport)`` (an :class:`mcpkit.Server`): run in
+      this process over an in-memory pipe;
+    * a transport object: used as it is.
+
+    Example::
+
+        async with Client("python server.py") as client:
+            tools = await client.list_tools()
+            result = await client.call_tool("add", {"a": 1, "b": 2})
+            print(result.structured_content)
+
+    Every wait is bounded: requests time out after ``timeout`` seconds (each progress
+    notification restarts the clock), ``initialize`` after ``init_timeout``. A server that
+    exits raises :class:`~mcpkit.ConnectionClosed` (with its exit code and last stderr lines)
+    from every call in flight and every later call.
+
+    Callbacks (plain or ``async`` functions; plain ones run in a worker thread) give the
+    client its capabilities; the client declares exactly those it has callbacks for:
+
+    * ``sampling_handler(params: CreateMessageRequestParams, ctx) -> CreateMessageResult``
+      (or a dict, or a plain string as the assistant's text); ``sampling_tools=True``
+      declares support for ``tools``/``toolChoice``;
+    * ``elicitation_handler(params: ElicitRequestFormParams, ctx) -> ElicitResult`` (or a
+      dict) for form mode; the accepted content is checked against ``requestedSchema`` and,
+      unless ``elicitation_defaults=False``, missing fields get the schema's defaults;
+    * ``url_elicitation_handler(params: ElicitRequestURLParams, ctx) -> ElicitResult`` for
+      URL mode, and ``elicitation_complete_handler(params)`` when the server reports one done;
+    * ``roots``: a list of roots (paths, ``file://`` URIs, :class:`Root`) or a function
+      returning one; change them with :meth:`set_roots`.
+
+    Notifications: ``logging_handler(params)`` (default: the ``mcpkit.client.server_log``
+    Python logger), ``progress_handler(params)`` (every progress notification),
+    ``resource_updated_handler(params)``, ``list_changed_handler(kind)`` with kind
+    ``"tools"``, ``"resources"`` or ``"prompts"`` (the cached list is dropped first).
+    """
+
+    def __init__(
+        self,
+        target: Any,
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        inherit_env: bool = False,
+        on_stderr: Callable[[str], None] | None = None,
+        headers: Mapping[str, str] | None = None,
+        auth: Any = None,
+        name: str | None = None,
+        client_info: Mapping[str, Any] | Implementation | None = None,
+        protocol_version: str = LATEST_PROTOCOL_VERSION,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        init_timeout: float = DEFAULT_INIT_TIMEOUT,
+        sampling_handler: Callable[..., Any] | None = None,
+        sampling_tools: bool = False,
+        elicitation_handler: Callable[..., Any] | None = None,
+        url_elicitation_handler: Callable[..., Any] | None = None,
+        elicitation_complete_handler: Callable[..., Any] | None = None,
+        elicitation_defaults: bool = True,
+        roots: RootsSource | None = None,
+        logging_handler: Callable[..., Any] | None = None,
+        progress_handler: Callable[..., Any] | None = None,
+        resource_updated_handler: Callable[..., Any] | None = None,
+        list_changed_handler: Callable[..., Any] | None = None,
+        validate_output: bool = True,
+    ) -> None:
+        self.target = target
+        self.name = name
+        self._env = env
+        self._cwd = cwd
+        self._inherit_env = inherit_env
+        self._on_stderr = on_stderr
+        self._headers = headers
+        self._auth = auth
+        info = _wire(client_info) if client_info is not None else None
+        self.client_info: dict[str, Any] = (
+            dict(info) if info else {"name": "mcpkit", "version": _package_version()}
+        )
+        self._protocol_version = protocol_version
+        self.timeout = timeout
+        self.init_timeout = init_timeout
+        self._sampling_handler = sampling_handler
+        self._sampling_tools = sampling_tools
+        self._elicitation_handler = elicitation_handler
+        self._url_elicitation_handler = url_elicitation_handler
+        self._elicitation_complete_handler = elicitation_complete_handler
+        self._elicitation_defaults = elicitation_defaults
+        self._roots: RootsSource | None = None
+        self._has_roots = roots is not None
+        if roots is not None:
+            self._roots = roots if callable(roots) else [to_root(r) for r in roots]
+        self._logging_handler = logging_handler
+        self._progress_handler = progress_handler
+        self._resource_updated_handler = resource_updated_handler
+        self._list_changed_handler = list_changed_handler
+        self.validate_output = validate_output
+
+        self._stack: AsyncExitStack | None = None
+        self._session: ClientSession | None = None
+        self._init: InitializeResult | None = None
+        # Caches, valid only while the server promised to tell us about changes.
+        self._cache: dict[str, list[Any]] = {}
+        self._generation: dict[str, int] = {
+            "tools": 0,
+            "resources": 0,
+            "prompts": 0,
+            "templates": 0,
+        }
+        self._output_schemas: dict[str, dict[str, Any] | None] | None = None
+        self._schema_fetch: anyio.Lock | None = None
+        self._url_elicitations: set[str] = set()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def capabilities(self) -> dict[str, Any]:
+        """The client capabilities declared at ``initialize``: exactly what has a callback."""
+        caps: dict[str, Any] = {}
+        if self._sampling_handler is not None:
+            caps["sampling"] = {"tools": {}} if self._sampling_tools else {}
+        modes: dict[str, Any] = {}
+        if self._elicitation_handler is not None:
+            modes["form"] = {}
+        if self._url_elicitation_handler is not None:
+            modes["url"] = {}
+        if modes:
+            caps["elicitation"] = modes
+        if self._has_roots:
+            caps["roots"] = {"listChanged": True}
+        return caps
+
+    async def __aenter__(self) -> Client:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def connect(self) -> None:
+        """Start (or reach) the server and run the ``initialize`` handshake.
+
+        Prefer ``async with``; a client opened with :meth:`connect` must be closed with
+        :meth:`close` by the same task.
+        """
+        if self._stack is not None:
+            raise RuntimeError("this Client is already connected")
+        stack = AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            transport = await open_target(
+                stack,
+                self.target,
+                env=self._env,
+                inherit_env=self._inherit_env,
+                cwd=self._cwd,
+                on_stderr=self._on_stderr,
+                headers=self._headers,
+                auth=self._auth,
+                timeout=self.timeout,
+            )
+            session = ClientSession(
+                transport,
+                client_info=self.client_info,
+                capabilities=self.capabilities(),
+                handlers=self._request_handlers(),
+                notification_handlers=self._notification_handlers(),
+                protocol_version=self._protocol_version,
+            )
+            await stack.enter_async_context(session)
+            try:
+                raw = await session.initialize(timeout=self.init_timeout)
+            except ConnectionClosed as e:
+                raise ConnectionClosed(
+                    f"{describe(self.target)}: connection lost during initialize: {e}"
+                ) from None
+            self._init = _parse(InitializeResult, raw, "initialize")
+        except BaseException as e:
+            # Not shielded: the stack holds task groups, which must exit in the scope they
+            # were entered in. Their own cleanups shield what must finish.
+            await stack.__aexit__(type(e), e, e.__traceback__)
+            raise
+        self._stack = stack
+        self._session = session
+        self._schema_fetch = anyio.Lock()
+        if self.name is None:
+            self.name = self._init.server_info.name
+
+    async def close(self) -> None:
+        """Disconnect (and stop a server we started). Safe to call twice."""
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.__aexit__(None, None, None)
+
+    @property
+    def session(self) -> ClientSession:
+        """The underlying session (raises if not connected)."""
+        if self._session is None:
+            raise ConnectionClosed("the client is not connected (use `async with Client(...)`)")
+        return self._session
+
+    @property
+    def connected(self) -> bool:
+        """True between a successful connect and close, while the server is reachable."""
+        return (
+            self._session is not None
+            and self._stack is not None
+            and not self._session.engine.closed
+        )
+
+    @property
+    def initialize_result(self) -> InitializeResult:
+        """The server's whole answer to ``initialize``."""
+        if self._init is None:
+            raise ConnectionClosed("the client is not connected")
+        return self._init
+
+    @property
+    def server_info(self) -> Implementation:
+        """The server's name, version and so on."""
+        return self.initialize_result.server_info
+
+    @property
+    def server_capabilities(self) -> ServerCapabilities:
+        """What the server declared it supports."""
+        return self.initialize_result.capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        """The server's instructions for the model, if it gave any."""
+        return self.initialize_result.instructions
+
+    @property
+    def protocol_version(self) -> str:
+        """The negotiated protocol revision."""
+        return self.initialize_result.protocol_version
+
+    # ------------------------------------------------------------------ requests
+
+    async def send_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = _DEFAULT,
+        progress_handler: ProgressFn | None = None,
+    ) -> Any:
+        """Send any request and return its raw ``result`` (for methods without a helper)."""
+        session = self.session
+        t = self.timeout if timeout is _DEFAULT else timeout
+        if progress_handler is None:
+            return await session.send_request(method, params, timeout=t)
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            await _call(progress_handler, progress, total, message)
+
+        return await session.send_request(
+            method, params, timeout=t, on_progress=on_progress, reset_timeout_on_progress=True
+        )
+
+    async def ping(self, *, timeout: float | None = _DEFAULT) -> None:
+        """Check the server is alive; raises :class:`~mcpkit.RequestTimeout` if it does not answer."""
+        await self.send_request("ping", None, timeout=timeout)
+
+    # tools
+
+    async def list_tools_page(
+        self, cursor: str | None = None, *, timeout: float | None = _DEFAULT
+    ) -> ListToolsResult:
+        """One page of ``tools/list`` (pass the previous page's ``next_cursor`` for the next)."""
+        raw = await self.send_request(
+            "tools/list", {"cursor": cursor} if cursor else None, timeout=timeout
+        )
+        return _parse(ListToolsResult, raw, "tools/list")
+
+    async def list_tools(
+        self, *, use_cache: bool = True, timeout: float | None = _DEFAULT
+    ) -> list[Tool]:
+        """Every tool of the server (all pages).
+
+        The list is cached while the server promises to announce changes
+        (``tools.listChanged``); ``use_cache=False`` always asks.
+        """
+        tools: list[Tool] = await self._list_all(
+            "tools", "tools/list", ListToolsResult, "tools", use_cache, timeout
+        )
+        return tools
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = _DEFAULT,
+        progress_handler: ProgressFn | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> CallToolResult:
+        """Call a tool and return its result.
+
+        A tool that failed gives a result with ``is_error`` set (not an exception). When the
+        tool declares an ``outputSchema``, ``structured_content`` is checked against it
+        (:class:`~mcpkit.InvalidResponse` if it does not match; ``validate_output=False``
+        on the client turns that off). ``progress_handler(progress, total, message)`` receives
+        the tool's progress; each report restarts the ``timeout`` clock. Cancelling the
+        awaiting task tells the server (``notifications/cancelled``).
+        """
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments if type(arguments) is dict else dict(arguments)
+        if meta:
+            params["_meta"] = dict(meta)
+        raw = await self.send_request(
+            "tools/call", params, timeout=timeout, progress_handler=progress_handler
+        )
+        return await self.check_tool_result(name, raw)
+
+    async def check_tool_result(self, name: str, raw: Any) -> CallToolResult:
+        """Parse a raw ``tools/call`` result and check it against the tool's ``outputSchema``."""
+        result = _parse(CallToolResult, raw, "tools/call")
+        if self.validate_output and not result.is_error:
+            schema = await self._output_schema(name)
+            if schema is not None:
+                structured = result.structured_content
+                if structured is None:
+                    raise InvalidResponse(
+                        f"tool {name!r} declares an outputSchema but its result has no structuredContent"
+                    )
+                errors = schema_errors(structured, schema)
+                if errors:
+                    raise InvalidResponse(
+                        f"tool {name!r} returned structuredContent that violates its outputSchema: "
+                        + "; ".join(errors)
+                    )
+        return result
+
+    async def _output_schema(self, name: str) -> dict[str, Any] | None:
+        schemas = self._output_schemas
+        if schemas is None or name not in schemas:
+            # First call of this tool: learn its schema. A tool that is not listed (or a
+            # server without a usable list) has nothing to check against.
+            assert self._schema_fetch is not None
+            async with self._schema_fetch:
+                if self._output_schemas is None or name not in self._output_schemas:
+                    try:
+                        await self.list_tools(use_cache=False)
+                    except (ProtocolError, InvalidResponse) as e:
+                        logger.debug("cannot list tools to check output of %r: %s", name, e)
+                    if self._output_schemas is None:
+                        self._output_schemas = {}
+                    self._output_schemas.setdefault(name, None)
+            schemas = self._output_schemas
+        return schemas.get(name)
+
+    # resources
+
+    async def list_resources_page(
+        self, cursor: str | None = None, *, timeout: float | None = _DEFAULT
+    ) -> ListResourcesResult:
+        """One page of ``resources/list``."""
+        raw = await self.send_request(
+            "resources/list", {"cursor": cursor} if cursor else None, timeout=timeout
+        )
+        return _parse(ListResourcesResult, raw, "resources/list")
+
+    async def list_resources(
+        self, *, use_cache: bool = True, timeout: float | None = _DEFAULT
+    ) -> list[Resource]:
+        """Every resource of the server (all pages; cached like :meth:`list_tools`)."""
+        out: list[Resource] = await self._list_all(
+            "resources", "resources/list", ListResourcesResult, "resources", use_cache, timeout
+        )
+        return out
+
+    async def list_resource_templates_page(
+        self, cursor: str | None = None, *, timeout: float | None = _DEFAULT
+    ) -> ListResourceTemplatesResult:
+        """One page of ``resources/templates/list``."""
+        raw = await self.send_request(
+            "resources/templates/list", {"cursor": cursor} if cursor else None, timeout=timeout
+        )
+        return _parse(ListResourceTemplatesResult, raw, "resources/templates/list")
+
+    async def list_resource_templates(
+        self, *, use_cache: bool = True, timeout: float | None = _DEFAULT
+    ) -> list[ResourceTemplate]:
+        """Every resource template of the server (all pages)."""
+        out: list[ResourceTemplate] = await self._list_all(
+            "templates",
+            "resources/templates/list",
+            ListResourceTemplatesResult,
+            "resource_templates",
+            use_cache,
+            timeout,
+        )
+        return out
+
+    async def read_resource(
+        self, uri: str, *, timeout: float | None = _DEFAULT
+    ) -> ReadResourceResult:
+        """Read a resource: its ``contents`` (text or base64 ``blob`` items)."""
+        raw = await self.send_request("resources/read", {"uri": str(uri)}, timeout=timeout)
+        return _parse(ReadResourceResult, raw, "resources/read")
+
+    async def subscribe(self, uri: str, *, timeout: float | None = _DEFAULT) -> None:
+        """Ask for ``notifications/resources/updated`` when ``uri`` changes."""
+        await self.send_request("resources/subscribe", {"uri": str(uri)}, timeout=timeout)
+
+    async def unsubscribe(self, uri: str, *, timeout: float | None = _DEFAULT) -> None:
+        """Stop the updates of :meth:`subscribe`."""
+        await self.send_request("resources/unsubscribe", {"uri": str(uri)}, timeout=timeout)
+
+    # prompts
+
+    async def list_prompts_page(
+        self, cursor: str | None = None, *, timeout: float | None = _DEFAULT
+    ) -> ListPromptsResult:
+        """One page of ``prompts/list``."""
+        raw = await self.send_request(
+            "prompts/list", {"cursor": cursor} if cursor else None, timeout=timeout
+        )
+        return _parse(ListPromptsResult, raw, "prompts/list")
+
+    async def list_prompts(
+        self, *, use_cache: bool = True, timeout: float | None = _DEFAULT
+    ) -> list[Prompt]:
+        """Every prompt of the server (all pages; cached like :meth:`list_tools`)."""
+        out: list[Prompt] = await self._list_all(
+            "prompts", "prompts/list", ListPromptsResult, "prompts", use_cache, timeout
+        )
+        return out
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = _DEFAULT,
+    ) -> GetPromptResult:
+        """Get a prompt filled in with ``arguments`` (values are sent as strings)."""
+        params: dict[str, Any] = {"name": name}
+        if arguments:
+            params["arguments"] = {
+                k: v if isinstance(v, str) else str(v) for k, v in arguments.items()
+            }
+        raw = await self.send_request("prompts/get", params, timeout=timeout)
+        return _parse(GetPromptResult, raw, "prompts/get")
+
+    # utilities
+
+    async def complete(
+        self,
+        ref: PromptReference | ResourceTemplateReference | Mapping[str, Any],
+        argument: str,
+        value: str,
+        *,
+        context: Mapping[str, str] | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> CompleteResult:
+        """Ask for completions of one argument of a prompt or resource template.
+
+        Example::
+
+            r = await client.complete(PromptReference(name="greet"), "language", "fr")
+            print(r.completion.values)
+        """
+        params: dict[str, Any] = {"ref": _wire(ref), "argument": {"name": argument, "value": value}}
+        if context:
+            params["context"] = {"arguments": dict(context)}
+        raw = await self.send_request("completion/complete", params, timeout=timeout)
+        return _parse(CompleteResult, raw, "completion/complete")
+
+    async def set_logging_level(self, level: str, *, timeout: float | None = _DEFAULT) -> None:
+        """Ask the server to send log messages of ``level`` and above."""
+        if level not in _LOG_LEVELS:
+            raise ValueError(f"unknown logging level {level!r}; one of {', '.join(_LOG_LEVELS)}")
+        await self.send_request("logging/setLevel", {"level": level}, timeout=timeout)
+
+    # ------------------------------------------------------------------ lists and caches
+
+    async def _list_all(
+        self,
+        kind: str,
+        method: str,
+        model: type[Any],
+        field: str,
+        use_cache: bool,
+        timeout: float | None,
+    ) -> list[Any]:
+        if use_cache and kind in self._cache:
+            return list(self._cache[kind])
+        generation = self._generation[kind]
+        items: list[Any] = []
+        raw_items: list[Any] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(MAX_PAGES):
+            raw = await self.send_request(
+                method, {"cursor": cursor} if cursor else None, timeout=timeout
+            )
+            page = _parse(model, raw, method)
+            items.extend(getattr(page, field))
+            if kind == "tools" and isinstance(raw, dict) and isinstance(raw.get("tools"), list):
+                raw_items.extend(raw["tools"])
+            cursor = page.next_cursor
+            if not cursor:
+                break
+            if cursor in seen:
+                raise InvalidResponse(
+                    f"{method}: the server repeated the cursor {cursor!r} (pagination loop)"
+                )
+            seen.add(cursor)
+        else:
+            raise InvalidResponse(f"{method}: more than {MAX_PAGES} pages; giving up")
+        if kind == "tools":
+            self._output_schemas = {
+                t["name"]: t.get("outputSchema")
+                if isinstance(t.get("outputSchema"), dict)
+                else None
+                for t in raw_items
+                if isinstance(t, dict) and isinstance(t.get("name"), str)
+            }
+        if self._generation[kind] == generation and self._announces_changes(kind):
+            self._cache[kind] = items
+        return list(items)
+
+    def _announces_changes(self, kind: str) -> bool:
+        caps = self.session.server_capabilities
+        key = "resources" if kind == "templates" else kind
+        cap = caps.get(key)
+        return isinstance(cap, dict) and cap.get("listChanged") is True
+
+    def _invalidate(self, kind: ListKind) -> None:
+        kinds = ("resources", "templates") if kind == "resources" else (kind,)
+        for k in kinds:
+            self._generation[k] += 1
+            self._cache.pop(k, None)
+        if kind == "tools":
+            self._output_schemas = None
+
+    # ------------------------------------------------------------------ roots
+
+    async def set_roots(self, roots: RootsSource) -> None:
+        """Replace the roots and tell the server (``notifications/roots/list_changed``).
+
+        Only for a client created with ``roots=`` (it declares the capability at connect).
+        """
+        if not self._has_roots:
+            raise MCPError(
+                "this client was created without roots=, so it did not declare the roots capability"
+            )
+        self._roots = roots if callable(roots) else [to_root(r) for r in roots]
+        await self.notify_roots_changed()
+
+    async def notify_roots_changed(self) -> None:
+        """Tell the server the roots changed (when ``roots`` is a function whose answer changed)."""
+        if self._session is not None and not self._session.engine.closed:
+            await self._session.notify("notifications/roots/list_changed")
+
+    async def _current_roots(self) -> list[Root]:
+        src = self._roots
+        if src is None:
+            return []
+        if callable(src):
+            got = await _call(src)
+            return [to_root(r) for r in got]
+        return list(src)  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------------ incoming
+
+    def _request_handlers(
+        self,
+    ) -> dict[str, Callable[[RequestContext, dict[str, Any] | None], Awaitable[Any]]]:
+        handlers: dict[str, Callable[[RequestContext, dict[str, Any] | None], Awaitable[Any]]] = {}
+        if self._sampling_handler is not None:
+            handlers["sampling/createMessage"] = self._on_sampling
+        if self._elicitation_handler is not None or self._url_elicitation_handler is not None:
+            handlers["elicitation/create"] = self._on_elicitation
+        if self._has_roots:
+            handlers["roots/list"] = self._on_roots
+        return handlers
+
+    async def _on_sampling(self, ctx: RequestContext, params: dict[str, Any] | None) -> Any:
+        try:
+            p = CreateMessageRequestParams.model_validate(params or {})
+        except PydanticValidationError as e:
+            raise InvalidParams(
+                message=f"invalid sampling/createMessage params: {_short(e)}"
+            ) from None
+        if (p.tools or p.tool_choice is not None) and not self._sampling_tools:
+            raise InvalidParams(
+                message="tool use in sampling was requested but the client did not declare sampling.tools"
+            )
+        for m in p.messages:
+            blocks = m.content if isinstance(m.content, list) else [m.content]
+            kinds = {getattr(b, "type", None) for b in blocks}
+            if "tool_result" in kinds and len(kinds) > 1:
+                raise InvalidParams(
+                    message="a message with tool results must contain only tool results"
+                )
+        assert self._sampling_handler is not None
+        result = await _call(self._sampling_handler, p, ServerRequestContext(self, ctx))
+        if isinstance(result, str):
+            result = {
+                "role": "assistant",
+                "content": {"type": "text", "text": result},
+                "model": "unknown",
+            }
+        if isinstance(result, Mapping):
+            try:
+                result = CreateMessageResult.model_validate(dict(result))
+            except PydanticValidationError as e:
+                raise InternalError(
+                    message=f"the sampling callback returned an invalid result: {_short(e)}"
+                ) from None
+        if not isinstance(result, CreateMessageResult):
+            raise InternalError(
+                message=f"the sampling callback returned {type(result).__name__}, not a CreateMessageResult"
+            )
+        return result.to_wire()
+
+    async def _on_elicitation(self, ctx: RequestContext, params: dict[str, Any] | None) -> Any:
+        params = params or {}
+        mode = params.get("mode", "form")
+        sctx = ServerRequestContext(self, ctx)
+        if mode == "url":
+            if self._url_elicitation_handler is None:
+                raise InvalidParams(message="URL-mode elicitation is not supported by this client")
+            try:
+                up = ElicitRequestURLParams.model_validate(params)
+            except PydanticValidationError as e:
+                raise InvalidParams(
+                    message=f"invalid elicitation/create params: {_short(e)}"
+                ) from None
+            result = await _call(self._url_elicitation_handler, up, sctx)
+            answer = self._elicit_result(result)
+            if answer.action == "accept":
+                self._url_elicitations.add(up.elicitation_id)
+            out = answer.to_wire()
+            out.pop("content", None)  # URL mode carries no content
+            return out
+        if mode != "form":
+            raise InvalidParams(message=f"unknown elicitation mode {mode!r}")
+        if self._elicitation_handler is None:
+            raise InvalidParams(message="form-mode elicitation is not supported by this client")
+        try:
+            fp = ElicitRequestFormParams.model_validate(params)
+        except PydanticValidationError as e:
+            raise InvalidParams(message=f"invalid elicitation/create params: {_short(e)}") from None
+        result = await _call(self._elicitation_handler, fp, sctx)
+        answer = self._elicit_result(result)
+        wire = answer.to_wire()
+        if answer.action == "accept":
+            schema = params.get("requestedSchema")
+            content = dict(wire.get("content") or {})
+            if self._elicitation_defaults:
+                content = apply_defaults(content, schema)
+            errors = check_answer(content, schema)
+            if errors:
+                raise InternalError(
+                    message="the elicitation answer does not match the requested schema: "
+                    + "; ".join(errors)
+                )
+            wire["content"] = content
+        else:
+            wire.pop("content", None)
+        return wire
+
+    @staticmethod
+    def _elicit_result(result: Any) -> ElicitResult:
+        if isinstance(result, ElicitResult):
+            return result
+        if isinstance(result, Mapping):
+            try:
+                return ElicitResult.model_validate(dict(result))
+            except PydanticValidationError as e:
+                raise InternalError(
+                    message=f"the elicitation callback returned an invalid result: {_short(e)}"
+                ) from None
+        raise InternalError(
+            message=f"the elicitation callback returned {type(result).__name__}, not an ElicitResult"
+        )
+
+    async def _on_roots(self, ctx: RequestContext, params: dict[str, Any] | None) -> Any:
+        roots = await self._current_roots()
+        return {"roots": [r.to_wire() for r in roots]}
+
+    def _notification_handlers(
+        self,
+    ) -> dict[str, Callable[[dict[str, Any] | None], Awaitable[None]]]:
+        return {
+            "notifications/message": self._on_log,
+            "notifications/progress": self._on_progress,
+            "notifications/resources/updated": self._on_resource_updated,
+            "notifications/tools/list_changed": self._on_tools_changed,
+            "notifications/resources/list_changed": self._on_resources_changed,
+            "notifications/prompts/list_changed": self._on_prompts_changed,
+            "notifications/elicitation/complete": self._on_elicitation_complete,
+        }
+
+    @staticmethod
+    def _notification_params(
+        model: type[M], params: dict[str, Any] | None, method: str
+    ) -> M | None:
+        try:
+            return model.model_validate(params or {})
+        except PydanticValidationError as e:
+            logger.warning("dropped malformed %s from the server: %s", method, _short(e))
+            return None
+
+    async def _on_log(self, params: dict[str, Any] | None) -> None:
+        p = self._notification_params(
+            LoggingMessageNotificationParams, params, "notifications/message"
+        )
+        if p is None:
+            return
+        if self._logging_handler is not None:
+            await _call(self._logging_handler, p)
+        else:
+            server_log.log(
+                _LOG_LEVELS.get(p.level, logging.INFO),
+                "[%s] %s: %s",
+                self.name,
+                p.logger or "-",
+                p.data,
+            )
+
+    async def _on_progress(self, params: dict[str, Any] | None) -> None:
+        if self._progress_handler is None:
+            return
+        p = self._notification_params(ProgressNotificationParams, params, "notifications/progress")
+        if p is not None:
+            await _call(self._progress_handler, p)
+
+    async def _on_resource_updated(self, params: dict[str, Any] | None) -> None:
+        p = self._notification_params(
+            ResourceUpdatedNotificationParams, params, "notifications/resources/updated"
+        )
+        if p is not None and self._resource_updated_handler is not None:
+            await _call(self._resource_updated_handler, p)
+
+    async def _list_changed(self, kind: ListKind) -> None:
+        self._invalidate(kind)
+        if self._list_changed_handler is not None:
+            await _call(self._list_changed_handler, kind)
+
+    async def _on_tools_changed(self, params: dict[str, Any] | None) -> None:
+        await self._list_changed("tools")
+
+    async def _on_resources_changed(self, params: dict[str, Any] | None) -> None:
+        await self._list_changed("resources")
+
+    async def _on_prompts_changed(self, params: dict[str, Any] | None) -> None:
+        await self._list_changed("prompts")
+
+    async def _on_elicitation_complete(self, params: dict[str, Any] | None) -> None:
+        p = self._notification_params(
+            ElicitationCompleteNotificationParams, params, "notifications/elicitation/complete"
+        )
+        if p is None or p.elicitation_id not in self._url_elicitations:
+            return  # unknown or already completed: ignored, as the spec requires
+        self._url_elicitations.discard(p.elicitation_id)
+        if self._elicitation_complete_handler is not None:
+            await _call(self._elicitation_complete_handler, p)

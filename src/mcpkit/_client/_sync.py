@@ -1,0 +1,272 @@
+"""``SyncClient``: the :class:`Client` API without ``await``, for scripts and notebooks."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from .._exceptions import ConnectionClosed
+from ..types import (
+    CallToolResult,
+    CompleteResult,
+    GetPromptResult,
+    Implementation,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    Prompt,
+    PromptReference,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    ResourceTemplateReference,
+    ServerCapabilities,
+    Tool,
+)
+from ._client import _DEFAULT, Client, ProgressFn, RootsSource
+
+T = TypeVar("T")
+
+
+class SyncClient:
+    """A blocking :class:`Client`: same arguments, same methods, no ``await``.
+
+    The connection runs on an event loop in a background thread; every call waits for its
+    answer (bounded by the client's ``timeout``). Callbacks run on that loop (plain
+    functions in a worker thread).
+
+    Example::
+
+        with SyncClient("python server.py") as client:
+            print([t.name for t in client.list_tools()])
+            print(client.call_tool("add", {"a": 1, "b": 2}).structured_content)
+
+    Without ``with``: ``client = SyncClient(...).open()`` ... ``client.close()``.
+    """
+
+    def __init__(self, target: Any, **kwargs: Any) -> None:
+        self.client = Client(target, **kwargs)
+        self._portal_cm: contextlib.AbstractContextManager[BlockingPortal] | None = None
+        self._portal: BlockingPortal | None = None
+        self._client_cm: contextlib.AbstractContextManager[Client] | None = None
+
+    def open(self) -> SyncClient:
+        """Connect (start the background loop, the server, and ``initialize``)."""
+        if self._portal is not None:
+            raise RuntimeError("this SyncClient is already open")
+        self._portal_cm = start_blocking_portal()
+        self._portal = self._portal_cm.__enter__()
+        try:
+            self._client_cm = self._portal.wrap_async_context_manager(self.client)
+            self._client_cm.__enter__()
+        except BaseException:
+            self._client_cm = None
+            self._stop_portal()
+            raise
+        return self
+
+    def close(self) -> None:
+        """Disconnect and stop the background loop. Safe to call twice."""
+        cm, self._client_cm = self._client_cm, None
+        try:
+            if cm is not None:
+                cm.__exit__(None, None, None)
+        finally:
+            self._stop_portal()
+
+    def _stop_portal(self) -> None:
+        pcm, self._portal_cm, self._portal = self._portal_cm, None, None
+        if pcm is not None:
+            pcm.__exit__(None, None, None)
+
+    def __enter__(self) -> SyncClient:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if self._portal is not None:
+            with contextlib.suppress(Exception):
+                self.close()
+
+    def _run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        portal = self._portal
+        if portal is None:
+            raise ConnectionClosed(
+                "the SyncClient is not open (use `with SyncClient(...)` or .open())"
+            )
+        return portal.call(lambda: fn(*args, **kwargs))
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def server_info(self) -> Implementation:
+        """The server's name, version and so on."""
+        return self.client.server_info
+
+    @property
+    def server_capabilities(self) -> ServerCapabilities:
+        """What the server declared it supports."""
+        return self.client.server_capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        """The server's instructions, if any."""
+        return self.client.instructions
+
+    @property
+    def protocol_version(self) -> str:
+        """The negotiated protocol revision."""
+        return self.client.protocol_version
+
+    # ------------------------------------------------------------------ methods
+
+    def send_request(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = _DEFAULT
+    ) -> Any:
+        """See :meth:`Client.send_request`."""
+        return self._run(self.client.send_request, method, params, timeout=timeout)
+
+    def ping(self, *, timeout: float | None = _DEFAULT) -> None:
+        """See :meth:`Client.ping`."""
+        self._run(self.client.ping, timeout=timeout)
+
+    def list_tools(self, *, use_cache: bool = True, timeout: float | None = _DEFAULT) -> list[Tool]:
+        """See :meth:`Client.list_tools`."""
+        result: list[Tool] = self._run(self.client.list_tools, use_cache=use_cache, timeout=timeout)
+        return result
+
+    def list_tools_page(
+        self, cursor: str | None = None, *, timeout: float | None = _DEFAULT
+    ) -> ListToolsResult:
+        """See :meth:`Client.list_tools_page`."""
+        result: ListToolsResult = self._run(self.client.list_tools_page, cursor, timeout=timeout)
+        return result
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = _DEFAULT,
+        progress_handler: ProgressFn | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> CallToolResult:
+        """See :meth:`Client.call_tool`."""
+        result: CallToolResult = self._run(
+            self.client.call_tool,
+            name,
+            arguments,
+            timeout=timeout,
+            progress_handler=progress_handler,
+            meta=meta,
+        )
+        return result
+
+    def list_resources(
+        self, *, use_cache: bool = True, timeout: float | None = _DEFAULT
+    ) -> list[Resource]:
+        """See :meth:`Client.list_resources`."""
+        result: list[Resource] = self._run(
+            self.client.list_resources, use_cache=use_cache, timeout=timeout
+        )
+        return result
+
+    def list_resources_page(
+        self, cursor: str | None = None, *, timeout: float | None = _DEFAULT
+    ) -> ListResourcesResult:
+        """See :meth:`Client.list_resources_page`."""
+        result: ListResourcesResult = self._run(
+            self.client.list_resources_page, cursor, timeout=timeout
+        )
+        return result
+
+    def list_resource_templates(
+        self, *, use_cache: bool = True, timeout: float | None = _DEFAULT
+    ) -> list[ResourceTemplate]:
+        """See :meth:`Client.list_resource_templates`."""
+        result: list[ResourceTemplate] = self._run(
+            self.client.list_resource_templates, use_cache=use_cache, timeout=timeout
+        )
+        return result
+
+    def list_resource_templates_page(
+        self, cursor: str | None = None, *, timeout: float | None = _DEFAULT
+    ) -> ListResourceTemplatesResult:
+        """See :meth:`Client.list_resource_templates_page`."""
+        result: ListResourceTemplatesResult = self._run(
+            self.client.list_resource_templates_page, cursor, timeout=timeout
+        )
+        return result
+
+    def read_resource(self, uri: str, *, timeout: float | None = _DEFAULT) -> ReadResourceResult:
+        """See :meth:`Client.read_resource`."""
+        result: ReadResourceResult = self._run(self.client.read_resource, uri, timeout=timeout)
+        return result
+
+    def subscribe(self, uri: str, *, timeout: float | None = _DEFAULT) -> None:
+        """See :meth:`Client.subscribe`."""
+        self._run(self.client.subscribe, uri, timeout=timeout)
+
+    def unsubscribe(self, uri: str, *, timeout: float | None = _DEFAULT) -> None:
+        """See :meth:`Client.unsubscribe`."""
+        self._run(self.client.unsubscribe, uri, timeout=timeout)
+
+    def list_prompts(
+        self, *, use_cache: bool = True, timeout: float | None = _DEFAULT
+    ) -> list[Prompt]:
+        """See :meth:`Client.list_prompts`."""
+        result: list[Prompt] = self._run(
+            self.client.list_prompts, use_cache=use_cache, timeout=timeout
+        )
+        return result
+
+    def list_prompts_page(
+        self, cursor: str | None = None, *, timeout: float | None = _DEFAULT
+    ) -> ListPromptsResult:
+        """See :meth:`Client.list_prompts_page`."""
+        result: ListPromptsResult = self._run(
+            self.client.list_prompts_page, cursor, timeout=timeout
+        )
+        return result
+
+    def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = _DEFAULT,
+    ) -> GetPromptResult:
+        """See :meth:`Client.get_prompt`."""
+        result: GetPromptResult = self._run(
+            self.client.get_prompt, name, arguments, timeout=timeout
+        )
+        return result
+
+    def complete(
+        self,
+        ref: PromptReference | ResourceTemplateReference | Mapping[str, Any],
+        argument: str,
+        value: str,
+        *,
+        context: Mapping[str, str] | None = None,
+        timeout: float | None = _DEFAULT,
+    ) -> CompleteResult:
+        """See :meth:`Client.complete`."""
+        result: CompleteResult = self._run(
+            self.client.complete, ref, argument, value, context=context, timeout=timeout
+        )
+        return result
+
+    def set_logging_level(self, level: str, *, timeout: float | None = _DEFAULT) -> None:
+        """See :meth:`Client.set_logging_level`."""
+        self._run(self.client.set_logging_level, level, timeout=timeout)
+
+    def set_roots(self, roots: RootsSource) -> None:
+        """See :meth:`Client.set_roots`."""
+        self._run(self.client.set_roots, roots)
