@@ -1,1 +1,16 @@
-"""The server SDK (mcpkit.Server) and its building blocks."""
+"""The high-level server SDK: :class:`Server`, :class:`Context`, :class:`ToolError`."""
+
+from ._context import Context, ElicitationResult
+from ._resources import ResourceNotFound
+from ._server import Server
+from ._session import BoundSession
+from ._tools import ToolError
+
+__all__ = [
+    "BoundSession",
+    "Context",
+    "ElicitationResult",
+    "ResourceNotFound",
+    "Server",
+    "ToolError",
+]

@@ -1,0 +1,128 @@
+"""``mcpkit run FILE[:OBJECT] [--transport stdio|http|sse]``: serve a server defined in a file."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+#: Names tried, in order, when FILE has no ``:OBJECT`` part.
+DEFAULT_OBJECTS = ("server", "mcp", "app")
+
+
+def http_runner() -> Callable[..., None]:
+    """The HTTP transports' entry point: ``mcpkit._http.run(server, transport, **options)``.
+
+    This is the hook the HTTP transport plugs into; without it, a clear error.
+    """
+    try:
+        http = importlib.import_module("mcpkit._http")
+    except ImportError as e:
+        if e.name not in ("mcpkit._http",):
+            raise
+        raise RuntimeError(
+            "the HTTP transports are not available in this version of mcpkit"
+        ) from None
+    run = getattr(http, "run", None)
+    if run is None:
+        raise RuntimeError("mcpkit._http has no run(server, transport, **options) entry point")
+    return run  # type: ignore[no-any-return]
+
+
+def load_server(spec: str) -> Any:
+    """Load ``FILE[:OBJECT]`` (or ``module.path[:OBJECT]``) and return the server object.
+
+    OBJECT may name a :class:`~mcpkit.Server` or a function returning one.
+    """
+    from ._server import Server
+
+    target, _, obj_name = spec.partition(":")
+    if os.path.exists(target) or target.endswith(".py"):
+        path = os.path.abspath(target)
+        if not os.path.isfile(path):
+            raise LookupError(f"no such file: {target}")
+        mod_name = os.path.splitext(os.path.basename(path))[0]
+        sys.path.insert(0, os.path.dirname(path))
+        module_spec = importlib.util.spec_from_file_location(mod_name, path)
+        if module_spec is None or module_spec.loader is None:
+            raise LookupError(f"cannot load {target}")
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[mod_name] = module
+        module_spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(target)
+    candidates = [obj_name] if obj_name else list(DEFAULT_OBJECTS)
+    for name in candidates:
+        obj = getattr(module, name, None)
+        if obj is None:
+            continue
+        if isinstance(obj, Server):
+            return obj
+        if callable(obj) and obj_name:
+            made = obj()
+            if isinstance(made, Server):
+                return made
+            raise LookupError(
+                f"{spec}: {name}() returned {type(made).__name__}, not a mcpkit.Server"
+            )
+        if obj_name:
+            raise LookupError(f"{spec}: {name} is a {type(obj).__name__}, not a mcpkit.Server")
+    if obj_name:
+        raise LookupError(f"{target} has no object named {obj_name!r}")
+    found = [n for n, v in vars(module).items() if isinstance(v, Server)]
+    if len(found) == 1:
+        return getattr(module, found[0])
+    if found:
+        raise LookupError(
+            f"{target} defines several servers ({', '.join(found)}): say which with {target}:NAME"
+        )
+    raise LookupError(f"{target} defines no mcpkit.Server (name it 'server', or use {target}:NAME)")
+
+
+def main(command: str, argv: list[str]) -> int:
+    """``mcpkit run``."""
+    parser = argparse.ArgumentParser(
+        prog=f"mcpkit {command}", description="Serve an mcpkit server from a Python file."
+    )
+    parser.add_argument(
+        "target", metavar="FILE[:OBJECT]", help="a .py file or module, and the server object in it"
+    )
+    parser.add_argument(
+        "--transport",
+        "-t",
+        choices=("stdio", "http", "sse"),
+        default="stdio",
+        help="how to serve (default: stdio)",
+    )
+    parser.add_argument("--host", default=None, help="HTTP: address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=None, help="HTTP: port (default 8000)")
+    args = parser.parse_args(argv)
+    try:
+        server = load_server(args.target)
+    except LookupError as e:
+        print(f"mcpkit {command}: {e}", file=sys.stderr)
+        return 2
+    if args.transport == "stdio":
+        if args.host is not None or args.port is not None:
+            print(f"mcpkit {command}: --host/--port apply to HTTP transports only", file=sys.stderr)
+            return 2
+        try:
+            server.run("stdio")
+        except KeyboardInterrupt:
+            return 130
+        return 0
+    options = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    try:
+        runner = http_runner()
+    except RuntimeError as e:
+        print(f"mcpkit {command}: {e}", file=sys.stderr)
+        return 2
+    try:
+        runner(server, args.transport, **options)
+    except KeyboardInterrupt:
+        return 130
+    return 0

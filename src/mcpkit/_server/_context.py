@@ -1,0 +1,453 @@
+"""The :class:`Context` a tool, resource or prompt function receives when it asks for one."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from .._exceptions import CapabilityError
+from .._session._base import RequestContext
+from .._session._capabilities import elicitation_modes, has_capability
+from ..types._base import MCPModel
+from ._logging import LEVELS, LoggingLevel
+from ._util import to_wire
+
+if TYPE_CHECKING:
+    from ..types import CreateMessageResult, Root
+    from ._server import Server
+    from ._session import BoundSession
+
+T = TypeVar("T")
+
+
+@dataclasses.dataclass
+class ElicitationResult(Generic[T]):
+    """What the user did with an elicitation.
+
+    ``action`` is ``"accept"``, ``"decline"`` or ``"cancel"``. For an accepted form,
+    ``data`` is the answer, validated into the type you asked with (a pydantic model,
+    dataclass or TypedDict), or the raw dict when you gave a JSON schema; ``content`` is
+    always the raw dict the client sent.
+    """
+
+    action: Literal["accept", "decline", "cancel"]
+    data: T | None = None
+    content: dict[str, Any] | None = None
+
+    @property
+    def accepted(self) -> bool:
+        """True when the user accepted (and, in form mode, submitted data)."""
+        return self.action == "accept"
+
+
+class Context:
+    """Everything a function serving a request can do besides returning a value.
+
+    Declare a parameter annotated ``Context`` and it is passed in (and left out of the
+    input schema)::
+
+        @server.tool()
+        async def crunch(n: int, ctx: Context) -> str:
+            await ctx.info(f"crunching {n}")
+            for i in range(n):
+                await ctx.report_progress(i, n)
+            return "done"
+
+    Sync functions run in a worker thread; they can still use the async methods through
+    ``anyio.from_thread.run(ctx.info, "...")``.
+    """
+
+    __slots__ = ("_request", "_server", "_session")
+
+    def __init__(
+        self, server: Server, request: RequestContext | None, session: BoundSession | None
+    ) -> None:
+        self._server = server
+        self._request = request
+        self._session = session
+
+    # ------------------------------------------------------------------ facts
+
+    @property
+    def server(self) -> Server:
+        """The :class:`Server` serving this request."""
+        return self._server
+
+    @property
+    def session(self) -> BoundSession:
+        """The client connection this request came on."""
+        if self._session is None:
+            raise RuntimeError("this Context is not tied to a client session")
+        return self._session
+
+    @property
+    def request_context(self) -> RequestContext:
+        """The low-level request context (request id, ``_meta``, negotiated revision)."""
+        if self._request is None:
+            raise RuntimeError("this Context is not tied to a request")
+        return self._request
+
+    @property
+    def request_id(self) -> str | int | None:
+        """The JSON-RPC id of the request being served."""
+        return self._request.request_id if self._request is not None else None
+
+    @property
+    def meta(self) -> dict[str, Any] | None:
+        """The request's ``_meta`` object, if it had one."""
+        return self._request.meta if self._request is not None else None
+
+    @property
+    def progress_token(self) -> str | int | None:
+        """The progress token the client sent, if it asked for progress."""
+        return self._request.progress_token if self._request is not None else None
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the client cancelled this request (useful in sync tools polling for it)."""
+        return self._request.cancelled if self._request is not None else False
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The protocol revision this request is served under."""
+        return self._request.protocol_version if self._request is not None else None
+
+    @property
+    def client_info(self) -> dict[str, Any]:
+        """The client's ``clientInfo`` (``name``, ``version``, ...)."""
+        n = self._request.negotiated if self._request is not None else None
+        return n.peer_info if n is not None else {}
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        """The capabilities the client declared."""
+        n = self._request.negotiated if self._request is not None else None
+        return n.peer_capabilities if n is not None else {}
+
+    @property
+    def lifespan_state(self) -> Any:
+        """What the server's ``lifespan`` yielded (None without a lifespan)."""
+        return self._server.lifespan_state
+
+    # ------------------------------------------------------------------ progress and logging
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Send ``notifications/progress`` (does nothing when the client gave no progress token)."""
+        if self._request is not None:
+            await self._request.report_progress(progress, total, message)
+
+    async def log(self, level: LoggingLevel, data: Any, *, logger: str | None = None) -> None:
+        """Send ``notifications/message`` at ``level``, unless the client's log level filters it out.
+
+        ``data`` is any JSON-serializable value (a string usually).
+        """
+        if self._session is None:
+            return
+        if LEVELS.get(level, 0) < self._session.log_threshold:
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        if self._request is not None:
+            await self._request.notify("notifications/message", params)
+        else:
+            await self._session.notify("notifications/message", params)
+
+    async def debug(self, data: Any, *, logger: str | None = None) -> None:
+        """Log at ``debug`` level."""
+        await self.log("debug", data, logger=logger)
+
+    async def info(self, data: Any, *, logger: str | None = None) -> None:
+        """Log at ``info`` level."""
+        await self.log("info", data, logger=logger)
+
+    async def notice(self, data: Any, *, logger: str | None = None) -> None:
+        """Log at ``notice`` level."""
+        await self.log("notice", data, logger=logger)
+
+    async def warning(self, data: Any, *, logger: str | None = None) -> None:
+        """Log at ``warning`` level."""
+        await self.log("warning", data, logger=logger)
+
+    async def error(self, data: Any, *, logger: str | None = None) -> None:
+        """Log at ``error`` level."""
+        await self.log("error", data, logger=logger)
+
+    async def critical(self, data: Any, *, logger: str | None = None) -> None:
+        """Log at ``critical`` level."""
+        await self.log("critical", data, logger=logger)
+
+    # ------------------------------------------------------------------ requests to the client
+
+    async def _send(self, method: str, params: dict[str, Any], timeout: float | None) -> Any:
+        kw: dict[str, Any] = {}
+        if timeout is not None:
+            kw["timeout"] = timeout
+        if self._request is not None:
+            return await self._request.send_request(method, params, **kw)
+        return await self.session.send_request(method, params, **kw)
+
+    async def elicit(
+        self,
+        message: str,
+        schema: type[T] | Mapping[str, Any],
+        *,
+        timeout: float | None = None,
+    ) -> ElicitationResult[T]:
+        """Ask the user for structured input through the client (form mode).
+
+        ``schema`` is a pydantic model, dataclass or TypedDict of flat primitive fields
+        (str, int, float, bool, enums, lists of enum values), or a JSON schema dict. Raises
+        :class:`~mcpkit.CapabilityError` when the client does not support elicitation.
+
+        Example::
+
+            class Booking(BaseModel):
+                date: str
+                guests: int = 2
+
+            answer = await ctx.elicit("When do you want to come?", Booking)
+            if answer.accepted:
+                book(answer.data.date, answer.data.guests)
+        """
+        if not has_capability(self.client_capabilities, ("elicitation",)):
+            raise CapabilityError(
+                "the client did not declare the 'elicitation' capability: it cannot ask the user"
+            )
+        if "form" not in elicitation_modes(self.client_capabilities):
+            raise CapabilityError(
+                "the client does not support form-mode elicitation (it declared url mode only)"
+            )
+        adapter: TypeAdapter[Any] | None
+        if isinstance(schema, Mapping):
+            requested = dict(schema)
+            adapter = None
+        else:
+            adapter = TypeAdapter(schema)
+            requested = elicitation_schema(adapter)
+        raw = await self._send(
+            "elicitation/create",
+            {"mode": "form", "message": message, "requestedSchema": requested},
+            timeout,
+        )
+        action, content = _parse_elicit_result(raw)
+        if action != "accept" or content is None:
+            return ElicitationResult(action, None, content)
+        if adapter is None:
+            return ElicitationResult(action, content, content)  # type: ignore[arg-type]
+        try:
+            data = adapter.validate_python(content)
+        except ValidationError as e:
+            from ._tools import ToolError
+
+            raise ToolError(
+                f"the user's answer does not match the form: {e.errors(include_url=False)}"
+            ) from e
+        return ElicitationResult(action, data, content)
+
+    async def elicit_url(
+        self,
+        message: str,
+        url: str,
+        *,
+        elicitation_id: str | None = None,
+        timeout: float | None = None,
+    ) -> ElicitationResult[None]:
+        """Send the user to ``url`` (URL mode: credentials, payments, OAuth flows stay out of the client).
+
+        The result says whether the user agreed to open it; call
+        :meth:`complete_elicitation` with the same ``elicitation_id`` when the out-of-band
+        interaction finished. Raises :class:`~mcpkit.CapabilityError` unless the client
+        declared URL-mode elicitation.
+        """
+        if "url" not in elicitation_modes(self.client_capabilities):
+            raise CapabilityError(
+                "the client did not declare URL-mode elicitation ('elicitation.url')"
+            )
+        eid = elicitation_id or uuid.uuid4().hex
+        raw = await self._send(
+            "elicitation/create",
+            {"mode": "url", "message": message, "url": url, "elicitationId": eid},
+            timeout,
+        )
+        action, content = _parse_elicit_result(raw)
+        return ElicitationResult(action, None, content)
+
+    async def complete_elicitation(self, elicitation_id: str) -> None:
+        """Tell the client a URL-mode elicitation completed (``notifications/elicitation/complete``)."""
+        await self.session.notify(
+            "notifications/elicitation/complete", {"elicitationId": elicitation_id}
+        )
+
+    async def sample(
+        self,
+        messages: str | Sequence[Any],
+        *,
+        max_tokens: int = 1000,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: Sequence[str] | None = None,
+        model_preferences: Any = None,
+        include_context: Literal["none", "thisServer", "allServers"] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        tools: Sequence[Any] | None = None,
+        tool_choice: Literal["auto", "required", "none"] | Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> CreateMessageResult:
+        """Ask the client's LLM for a completion (``sampling/createMessage``).
+
+        ``messages`` is a string (one user message) or a list of strings, ``SamplingMessage``
+        objects or dicts. ``tools`` (``Tool`` objects, dicts, or names of this server's
+        tools) lets the model ask for tool calls: the result's content then holds
+        ``ToolUseContent`` blocks, and you answer with ``ToolResultContent`` in the next
+        message. Raises :class:`~mcpkit.CapabilityError` when the client cannot sample (or
+        cannot sample with tools / context).
+
+        Example::
+
+            result = await ctx.sample("Summarize: " + text, max_tokens=200)
+            summary = result.content.text
+        """
+        from ..types import CreateMessageResult
+
+        caps = self.client_capabilities
+        if not has_capability(caps, ("sampling",)):
+            raise CapabilityError(
+                "the client did not declare the 'sampling' capability: it cannot sample an LLM"
+            )
+        if (tools or tool_choice is not None) and not has_capability(caps, ("sampling", "tools")):
+            raise CapabilityError(
+                "the client did not declare 'sampling.tools': it cannot sample with tools"
+            )
+        if include_context not in (None, "none") and not has_capability(
+            caps, ("sampling", "context")
+        ):
+            raise CapabilityError(
+                "the client did not declare 'sampling.context': use include_context='none'"
+            )
+        params: dict[str, Any] = {"messages": _sampling_messages(messages), "maxTokens": max_tokens}
+        if system_prompt is not None:
+            params["systemPrompt"] = system_prompt
+        if temperature is not None:
+            params["temperature"] = temperature
+        if stop_sequences is not None:
+            params["stopSequences"] = list(stop_sequences)
+        if model_preferences is not None:
+            params["modelPreferences"] = to_wire(model_preferences)
+        if include_context is not None:
+            params["includeContext"] = include_context
+        if metadata is not None:
+            params["metadata"] = dict(metadata)
+        if tools:
+            params["tools"] = [self._tool_definition(t) for t in tools]
+        if tool_choice is not None:
+            params["toolChoice"] = (
+                {"mode": tool_choice} if isinstance(tool_choice, str) else to_wire(tool_choice)
+            )
+        raw = await self._send("sampling/createMessage", params, timeout)
+        return CreateMessageResult.model_validate(raw)
+
+    def _tool_definition(self, tool: Any) -> dict[str, Any]:
+        if isinstance(tool, str):
+            found = self._server._tools.get(tool)
+            if found is None:
+                raise ValueError(f"no tool named {tool!r} on this server")
+            return found.definition
+        wire = to_wire(tool)
+        if not isinstance(wire, dict):
+            raise TypeError(
+                f"a sampling tool must be a Tool, a dict or a tool name, not {type(tool).__name__}"
+            )
+        return wire
+
+    async def list_roots(self, *, timeout: float | None = None) -> list[Root]:
+        """The client's roots (``roots/list``); raises CapabilityError when it has none to offer."""
+        from ..types import ListRootsResult
+
+        if not has_capability(self.client_capabilities, ("roots",)):
+            raise CapabilityError("the client did not declare the 'roots' capability")
+        raw = await self._send("roots/list", {}, timeout)
+        return ListRootsResult.model_validate(raw).roots
+
+    async def read_resource(self, uri: str) -> list[Any]:
+        """Read one of this server's resources (as a client would), returning its contents."""
+        from ..types import ReadResourceResult
+
+        contents = await self._server._read(uri, self)
+        return list(ReadResourceResult.model_validate({"contents": contents}).contents)
+
+    async def send_notification(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send any notification to the client, tied to this request."""
+        if self._request is not None:
+            await self._request.notify(method, params)
+        else:
+            await self.session.notify(method, params)
+
+
+def _parse_elicit_result(
+    raw: Any,
+) -> tuple[Literal["accept", "decline", "cancel"], dict[str, Any] | None]:
+    from .._exceptions import ProtocolError
+
+    if not isinstance(raw, dict) or raw.get("action") not in ("accept", "decline", "cancel"):
+        raise ProtocolError(message=f"malformed elicitation result from the client: {raw!r}")
+    content = raw.get("content")
+    return raw["action"], content if isinstance(content, dict) else None
+
+
+def _sampling_messages(messages: str | Sequence[Any]) -> list[dict[str, Any]]:
+    if isinstance(messages, str):
+        messages = [messages]
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if isinstance(m, str):
+            out.append({"role": "user", "content": {"type": "text", "text": m}})
+        elif isinstance(m, (MCPModel, BaseModel)):
+            out.append(to_wire(m))
+        elif isinstance(m, Mapping):
+            out.append(dict(m))
+        else:
+            raise TypeError(
+                f"a sampling message must be a str, SamplingMessage or dict, not {type(m).__name__}"
+            )
+    return out
+
+
+def elicitation_schema(adapter: TypeAdapter[Any]) -> dict[str, Any]:
+    """The flat ``requestedSchema`` for a model/dataclass/TypedDict (enum references inlined)."""
+    schema = adapter.json_schema()
+    defs = schema.pop("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                target = dict(defs.get(ref[len("#/$defs/") :], {}))
+                rest = {k: v for k, v in node.items() if k != "$ref"}
+                return inline({**target, **rest})
+            return {k: inline(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [inline(v) for v in node]
+        return node
+
+    out: dict[str, Any] = inline(schema)
+    out.pop("title", None)
+    props = out.get("properties")
+    if isinstance(props, dict):
+        for name, prop in props.items():
+            if isinstance(prop, dict) and "anyOf" in prop:
+                # Optional[X] -> X (the field is then simply not required).
+                variants = [v for v in prop["anyOf"] if v != {"type": "null"}]
+                if len(variants) == 1:
+                    rest = {k: v for k, v in prop.items() if k != "anyOf"}
+                    props[name] = {**variants[0], **rest}
+            if isinstance(prop, dict) and prop.get("default", 0) is None:
+                props[name].pop("default", None)
+    out["type"] = "object"
+    return out

@@ -1,0 +1,66 @@
+"""MCP log levels, and the optional bridge from Python's :mod:`logging` to the client."""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from ._context import Context
+
+LoggingLevel = Literal[
+    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
+]
+
+#: MCP (syslog) levels, by severity.
+LEVELS: dict[str, int] = {
+    "debug": 0,
+    "info": 1,
+    "notice": 2,
+    "warning": 3,
+    "error": 4,
+    "critical": 5,
+    "alert": 6,
+    "emergency": 7,
+}
+
+#: The Context of the request being served (set around tool, resource and prompt functions).
+current_context: contextvars.ContextVar[Context | None] = contextvars.ContextVar(
+    "mcpkit_context", default=None
+)
+
+
+def mcp_level(levelno: int) -> LoggingLevel:
+    """The MCP level for a Python logging level number."""
+    if levelno >= logging.CRITICAL:
+        return "critical"
+    if levelno >= logging.ERROR:
+        return "error"
+    if levelno >= logging.WARNING:
+        return "warning"
+    if levelno >= logging.INFO:
+        return "info"
+    return "debug"
+
+
+class ClientLogHandler(logging.Handler):
+    """Forwards records emitted while serving a request to that request's client.
+
+    Records logged outside a request (no current Context) are ignored. Works from the
+    event loop and from the worker threads sync tools run in.
+    """
+
+    def emit(self, record: logging.LogRecord) -> None:
+        ctx = current_context.get()
+        if ctx is None or ctx._session is None:
+            return
+        if record.name.startswith("mcpkit."):
+            return  # our own diagnostics never loop back to the client
+        try:
+            message = self.format(record)
+        except Exception:
+            self.handleError(record)
+            return
+        data: Any = message
+        ctx._session.post_log(ctx, mcp_level(record.levelno), data, record.name)

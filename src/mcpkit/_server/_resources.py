@@ -1,0 +1,296 @@
+"""Resources and resource templates: registration, reading, content conversion."""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from pydantic import BaseModel
+
+from .._exceptions import InvalidParams, MCPError, ProtocolError
+from ..types._base import MCPModel
+from ._func import FuncInfo
+from ._util import dumps_text, jsonable, make_caller, to_wire
+
+if TYPE_CHECKING:
+    from ._context import Context
+
+#: JSON-RPC code the spec gives "resource not found".
+RESOURCE_NOT_FOUND = -32002
+
+
+class ResourceNotFound(ProtocolError):
+    """-32002: no resource has this URI."""
+
+    code = RESOURCE_NOT_FOUND
+
+
+def not_found(uri: str) -> ResourceNotFound:
+    """The error for an unknown URI (the URI is echoed in ``data``, as the spec shows)."""
+    return ResourceNotFound(message=f"Resource not found: {uri}", data={"uri": uri})
+
+
+def _describe(
+    d: dict[str, Any],
+    *,
+    title: str | None,
+    description: str | None,
+    mime_type: str | None,
+    size: int | None,
+    annotations: Any,
+    icons: Sequence[Any] | None,
+    meta: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    if title is not None:
+        d["title"] = title
+    if description is not None:
+        d["description"] = description
+    if mime_type is not None:
+        d["mimeType"] = mime_type
+    if size is not None:
+        d["size"] = size
+    if annotations is not None:
+        d["annotations"] = dict(to_wire(annotations))
+    if icons:
+        d["icons"] = [to_wire(i) for i in icons]
+    if meta is not None:
+        d["_meta"] = dict(meta)
+    return d
+
+
+class ResourceDef:
+    """A static resource: a fixed URI served by a function (or a fixed value)."""
+
+    __slots__ = ("_call", "_value", "context_param", "definition", "mime_type", "uri")
+
+    def __init__(
+        self,
+        uri: str,
+        fn: Callable[..., Any] | None,
+        info: FuncInfo | None,
+        value: Any,
+        *,
+        name: str,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: Any = None,
+        icons: Sequence[Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.uri = uri
+        self.mime_type = mime_type
+        self.context_param = info.context_param if info else None
+        if fn is not None:
+            if info is not None and info.required:
+                raise TypeError(
+                    f"resource {uri!r}: a static resource's function takes no arguments "
+                    f"(it has {', '.join(info.required)}); use a URI template like 'scheme://x/{{id}}'"
+                )
+            self._call: Callable[[dict[str, Any]], Any] | None = make_caller(fn)
+        else:
+            self._call = None
+        self._value = value
+        self.definition = _describe(
+            {"uri": uri, "name": name},
+            title=title,
+            description=description,
+            mime_type=mime_type,
+            size=size,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+        )
+
+    async def read(self, ctx: Context | None) -> list[dict[str, Any]]:
+        if self._call is None:
+            value = self._value
+        else:
+            kwargs: dict[str, Any] = {}
+            if self.context_param is not None:
+                kwargs[self.context_param] = ctx
+            value = await self._call(kwargs)
+        return contents_of(value, self.uri, self.mime_type)
+
+
+class TemplateDef:
+    """A resource template: a URI pattern whose variables become the function's arguments."""
+
+    __slots__ = ("_call", "context_param", "definition", "info", "matcher", "mime_type", "template")
+
+    def __init__(
+        self,
+        template: str,
+        fn: Callable[..., Any],
+        info: FuncInfo,
+        *,
+        name: str,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: Any = None,
+        icons: Sequence[Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.template = template
+        self.matcher = compile_template(template)
+        self.info = info
+        self.mime_type = mime_type
+        self.context_param = info.context_param
+        variables = set(self.matcher.variables)
+        missing = [p for p in info.required if p not in variables]
+        if missing:
+            raise TypeError(
+                f"resource template {template!r}: parameters {missing} of the function are not "
+                f"variables of the template ({sorted(variables)})"
+            )
+        unknown = [v for v in variables if v not in info.params]
+        if unknown and not _takes_kwargs(fn):
+            raise TypeError(
+                f"resource template {template!r}: variables {sorted(unknown)} have no parameter in the function"
+            )
+        self._call = make_caller(fn)
+        self.definition = _describe(
+            {"uriTemplate": template, "name": name},
+            title=title,
+            description=description,
+            mime_type=mime_type,
+            size=None,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+        )
+
+    def match(self, uri: str) -> dict[str, Any] | None:
+        return self.matcher.match(uri)
+
+    async def read(
+        self, uri: str, variables: dict[str, Any], ctx: Context | None
+    ) -> list[dict[str, Any]]:
+        args = {k: v for k, v in variables.items() if k in self.info.params}
+        kwargs, problems = self.info.validate(args)
+        if problems:
+            raise InvalidParams(
+                message=f"Invalid URI {uri!r} for template {self.template!r}: "
+                + "; ".join(problems)
+            )
+        if self.context_param is not None:
+            kwargs[self.context_param] = ctx
+        value = await self._call(kwargs)
+        return contents_of(value, uri, self.mime_type)
+
+
+def _takes_kwargs(fn: Callable[..., Any]) -> bool:
+    import inspect
+
+    try:
+        return any(p.kind is p.VAR_KEYWORD for p in inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+
+
+def contents_of(value: Any, uri: str, mime_type: str | None) -> list[dict[str, Any]]:
+    """Turn what a resource function returned into ``contents`` entries.
+
+    ``str`` is text, ``bytes`` a base64 blob, models/dicts/lists JSON text; resource
+    contents objects pass through (one or a list).
+    """
+    if isinstance(value, str):
+        return [_with_mime({"uri": uri, "text": value}, mime_type or "text/plain")]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        blob = base64.b64encode(bytes(value)).decode("ascii")
+        return [_with_mime({"uri": uri, "blob": blob}, mime_type or "application/octet-stream")]
+    if isinstance(value, MCPModel):
+        wire = value.to_wire()
+        if "contents" in wire and isinstance(wire["contents"], list):
+            return list(wire["contents"])
+        if "text" in wire or "blob" in wire:
+            return [wire]
+    if isinstance(value, (list, tuple)) and value and all(_is_contents(v) for v in value):
+        return [to_wire(v) for v in value]
+    if isinstance(value, dict) and "uri" in value and ("text" in value or "blob" in value):
+        return [value]
+    if isinstance(value, (BaseModel, dict, list, tuple, int, float, bool)) or value is None:
+        return [
+            _with_mime(
+                {"uri": uri, "text": dumps_text(jsonable(value))}, mime_type or "application/json"
+            )
+        ]
+    return [_with_mime({"uri": uri, "text": str(value)}, mime_type or "text/plain")]
+
+
+def _with_mime(d: dict[str, Any], mime: str) -> dict[str, Any]:
+    d["mimeType"] = mime
+    return d
+
+
+def _is_contents(v: Any) -> bool:
+    if isinstance(v, MCPModel):
+        return hasattr(v, "uri") and (hasattr(v, "text") or hasattr(v, "blob"))
+    return isinstance(v, dict) and "uri" in v and ("text" in v or "blob" in v)
+
+
+# ---------------------------------------------------------------------------- templates
+
+
+class _Matcher:
+    """Matches URIs against a template; produced by :func:`compile_template`."""
+
+    variables: list[str]
+
+    def match(self, uri: str) -> dict[str, Any] | None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+def compile_template(template: str) -> _Matcher:
+    """A matcher for ``template`` (RFC 6570)."""
+    try:
+        from . import _uritemplate
+    except ImportError:
+        return _SimpleMatcher(template)
+    return _uritemplate_adapter(_uritemplate, template)
+
+
+def _uritemplate_adapter(mod: Any, template: str) -> _Matcher:
+    return _SimpleMatcher(template)
+
+
+class _SimpleMatcher(_Matcher):
+    """Level-1/2 matching (``{var}``, ``{+var}``) until the full RFC 6570 module is in place."""
+
+    _EXPR = re.compile(r"\{([+]?)([A-Za-z0-9_.]+)\}")
+
+    def __init__(self, template: str) -> None:
+        self.variables = []
+        pattern = ""
+        pos = 0
+        for m in self._EXPR.finditer(template):
+            pattern += re.escape(template[pos : m.start()])
+            name = m.group(2)
+            self.variables.append(name)
+            pattern += f"(?P<{name}>[^/?#]+)" if not m.group(1) else f"(?P<{name}>[^?#]+)"
+            pos = m.end()
+        pattern += re.escape(template[pos:])
+        self._re = re.compile(pattern)
+
+    def match(self, uri: str) -> dict[str, Any] | None:
+        m = self._re.fullmatch(uri)
+        if m is None:
+            return None
+        values = {k: unquote(v) for k, v in m.groupdict().items()}
+        if any(v in (".", "..") or "/../" in f"/{v}/" for v in values.values()):
+            return None
+        return values
+
+
+def read_error(uri: str, exc: Exception) -> ProtocolError:
+    """The JSON-RPC error for a resource function that raised."""
+    if isinstance(exc, ProtocolError):
+        return exc
+    if isinstance(exc, MCPError):
+        return ProtocolError(message=f"Error reading resource {uri}: {exc}")
+    return ProtocolError(message=f"Error reading resource {uri}")

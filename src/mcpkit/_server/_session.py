@@ -1,0 +1,129 @@
+"""One client connection of a :class:`~mcpkit.Server`: per-session state and the outbox.
+
+The outbox carries what the server sends on its own initiative (list changes, log records
+from Python's logging): it may be posted from synchronous code and from worker threads,
+and it is delivered only after the client said ``initialized``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from .._exceptions import MCPError
+from .._session._server import ServerSession
+from .._transports._base import RequestId
+from ._logging import LEVELS
+
+if TYPE_CHECKING:
+    from ._context import Context
+    from ._server import Server
+
+logger = logging.getLogger("mcpkit.server")
+
+#: Messages waiting in a session's outbox before new ones are dropped (with a warning).
+OUTBOX_SIZE = 1024
+
+_OutItem = tuple[str, "dict[str, Any] | None", "RequestId | None"]
+
+
+class BoundSession(ServerSession):
+    """A :class:`ServerSession` served by a :class:`~mcpkit.Server`.
+
+    Adds what the server tracks per client: the log level it asked for, the resources it
+    subscribed to, and an outbox for notifications the server sends on its own.
+    """
+
+    def __init__(self, server: Server, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.server = server
+        #: Minimum severity sent as ``notifications/message`` (set by ``logging/setLevel``).
+        self.log_threshold = 0
+        #: URIs this client subscribed to.
+        self.subscriptions: set[str] = set()
+        self._pending_changes: set[str] = set()
+        send, receive = anyio.create_memory_object_stream[_OutItem](OUTBOX_SIZE)
+        self._outbox: MemoryObjectSendStream[_OutItem] = send
+        self._outbox_receive: MemoryObjectReceiveStream[_OutItem] = receive
+        self._loop_thread: int | None = None
+        self._token: Any = None
+        self._tg: TaskGroup | None = None
+
+    def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        """Run ``fn(*args)`` in the background for as long as the session runs."""
+        if self._tg is None:
+            raise RuntimeError("the session is not running")
+        self._tg.start_soon(fn, *args)
+
+    async def run(self) -> None:
+        """Serve until the client disconnects; then the server forgets this session."""
+        self._loop_thread = threading.get_ident()
+        self._token = anyio.lowlevel.current_token()
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                tg.start_soon(self._drain)
+                try:
+                    await super().run()
+                finally:
+                    tg.cancel_scope.cancel()
+        finally:
+            self.server._unregister(self)
+            self._outbox.close()
+
+    async def _drain(self) -> None:
+        await self.wait_initialized()
+        async with self._outbox_receive:
+            async for method, params, related in self._outbox_receive:
+                self._pending_changes.discard(method)
+                try:
+                    await self.notify(method, params, related_request_id=related)
+                except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    return
+                except Exception:  # pragma: no cover - a bug, but never kill the session for it
+                    logger.exception("could not send %s", method)
+
+    def post(
+        self, method: str, params: dict[str, Any] | None = None, related: RequestId | None = None
+    ) -> None:
+        """Queue a notification; callable from sync code, the loop, or a worker thread."""
+        item: _OutItem = (method, params, related)
+        if self._loop_thread is None or threading.get_ident() == self._loop_thread:
+            self._post_now(item)
+            return
+        try:
+            anyio.from_thread.run_sync(self._post_now, item, token=self._token)
+        except RuntimeError:
+            logger.debug("dropped %s: the session's event loop is gone", method)
+
+    def _post_now(self, item: _OutItem) -> None:
+        try:
+            self._outbox.send_nowait(item)
+        except anyio.WouldBlock:
+            logger.warning("outbox of a session is full; dropped %s", item[0])
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+    def post_list_changed(self, method: str) -> None:
+        """Queue a ``notifications/*/list_changed`` (several changes in a row send one)."""
+        if method in self._pending_changes:
+            return
+        self._pending_changes.add(method)
+        self.post(method, None)
+
+    def post_log(self, ctx: Context, level: str, data: Any, logger_name: str | None) -> None:
+        """Queue a ``notifications/message`` for the request ``ctx`` serves, if the level passes."""
+        if LEVELS.get(level, 0) < self.log_threshold:
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger_name:
+            params["logger"] = logger_name
+        self.post("notifications/message", params, ctx.request_id)

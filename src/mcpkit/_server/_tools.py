@@ -1,0 +1,293 @@
+"""Tools: registration (everything precomputed) and the ``tools/call`` path."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from .._exceptions import MCPError, ProtocolError
+from ..types._base import MCPModel
+from ._func import FuncInfo
+from ._util import dumps_text, jsonable, make_caller, to_wire
+
+if TYPE_CHECKING:
+    from ._context import Context
+
+logger = logging.getLogger("mcpkit.server")
+
+#: The characters and length the spec recommends for tool names.
+TOOL_NAME_RE = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+
+_CONTENT_TYPES = frozenset({"text", "image", "audio", "resource_link", "resource"})
+
+
+class ToolError(MCPError):
+    """Raise it from a tool to report a failure the model should see, worded as you wrote it.
+
+    The call then answers with ``isError: true`` and your message as its text. Any other
+    exception is reported too, but without its details (unless the server was created
+    with ``mask_errors=False``), so internals do not leak to the client.
+
+    Example::
+
+        @server.tool()
+        def divide(a: float, b: float) -> float:
+            if b == 0:
+                raise ToolError("b must not be zero")
+            return a / b
+    """
+
+
+def check_tool_name(name: str) -> None:
+    """Raise ``ValueError`` unless ``name`` follows the spec's tool name rules."""
+    if not TOOL_NAME_RE.fullmatch(name):
+        raise ValueError(
+            f"invalid tool name {name!r}: use 1 to 128 characters among A-Z, a-z, 0-9, '_', '-' and '.'"
+        )
+
+
+def error_result(text: str) -> dict[str, Any]:
+    """A ``CallToolResult`` reporting a tool execution error."""
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+class ToolDef:
+    """A registered tool, with everything the call path needs computed in advance."""
+
+    __slots__ = (
+        "_call",
+        "context_param",
+        "definition",
+        "fn",
+        "info",
+        "mask_errors",
+        "name",
+        "output_schema",
+        "validate",
+        "wrap_output",
+    )
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        info: FuncInfo,
+        *,
+        name: str,
+        title: str | None,
+        description: str | None,
+        input_schema: Mapping[str, Any] | None,
+        output_schema: Mapping[str, Any] | bool | None,
+        annotations: Any,
+        icons: Sequence[Any] | None,
+        meta: Mapping[str, Any] | None,
+        task_support: str | None,
+        mask_errors: bool,
+    ) -> None:
+        self.fn = fn
+        self.info = info
+        self.name = name
+        self.context_param = info.context_param
+        self.mask_errors = mask_errors
+        self._call = make_caller(fn)
+        if input_schema is not None:
+            # An explicit schema is kept exactly as written; arguments are then checked
+            # against it with jsonschema instead of the signature.
+            schema = dict(input_schema)
+            if schema.get("type") != "object":
+                raise ValueError(f"tool {name!r}: an input schema must have type 'object'")
+            self.validate = _jsonschema_validator(schema, info)
+        else:
+            schema = info.input_schema
+            self.validate = info.validate
+        out: dict[str, Any] | None
+        if output_schema is False:
+            out, self.wrap_output = None, False
+        elif output_schema is None or output_schema is True:
+            out, self.wrap_output = info.output_schema, info.wrap_output
+        else:
+            out, self.wrap_output = dict(output_schema), False
+        self.output_schema = out
+        d: dict[str, Any] = {"name": name}
+        if title is not None:
+            d["title"] = title
+        if description is not None:
+            d["description"] = description
+        d["inputSchema"] = schema
+        if out is not None:
+            d["outputSchema"] = out
+        if annotations is not None:
+            d["annotations"] = dict(to_wire(annotations))
+        if icons:
+            d["icons"] = [to_wire(i) for i in icons]
+        if task_support is not None:
+            d["execution"] = {"taskSupport": task_support}
+        if meta is not None:
+            d["_meta"] = dict(meta)
+        #: The ``Tool`` object as listed.
+        self.definition = d
+
+    async def call(self, arguments: dict[str, Any], ctx: Context | None) -> dict[str, Any]:
+        """Run the tool; every failure of the tool itself becomes an ``isError`` result."""
+        kwargs, problems = self.validate(arguments)
+        if problems:
+            return error_result(
+                f"Invalid arguments for tool {self.name!r}:\n"
+                + "\n".join(f"- {p}" for p in problems)
+            )
+        if self.context_param is not None:
+            kwargs[self.context_param] = ctx
+        try:
+            value = await self._call(kwargs)
+        except ToolError as e:
+            return error_result(str(e) or f"Error executing tool {self.name}")
+        except ProtocolError:
+            # Deliberate JSON-RPC errors (e.g. -32042 URL elicitation required) go out as such.
+            raise
+        except MCPError as e:
+            # Our own errors (capability missing, timeouts) carry clear messages worth showing.
+            return error_result(f"Error executing tool {self.name}: {e}")
+        except Exception as e:
+            logger.exception("tool %r failed", self.name)
+            if self.mask_errors:
+                return error_result(f"Error executing tool {self.name}")
+            return error_result(f"Error executing tool {self.name}: {type(e).__name__}: {e}")
+        try:
+            return self.convert(value)
+        except Exception as e:
+            logger.exception("tool %r returned a value that cannot be sent", self.name)
+            return error_result(
+                f"Error executing tool {self.name}: its result could not be converted ({e})"
+            )
+
+    def convert(self, value: Any) -> dict[str, Any]:
+        """Turn a tool's return value into a ``CallToolResult`` dict."""
+        if type(value) is str:
+            return {"content": [{"type": "text", "text": value}]}
+        if value is None and self.output_schema is None:
+            return {"content": []}
+        if self.wrap_output:
+            data = jsonable(value)
+            structured = {"result": data}
+            return {
+                "content": [{"type": "text", "text": _text_of(data)}],
+                "structuredContent": structured,
+            }
+        if isinstance(value, MCPModel):
+            wire = value.to_wire()
+            if "content" in wire and (
+                "isError" in wire or "structuredContent" in wire or _is_result(value)
+            ):
+                return wire
+            if wire.get("type") in _CONTENT_TYPES:
+                return {"content": [wire]}
+        if isinstance(value, (list, tuple)) and value and all(_is_content(v) for v in value):
+            return {"content": [_content_of(v) for v in value]}
+        if (
+            isinstance(value, dict)
+            and value.get("type") in _CONTENT_TYPES
+            and self.output_schema is None
+        ):
+            return {"content": [value]}
+        if isinstance(value, (BaseModel, dict)) or (
+            dataclasses.is_dataclass(value) and not isinstance(value, type)
+        ):
+            data = jsonable(value)
+            return {
+                "content": [{"type": "text", "text": dumps_text(data)}],
+                "structuredContent": data,
+            }
+        if isinstance(value, (int, float, bool)) or value is None:
+            return {"content": [{"type": "text", "text": dumps_text(value)}]}
+        if isinstance(value, (list, tuple)):
+            return {"content": [{"type": "text", "text": dumps_text(jsonable(value))}]}
+        if isinstance(value, bytes):
+            raise TypeError("return bytes as ImageContent/AudioContent/EmbeddedResource, not raw")
+        return {"content": [{"type": "text", "text": str(value)}]}
+
+
+def _text_of(data: Any) -> str:
+    return data if isinstance(data, str) else dumps_text(data)
+
+
+def _is_result(value: MCPModel) -> bool:
+    from ..types import CallToolResult
+
+    return isinstance(value, CallToolResult)
+
+
+def _is_content(v: Any) -> bool:
+    if isinstance(v, str):
+        return True
+    if isinstance(v, MCPModel):
+        return getattr(v, "type", None) in _CONTENT_TYPES
+    return isinstance(v, dict) and v.get("type") in _CONTENT_TYPES
+
+
+def _content_of(v: Any) -> dict[str, Any]:
+    if isinstance(v, str):
+        return {"type": "text", "text": v}
+    if isinstance(v, MCPModel):
+        return v.to_wire()
+    assert isinstance(v, dict)
+    return v
+
+
+def _jsonschema_validator(
+    schema: dict[str, Any], info: FuncInfo
+) -> Callable[[dict[str, Any]], tuple[dict[str, Any], list[str]]]:
+    """Validate arguments against an explicit JSON schema, then pass them by name.
+
+    With the ``jsonschema`` package installed the whole schema is checked; without it,
+    required members and unknown members (under ``additionalProperties: false``) are.
+    """
+    params = set(info.params)
+    takes_all = not params  # a **kwargs-only function gets every argument
+    check = _schema_checker(schema)
+
+    def validate(arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        problems = check(arguments)
+        if problems:
+            return {}, problems
+        if takes_all:
+            return dict(arguments), []
+        return {k: v for k, v in arguments.items() if k in params}, []
+
+    return validate
+
+
+def _schema_checker(schema: dict[str, Any]) -> Callable[[dict[str, Any]], list[str]]:
+    try:
+        import jsonschema
+    except ImportError:  # pragma: no cover - jsonschema is optional
+        required = [r for r in schema.get("required") or () if isinstance(r, str)]
+        props = schema.get("properties") or {}
+        closed = schema.get("additionalProperties") is False
+
+        def minimal(arguments: dict[str, Any]) -> list[str]:
+            problems = [f"{r}: required argument missing" for r in required if r not in arguments]
+            if closed:
+                problems += [f"{k}: unexpected argument" for k in arguments if k not in props]
+            return problems
+
+        return minimal
+
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    validator = cls(schema)
+
+    def full(arguments: dict[str, Any]) -> list[str]:
+        problems = []
+        for err in sorted(validator.iter_errors(arguments), key=lambda e: list(e.path)):
+            where = ".".join(str(p) for p in err.path) or "arguments"
+            problems.append(f"{where}: {err.message}")
+        return problems
+
+    return full
+
+
+ToolFn = Callable[..., Any]
+ToolCall = Callable[[dict[str, Any]], Awaitable[Any]]
