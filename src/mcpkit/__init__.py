@@ -1,5 +1,16 @@
 """mcpkit."""
 
 from ._client import Client, ClientGroup, ServerRequestContext, SyncClient
+from ._server import Context, ElicitationResult, ResourceNotFound, Server, ToolError
 
-__all__ = ["Client", "ClientGroup", "ServerRequestContext", "SyncClient"]
+__all__ = [
+    "Client",
+    "ClientGroup",
+    "Context",
+    "ElicitationResult",
+    "ResourceNotFound",
+    "Server",
+    "ServerRequestContext",
+    "SyncClient",
+    "ToolError",
+]
