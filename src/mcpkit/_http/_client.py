@@ -1,0 +1,643 @@
+"""HTTP client transports: Streamable HTTP, the legacy HTTP+SSE one, and the fallback between them.
+
+Built on httpx2 (see docs/dependencies.md). Each outgoing request is POSTed from its own
+task, so a long-running call never blocks other traffic; its answer (one JSON body or an
+SSE stream) is fed to the engine as it arrives. Notifications and responses are POSTed
+inline, so their errors surface to the caller and their order is kept.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any, Union
+from urllib.parse import urljoin, urlsplit
+
+import anyio
+import httpx2 as httpx
+import orjson
+from anyio.abc import TaskGroup
+
+from .._exceptions import ConnectionClosed, TransportError
+from .._transports._base import Incoming, Message, RequestId
+from ._sse import SSEParser
+
+logger = logging.getLogger("mcpkit.http.client")
+
+#: JSON-RPC error code of the synthetic errors this transport hands the engine when the
+#: HTTP exchange of a request failed (server error, broken stream, expired session).
+HTTP_TRANSPORT_ERROR = -32000
+DEFAULT_RETRY_MS = 1000
+ACCEPT_BOTH = "application/json, text/event-stream"
+
+HeaderHook = Callable[[], Union[Mapping[str, str], Awaitable[Mapping[str, str]]]]
+AuthLike = Union[httpx.Auth, HeaderHook, None]
+
+
+class SessionExpired(ConnectionClosed):
+    """The server answered 404 for our session: it ended. Connect again and initialize anew."""
+
+
+class HTTPStatusFailure(TransportError):
+    """The server answered an HTTP error status."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(f"HTTP {status}: {detail}")
+        self.status = status
+
+
+class _HeaderAuth(httpx.Auth):
+    """Adapts a callable returning headers (sync or async) to an httpx auth hook."""
+
+    def __init__(self, hook: HeaderHook) -> None:
+        self._hook = hook
+
+    async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        got = self._hook()
+        if inspect.isawaitable(got):
+            got = await got
+        request.headers.update(dict(got))
+        yield request
+
+
+def _auth(auth: AuthLike) -> httpx.Auth | None:
+    if auth is None or isinstance(auth, httpx.Auth):
+        return auth
+    if callable(auth):
+        return _HeaderAuth(auth)
+    raise TypeError("auth must be an httpx2.Auth or a callable returning headers")
+
+
+def _error(rid: RequestId, message: str, status: int | None = None) -> dict[str, Any]:
+    err: dict[str, Any] = {"code": HTTP_TRANSPORT_ERROR, "message": message}
+    if status is not None:
+        err["data"] = {"httpStatus": status}
+    return {"jsonrpc": "2.0", "id": rid, "error": err}
+
+
+async def _error_text(resp: httpx.Response) -> str:
+    try:
+        body = await resp.aread()
+    except httpx.HTTPError:
+        return resp.reason_phrase
+    try:
+        msg = orjson.loads(body[:65536])
+        if isinstance(msg, dict) and isinstance(msg.get("error"), dict):
+            return str(msg["error"].get("message", resp.reason_phrase))
+    except orjson.JSONDecodeError:
+        pass
+    text = body[:200].decode("utf-8", "replace").strip()
+    return text or resp.reason_phrase
+
+
+class _Sink:
+    """The receive side shared by the transports (the fallback swaps senders, not readers)."""
+
+    def __init__(self) -> None:
+        self.send, self.recv = anyio.create_memory_object_stream[Incoming](4096)
+
+    async def put(self, item: Incoming) -> None:
+        try:
+            await self.send.send(item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+
+class StreamableHTTPClientTransport:
+    """The client end of a Streamable HTTP connection. Open it with :func:`open_streamable_http`."""
+
+    def __init__(
+        self,
+        url: str,
+        client: httpx.AsyncClient,
+        tg: TaskGroup,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+        sse_read_timeout: float = 300.0,
+        max_reconnects: int = 5,
+        fallback_to_sse: bool = False,
+        sink: _Sink | None = None,
+    ) -> None:
+        self.url = url
+        self._client = client
+        self._tg = tg
+        self._headers = dict(headers or {})
+        self.timeout = timeout
+        self.sse_read_timeout = sse_read_timeout
+        self.max_reconnects = max_reconnects
+        self._fallback = fallback_to_sse
+        self._sink = sink or _Sink()
+        #: The ``Mcp-Session-Id`` the server assigned, if any.
+        self.session_id: str | None = None
+        #: The revision learned from the initialize result (sent as MCP-Protocol-Version).
+        self.protocol_version: str | None = None
+        self.session_expired = False
+        self._init_ids: set[RequestId] = set()
+        self._get_started = False
+        self._closed = False
+        self._legacy: SSEClientTransport | None = None
+        self._mode_known = anyio.Event()
+        self.close_reason = "the HTTP connection was closed"
+
+    # ------------------------------------------------------------------ Transport
+
+    async def receive(self) -> Incoming:
+        return await self._sink.recv.receive()
+
+    async def send(self, message: Message, /, *, related_request_id: RequestId | None = None) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if self._legacy is not None:
+            await self._legacy.send(message)
+            return
+        if self.session_expired:
+            if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
+                return
+            raise SessionExpired("the server ended the MCP session (HTTP 404); connect again and initialize anew")
+        if isinstance(message, dict) and "method" in message and "id" in message:
+            if message["method"] == "initialize":
+                self._init_ids.add(message["id"])
+            elif self._fallback and not self._mode_known.is_set():
+                with anyio.fail_after(self.timeout):
+                    await self._mode_known.wait()
+                if self._legacy is not None:
+                    await self._legacy.send(message)
+                    return
+            self._tg.start_soon(self._post_request, message)
+            return
+        await self._post_other(message)
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._legacy is not None:
+            await self._legacy.aclose()
+        elif self.session_id is not None and not self.session_expired:
+            # Tell the server we are done so it frees the session now (405 = not allowed: fine).
+            with anyio.move_on_after(min(self.timeout, 5.0)), anyio.CancelScope(shield=True):
+                try:
+                    await self._client.delete(self.url, headers=self._request_headers(None))
+                except httpx.HTTPError as e:
+                    logger.debug("DELETE of the session failed: %s", e)
+        self._sink.send.close()
+
+    # ------------------------------------------------------------------ POST
+
+    def _request_headers(self, accept: str | None = ACCEPT_BOTH) -> dict[str, str]:
+        h = dict(self._headers)
+        if accept is not None:
+            h["accept"] = accept
+        if self.session_id is not None:
+            h["mcp-session-id"] = self.session_id
+        if self.protocol_version is not None:
+            h["mcp-protocol-version"] = self.protocol_version
+        return h
+
+    def _post_headers(self) -> dict[str, str]:
+        h = self._request_headers()
+        h["content-type"] = "application/json"
+        return h
+
+    async def _post_other(self, message: Message) -> None:
+        try:
+            resp = await self._client.post(
+                self.url, content=orjson.dumps(message), headers=self._post_headers(), timeout=self.timeout
+            )
+        except httpx.HTTPError as e:
+            if _is_cancel(message):
+                return
+            raise ConnectionClosed(f"POST to {self.url} failed: {e or type(e).__name__}") from e
+        if resp.status_code == 404 and self.session_id is not None:
+            self.session_expired = True
+            if _is_cancel(message):
+                return
+            raise SessionExpired("the server ended the MCP session (HTTP 404); connect again and initialize anew")
+        if resp.status_code >= 400 and not _is_cancel(message):
+            raise HTTPStatusFailure(resp.status_code, await _error_text(resp))
+        if isinstance(message, dict) and message.get("method") == "notifications/initialized":
+            self._start_get_stream()
+
+    async def _post_request(self, message: dict[str, Any]) -> None:
+        rid: RequestId = message["id"]
+        is_init = rid in self._init_ids
+        try:
+            await self._exchange(message, rid, is_init)
+        except httpx.HTTPError as e:
+            await self._sink.put(_error(rid, f"HTTP request failed: {type(e).__name__}: {e}"))
+        except ValueError as e:  # malformed SSE or JSON from the server
+            await self._sink.put(_error(rid, f"malformed response from the server: {e}"))
+        finally:
+            self._init_ids.discard(rid)
+            if is_init:
+                self._mode_known.set()
+
+    async def _exchange(self, message: dict[str, Any], rid: RequestId, is_init: bool) -> None:
+        timeout = httpx.Timeout(self.timeout, read=self.sse_read_timeout)
+        async with self._client.stream(
+            "POST", self.url, content=orjson.dumps(message), headers=self._post_headers(), timeout=timeout
+        ) as resp:
+            status = resp.status_code
+            if status == 404 and self.session_id is not None:
+                self.session_expired = True
+                await self._sink.put(
+                    _error(rid, "the server ended the MCP session (HTTP 404); connect again and initialize anew", 404)
+                )
+                return
+            if is_init and self._fallback and status in (400, 404, 405) and self.session_id is None:
+                await resp.aclose()
+                await self._switch_to_legacy(message)
+                return
+            if status >= 400:
+                await self._sink.put(_error(rid, f"HTTP {status}: {await _error_text(resp)}", status))
+                return
+            if is_init:
+                sid = resp.headers.get("mcp-session-id")
+                if sid is not None:
+                    self.session_id = sid
+            ctype = resp.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+            if ctype == "application/json":
+                body = await resp.aread()
+                await self._incoming(orjson.loads(body))
+                return
+            if ctype == "text/event-stream":
+                got, last_id, retry = await self._read_sse(resp, rid)
+            else:
+                await self._sink.put(_error(rid, f"unexpected answer: HTTP {status} with content type {ctype!r}", status))
+                return
+        if not got:
+            await self._resume(rid, last_id, retry)
+
+    async def _read_sse(
+        self, resp: httpx.Response, rid: RequestId | None
+    ) -> tuple[bool, str | None, int | None]:
+        """Feed a stream's messages to the engine. Returns (saw the response to rid, last id, retry)."""
+        parser = SSEParser()
+        last_id: str | None = None
+        retry: int | None = None
+        got = False
+        try:
+            async for chunk in resp.aiter_bytes():
+                for ev in parser.feed(chunk):
+                    if ev.id is not None:
+                        last_id = ev.id
+                    if ev.retry is not None:
+                        retry = ev.retry
+                    if ev.event != "message" or not ev.data:
+                        continue
+                    try:
+                        msg = orjson.loads(ev.data)
+                    except orjson.JSONDecodeError:
+                        logger.warning("dropped an SSE event that is not JSON")
+                        continue
+                    if await self._incoming(msg) == rid and rid is not None:
+                        got = True
+                if got:
+                    break
+        except httpx.HTTPError as e:
+            logger.debug("SSE stream broke: %s", e)
+        return got, last_id, retry
+
+    async def _resume(self, rid: RequestId, last_id: str | None, retry: int | None) -> None:
+        """The POST stream ended without our response: reconnect with GET + Last-Event-ID."""
+        attempts = 0
+        while True:
+            if last_id is None:
+                await self._sink.put(_error(rid, "the server closed the stream before answering (no event id to resume from)"))
+                return
+            if attempts >= self.max_reconnects:
+                await self._sink.put(_error(rid, f"gave up resuming the stream after {attempts} attempts"))
+                return
+            attempts += 1
+            await anyio.sleep((retry if retry is not None else DEFAULT_RETRY_MS) / 1000)
+            headers = self._request_headers("text/event-stream")
+            headers["last-event-id"] = last_id
+            timeout = httpx.Timeout(self.timeout, read=self.sse_read_timeout)
+            try:
+                async with self._client.stream("GET", self.url, headers=headers, timeout=timeout) as resp:
+                    if resp.status_code == 404 and self.session_id is not None:
+                        self.session_expired = True
+                        await self._sink.put(_error(rid, "the server ended the MCP session (HTTP 404)", 404))
+                        return
+                    if resp.status_code >= 400:
+                        await self._sink.put(
+                            _error(rid, f"resuming failed: HTTP {resp.status_code}: {await _error_text(resp)}", resp.status_code)
+                        )
+                        return
+                    got, new_last, new_retry = await self._read_sse(resp, rid)
+            except httpx.HTTPError as e:
+                logger.debug("resumption attempt failed: %s", e)
+                continue
+            if got:
+                return
+            if new_last is not None and new_last != last_id:
+                attempts = 0  # progress was made
+                last_id = new_last
+            if new_retry is not None:
+                retry = new_retry
+
+    async def _incoming(self, msg: Any) -> RequestId | None:
+        """Hand a message to the engine; returns the id if it is a response."""
+        if isinstance(msg, dict) and "method" not in msg:
+            rid = msg.get("id")
+            if rid in self._init_ids:
+                result = msg.get("result")
+                if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
+                    self.protocol_version = result["protocolVersion"]
+            await self._sink.put(msg)
+            return rid if isinstance(rid, (str, int)) else None
+        await self._sink.put(msg)
+        return None
+
+    # ------------------------------------------------------------------ GET stream
+
+    def _start_get_stream(self) -> None:
+        if self._get_started or self._closed:
+            return
+        self._get_started = True
+        self._tg.start_soon(self._get_loop)
+
+    async def _get_loop(self) -> None:
+        last_id: str | None = None
+        retry: int | None = None
+        failures = 0
+        while not self._closed and not self.session_expired:
+            headers = self._request_headers("text/event-stream")
+            if last_id is not None:
+                headers["last-event-id"] = last_id
+            timeout = httpx.Timeout(self.timeout, read=self.sse_read_timeout)
+            try:
+                async with self._client.stream("GET", self.url, headers=headers, timeout=timeout) as resp:
+                    if resp.status_code == 405:
+                        return  # the server offers no GET stream
+                    if resp.status_code == 404 and self.session_id is not None:
+                        self.session_expired = True
+                        return
+                    if resp.status_code >= 400 or "text/event-stream" not in resp.headers.get("content-type", ""):
+                        logger.debug("GET stream refused: HTTP %s", resp.status_code)
+                        return
+                    failures = 0
+                    _, new_last, new_retry = await self._read_sse(resp, None)
+                    if new_last is not None:
+                        last_id = new_last
+                    if new_retry is not None:
+                        retry = new_retry
+            except httpx.HTTPError as e:
+                logger.debug("GET stream broke: %s", e)
+                failures += 1
+                if failures > self.max_reconnects:
+                    return
+            await anyio.sleep((retry if retry is not None else DEFAULT_RETRY_MS) / 1000 * max(1, failures))
+
+    # ------------------------------------------------------------------ fallback
+
+    async def _switch_to_legacy(self, initialize: dict[str, Any]) -> None:
+        logger.info("%s does not speak Streamable HTTP; falling back to HTTP+SSE", self.url)
+        try:
+            legacy = await SSEClientTransport.connect(
+                self.url, self._client, self._tg, headers=self._headers, timeout=self.timeout,
+                sse_read_timeout=self.sse_read_timeout, sink=self._sink,
+            )
+        except (TransportError, httpx.HTTPError) as e:
+            await self._sink.put(_error(initialize["id"], f"neither Streamable HTTP nor HTTP+SSE worked: {e}"))
+            return
+        self._legacy = legacy
+        await legacy.send(initialize)
+
+
+def _is_cancel(message: Message) -> bool:
+    # Cancellation is best effort: failing to deliver it must not mask the caller's error.
+    return isinstance(message, dict) and message.get("method") == "notifications/cancelled"
+
+
+class SSEClientTransport:
+    """The client end of the legacy (2024-11-05) HTTP+SSE transport. Open with :func:`open_sse`."""
+
+    def __init__(
+        self, client: httpx.AsyncClient, endpoint: str, sink: _Sink, headers: Mapping[str, str], timeout: float
+    ) -> None:
+        self._client = client
+        self.endpoint = endpoint
+        self._sink = sink
+        self._headers = dict(headers)
+        self.timeout = timeout
+        self._scope = anyio.CancelScope()
+        self._closed = False
+        self.close_reason = "the SSE stream ended"
+
+    @classmethod
+    async def connect(
+        cls,
+        url: str,
+        client: httpx.AsyncClient,
+        tg: TaskGroup,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+        sse_read_timeout: float = 300.0,
+        sink: _Sink | None = None,
+    ) -> SSEClientTransport:
+        sink = sink or _Sink()
+        endpoint_box: list[str | BaseException] = []
+        got_endpoint = anyio.Event()
+        h = dict(headers or {})
+        scope = anyio.CancelScope()
+
+        async def reader() -> None:
+            with scope:
+                try:
+                    req_h = {**h, "accept": "text/event-stream"}
+                    t = httpx.Timeout(timeout, read=sse_read_timeout)
+                    async with client.stream("GET", url, headers=req_h, timeout=t) as resp:
+                        if resp.status_code >= 400:
+                            raise HTTPStatusFailure(resp.status_code, await _error_text(resp))
+                        parser = SSEParser()
+                        async for chunk in resp.aiter_bytes():
+                            for ev in parser.feed(chunk):
+                                if ev.event == "endpoint" and not got_endpoint.is_set():
+                                    target = urljoin(url, ev.data.strip())
+                                    if urlsplit(target)[:2] != urlsplit(url)[:2]:
+                                        raise TransportError(f"the server's endpoint {target!r} is on another origin")
+                                    endpoint_box.append(target)
+                                    got_endpoint.set()
+                                elif ev.event == "message" and ev.data:
+                                    try:
+                                        await sink.put(orjson.loads(ev.data))
+                                    except orjson.JSONDecodeError:
+                                        logger.warning("dropped an SSE event that is not JSON")
+                except (TransportError, httpx.HTTPError, ValueError) as e:
+                    if not got_endpoint.is_set():
+                        endpoint_box.append(e)
+                        got_endpoint.set()
+                    else:
+                        logger.debug("SSE stream ended: %s", e)
+                finally:
+                    if not got_endpoint.is_set():
+                        endpoint_box.append(TransportError("the SSE stream ended before the endpoint event"))
+                        got_endpoint.set()
+                    sink.send.close()
+
+        tg.start_soon(reader)
+        with anyio.fail_after(timeout):
+            await got_endpoint.wait()
+        got = endpoint_box[0]
+        if isinstance(got, BaseException):
+            scope.cancel()
+            if isinstance(got, TransportError):
+                raise got
+            raise TransportError(f"could not open the SSE stream at {url}: {got}") from got
+        self = cls(client, got, sink, h, timeout)
+        self._scope = scope
+        return self
+
+    async def receive(self) -> Incoming:
+        return await self._sink.recv.receive()
+
+    async def send(self, message: Message, /, *, related_request_id: RequestId | None = None) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        try:
+            resp = await self._client.post(
+                self.endpoint,
+                content=orjson.dumps(message),
+                headers={**self._headers, "content-type": "application/json"},
+                timeout=self.timeout,
+            )
+        except httpx.HTTPError as e:
+            if _is_cancel(message):
+                return
+            raise ConnectionClosed(f"POST to {self.endpoint} failed: {e or type(e).__name__}") from e
+        if resp.status_code >= 400 and not _is_cancel(message):
+            raise HTTPStatusFailure(resp.status_code, await _error_text(resp))
+
+    async def aclose(self) -> None:
+        self._closed = True
+        self._scope.cancel()
+        self._sink.send.close()
+
+
+def _client(auth: AuthLike, timeout: float, http_client: httpx.AsyncClient | None) -> httpx.AsyncClient:
+    if http_client is not None:
+        return http_client
+    return httpx.AsyncClient(auth=_auth(auth), timeout=timeout, follow_redirects=False)
+
+
+@asynccontextmanager
+async def open_streamable_http(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    auth: AuthLike = None,
+    timeout: float = 30.0,
+    sse_read_timeout: float = 300.0,
+    max_reconnects: int = 5,
+    http_client: httpx.AsyncClient | None = None,
+) -> AsyncIterator[StreamableHTTPClientTransport]:
+    """Connect to a Streamable HTTP MCP endpoint; yields the transport for a ``ClientSession``.
+
+    Args:
+        url: the MCP endpoint, e.g. ``http://127.0.0.1:8000/mcp``.
+        headers: sent with every request.
+        auth: an ``httpx2.Auth``, or a callable (sync or async) returning headers to add
+            to each request (e.g. ``lambda: {"authorization": f"Bearer {token()}"}``).
+        timeout: connect/write timeout, and the read timeout of notification POSTs.
+        sse_read_timeout: longest silence tolerated on a response or SSE stream.
+        max_reconnects: consecutive failed reconnections before a stream is given up.
+        http_client: an ``httpx2.AsyncClient`` of your own (its auth/timeouts apply;
+            it is not closed for you).
+
+    On close, the session is ended with ``DELETE``. A ``404`` for our session raises
+    :class:`SessionExpired` (the server forgot it: connect again).
+
+    Example::
+
+        async with open_streamable_http("http://127.0.0.1:8000/mcp") as t:
+            async with ClientSession(t, client_info={"name": "me", "version": "1"}) as s:
+                await s.initialize()
+    """
+    async with _maybe_close(_client(auth, timeout, http_client), http_client is None) as client:
+        async with anyio.create_task_group() as tg:
+            t = StreamableHTTPClientTransport(
+                url, client, tg, headers=headers, timeout=timeout, sse_read_timeout=sse_read_timeout,
+                max_reconnects=max_reconnects,
+            )
+            try:
+                yield t
+            finally:
+                await t.aclose()
+                tg.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def open_sse(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    auth: AuthLike = None,
+    timeout: float = 30.0,
+    sse_read_timeout: float = 300.0,
+    http_client: httpx.AsyncClient | None = None,
+) -> AsyncIterator[SSEClientTransport]:
+    """Connect to a legacy (2024-11-05) HTTP+SSE server at its SSE ``url`` (e.g. ``.../sse``)."""
+    async with _maybe_close(_client(auth, timeout, http_client), http_client is None) as client:
+        async with anyio.create_task_group() as tg:
+            t = await SSEClientTransport.connect(
+                url, client, tg, headers=headers, timeout=timeout, sse_read_timeout=sse_read_timeout
+            )
+            try:
+                yield t
+            finally:
+                await t.aclose()
+                tg.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def open_http(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    auth: AuthLike = None,
+    timeout: float = 30.0,
+    sse_read_timeout: float = 300.0,
+    max_reconnects: int = 5,
+    http_client: httpx.AsyncClient | None = None,
+) -> AsyncIterator[StreamableHTTPClientTransport]:
+    """Connect over Streamable HTTP, falling back to legacy HTTP+SSE when the server answers
+    the ``initialize`` POST with 400, 404 or 405 (the spec's backwards-compatibility rule).
+
+    Same arguments as :func:`open_streamable_http`.
+    """
+    async with _maybe_close(_client(auth, timeout, http_client), http_client is None) as client:
+        async with anyio.create_task_group() as tg:
+            t = StreamableHTTPClientTransport(
+                url, client, tg, headers=headers, timeout=timeout, sse_read_timeout=sse_read_timeout,
+                max_reconnects=max_reconnects, fallback_to_sse=True,
+            )
+            try:
+                yield t
+            finally:
+                await t.aclose()
+                tg.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def _maybe_close(client: httpx.AsyncClient, close: bool) -> AsyncIterator[httpx.AsyncClient]:
+    if close:
+        async with client:
+            yield client
+    else:
+        yield client
+
+
+__all__ = [
+    "HTTPStatusFailure",
+    "SSEClientTransport",
+    "SessionExpired",
+    "StreamableHTTPClientTransport",
+    "open_http",
+    "open_sse",
+    "open_streamable_http",
+]

@@ -1,0 +1,225 @@
+"""The legacy HTTP+SSE server transport (protocol revision 2024-11-05).
+
+``GET <sse_path>`` opens the session's only server->client stream; its first event,
+``endpoint``, names the URL (with the session id) the client POSTs its messages to. The
+session lives as long as that stream.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Iterable
+from typing import Any
+
+import anyio
+import orjson
+
+from .._exceptions import INVALID_REQUEST, PARSE_ERROR
+from .._transports._base import Incoming, Message, RequestId
+from ._asgi import (
+    SSE_HEADERS,
+    BodyTooLarge,
+    ClientGone,
+    Receive,
+    Scope,
+    Send,
+    accepts,
+    header_map,
+    read_body,
+    respond,
+    respond_error,
+    route_path,
+    same_path,
+)
+from ._security import HostOriginPolicy
+from ._server import SessionFactory
+from ._sse import encode_event
+
+logger = logging.getLogger("mcpkit.http")
+
+
+class SSEServerTransport:
+    """One legacy session's transport: POSTed messages in, the SSE stream out."""
+
+    def __init__(self) -> None:
+        self._in_send, self._in_recv = anyio.create_memory_object_stream[Incoming](1024)
+        self._out_send, self.out_recv = anyio.create_memory_object_stream[bytes](4096)
+        self.close_reason = "the SSE stream was closed"
+
+    async def receive(self) -> Incoming:
+        return await self._in_recv.receive()
+
+    async def send(self, message: Message, /, *, related_request_id: RequestId | None = None) -> None:
+        await self._out_send.send(encode_event(orjson.dumps(message)))
+
+    async def feed(self, message: Any) -> None:
+        await self._in_send.send(message)
+
+    def close(self) -> None:
+        self._in_send.close()
+        self._out_send.close()
+
+    async def aclose(self) -> None:
+        self.close()
+
+
+class SSEApp:
+    """ASGI app of the legacy transport. Create it with :func:`create_sse_app`."""
+
+    def __init__(
+        self,
+        server: SessionFactory,
+        *,
+        sse_path: str = "/sse",
+        message_path: str = "/messages/",
+        allowed_hosts: Iterable[str] | None = None,
+        allowed_origins: Iterable[str] | None = None,
+        max_body_size: int = 4 * 1024 * 1024,
+        max_sessions: int = 10_000,
+    ) -> None:
+        self.server = server
+        self.sse_path = sse_path
+        self.message_path = message_path
+        self.policy = HostOriginPolicy(allowed_hosts, allowed_origins)
+        self.max_body_size = max_body_size
+        self.max_sessions = max_sessions
+        self.sessions: dict[str, SSEServerTransport] = {}
+
+    async def aclose(self) -> None:
+        for t in list(self.sessions.values()):
+            t.close()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                msg = await receive()
+                if msg["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif msg["type"] == "lifespan.shutdown":
+                    await self.aclose()
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        headers = header_map(scope)
+        if not self.policy.host_ok(headers.get("host")):
+            await respond_error(send, 421, INVALID_REQUEST, "Misdirected Request: Host header not allowed")
+            return
+        if not self.policy.origin_ok(headers.get("origin")):
+            await respond_error(send, 403, INVALID_REQUEST, "Forbidden: Origin not allowed")
+            return
+        path = route_path(scope)
+        try:
+            if same_path(path, self.sse_path) and scope["method"] == "GET":
+                await self._sse(scope, headers, receive, send)
+            elif same_path(path, self.message_path) and scope["method"] == "POST":
+                await self._message(scope, headers, receive, send)
+            else:
+                await respond(send, 404, b"Not Found", content_type=b"text/plain")
+        except ClientGone:
+            pass
+
+    async def _sse(self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send) -> None:
+        if not accepts(headers.get("accept", "text/event-stream"), "text/event-stream"):
+            await respond_error(send, 406, INVALID_REQUEST, "Not Acceptable: this endpoint sends text/event-stream")
+            return
+        if len(self.sessions) >= self.max_sessions:
+            await respond_error(send, 503, INVALID_REQUEST, "Service Unavailable: too many sessions")
+            return
+        sid = secrets.token_hex(16)
+        transport = SSEServerTransport()
+        session = self.server.create_session(transport)
+        self.sessions[sid] = transport
+        root = scope.get("root_path", "")
+        endpoint = f"{root}{self.message_path}?session_id={sid}"
+        await send({"type": "http.response.start", "status": 200, "headers": list(SSE_HEADERS)})
+        await send({"type": "http.response.body", "body": encode_event(endpoint.encode(), event="endpoint"), "more_body": True})
+        try:
+            async with anyio.create_task_group() as tg:
+
+                async def watch() -> None:
+                    while True:
+                        m = await receive()
+                        if m["type"] == "http.disconnect":
+                            break
+                    tg.cancel_scope.cancel()
+
+                async def run() -> None:
+                    try:
+                        await session.run()
+                    finally:
+                        tg.cancel_scope.cancel()
+
+                tg.start_soon(watch)
+                tg.start_soon(run)
+                async for chunk in transport.out_recv:
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                tg.cancel_scope.cancel()
+        finally:
+            self.sessions.pop(sid, None)
+            transport.close()
+        await send({"type": "http.response.body", "body": b""})
+
+    async def _message(self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send) -> None:
+        qs = scope.get("query_string", b"").decode("latin-1")
+        sid = None
+        for part in qs.split("&"):
+            k, _, v = part.partition("=")
+            if k == "session_id":
+                sid = v
+        if not sid:
+            await respond_error(send, 400, INVALID_REQUEST, "Bad Request: session_id is required")
+            return
+        transport = self.sessions.get(sid)
+        if transport is None:
+            await respond_error(send, 404, INVALID_REQUEST, "Not Found: unknown session")
+            return
+        try:
+            body = await read_body(receive, self.max_body_size)
+        except BodyTooLarge:
+            await respond_error(send, 413, INVALID_REQUEST, "Payload Too Large")
+            return
+        try:
+            msg = orjson.loads(body)
+        except orjson.JSONDecodeError as e:
+            await respond_error(send, 400, PARSE_ERROR, f"Parse error: {e}")
+            return
+        if not isinstance(msg, (dict, list)):
+            await respond_error(send, 400, INVALID_REQUEST, "Invalid Request")
+            return
+        try:
+            await transport.feed(msg)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await respond_error(send, 404, INVALID_REQUEST, "Not Found: the session ended")
+            return
+        await respond(send, 202, b"Accepted", content_type=b"text/plain")
+
+
+def create_sse_app(
+    server: SessionFactory,
+    *,
+    sse_path: str = "/sse",
+    message_path: str = "/messages/",
+    allowed_hosts: Iterable[str] | None = None,
+    allowed_origins: Iterable[str] | None = None,
+    max_body_size: int = 4 * 1024 * 1024,
+    max_sessions: int = 10_000,
+) -> SSEApp:
+    """An ASGI app serving ``server`` over the legacy HTTP+SSE transport (2024-11-05).
+
+    Clients connect with ``GET /sse`` and POST to the endpoint it announces. Same Host/Origin
+    protection as :func:`create_http_app`.
+    """
+    return SSEApp(
+        server,
+        sse_path=sse_path,
+        message_path=message_path,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+        max_body_size=max_body_size,
+        max_sessions=max_sessions,
+    )
+
+
+__all__ = ["SSEApp", "SSEServerTransport", "create_sse_app"]

@@ -1,0 +1,85 @@
+"""Serving the ASGI apps with uvicorn (the ``mcpkit run --transport http|sse`` path)."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from typing import Any
+
+from ._server import SessionFactory, StreamableHTTPApp, create_http_app
+
+logger = logging.getLogger("mcpkit.http")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+async def serve_app(app: Any, *, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning", **uvicorn_kw: Any) -> None:
+    """Serve an ASGI app with uvicorn until cancelled or signalled (asyncio)."""
+    import uvicorn
+
+    class _Server(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            # uvicorn waits for open connections before the lifespan shutdown; SSE
+            # streams never end on their own, so end the sessions (and their streams) first.
+            closer = getattr(app, "aclose", None)
+            if closer is not None:
+                await closer()
+            await super().shutdown(sockets)
+
+    kw: dict[str, Any] = {"timeout_graceful_shutdown": 5, "access_log": False, "lifespan": "on"}
+    kw.update(uvicorn_kw)
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, **kw)
+    await _Server(config).serve()
+
+
+def serve_http(
+    server: SessionFactory,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    log_level: str = "warning",
+    **app_kwargs: Any,
+) -> None:
+    """Serve ``server`` over Streamable HTTP with uvicorn (blocking).
+
+    Binds 127.0.0.1 unless told otherwise. Binding another interface keeps the loopback
+    Host/Origin allow-list until ``allowed_hosts``/``allowed_origins`` are given, so a
+    public deployment must name the hosts it answers to.
+
+    Example::
+
+        serve_http(server, port=8000, json_response=True)
+    """
+    import anyio
+
+    if not _is_loopback(host) and app_kwargs.get("allowed_hosts") is None:
+        logger.warning(
+            "serving on %s but only loopback Host headers are accepted; pass allowed_hosts=[...] "
+            "(and allowed_origins) naming this server's public host", host
+        )
+    app: StreamableHTTPApp = create_http_app(server, **app_kwargs)
+    anyio.run(lambda: serve_app(app, host=host, port=port, log_level=log_level))
+
+
+def serve_sse(
+    server: SessionFactory,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    log_level: str = "warning",
+    **app_kwargs: Any,
+) -> None:
+    """Serve ``server`` over the legacy HTTP+SSE transport (2024-11-05) with uvicorn (blocking)."""
+    import anyio
+
+    from ._legacy import create_sse_app
+
+    app = create_sse_app(server, **app_kwargs)
+    anyio.run(lambda: serve_app(app, host=host, port=port, log_level=log_level))

@@ -1,0 +1,253 @@
+"""The server end of one Streamable HTTP session, as the JSON-RPC engine sees it.
+
+The ASGI app feeds it the messages clients POST and opens/attaches streams; the engine
+calls :meth:`HTTPServerTransport.send`, which puts each outgoing message on exactly one
+stream: a response and the messages related to a request on that request's stream (SSE) or
+into its JSON response; anything else on the session's standalone GET stream.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+import anyio
+import orjson
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from .._exceptions import TransportError
+from .._transports._base import Incoming, Message, RequestId
+from ._events import EventStore
+from ._sse import encode_event
+
+logger = logging.getLogger("mcpkit.http")
+
+#: Events queued for one SSE connection before it counts as stalled and is dropped (the
+#: client can resume from the event store); a handler never waits on a slow client.
+CONNECTION_BUFFER = 4096
+#: Messages for the standalone stream kept while no GET stream is connected.
+STANDALONE_BACKLOG = 1000
+
+#: An item for an SSE connection: (sequence, encoded event, ends the stream).
+Chunk = tuple[int, bytes, bool]
+
+
+class Stream:
+    """One logical SSE stream: a request's (POST) or the session's standalone (GET) one.
+
+    It outlives its connections: while detached, events only go to the event store, and a
+    ``GET`` with ``Last-Event-ID`` attaches a new connection.
+    """
+
+    __slots__ = ("conn", "conn_recv", "done", "done_event", "id", "json", "message", "request_id", "result", "seq")
+
+    def __init__(self, id: str, request_id: RequestId | None, json: bool) -> None:
+        self.id = id
+        self.request_id = request_id
+        self.json = json
+        self.seq = 0
+        self.conn: MemoryObjectSendStream[Chunk] | None = None
+        self.conn_recv: MemoryObjectReceiveStream[Chunk] | None = None
+        self.done = False
+        self.done_event = anyio.Event()
+        self.result: bytes | None = None
+        self.message: Message | None = None
+
+    def attach(self) -> MemoryObjectReceiveStream[Chunk]:
+        """Route this stream's live events to a new connection (the previous one ends)."""
+        self.detach()
+        send, recv = anyio.create_memory_object_stream[Chunk](CONNECTION_BUFFER)
+        self.conn = send
+        self.conn_recv = recv
+        return recv
+
+    def detach(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+            self.conn_recv = None
+
+    def push(self, item: Chunk) -> None:
+        conn = self.conn
+        if conn is None:
+            return
+        try:
+            conn.send_nowait(item)
+        except anyio.WouldBlock:
+            logger.warning("SSE connection of stream %s stalled; dropped (the client may resume)", self.id)
+            self.detach()
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self.conn = None
+
+
+class HTTPServerTransport:
+    """The :class:`~mcpkit.Transport` of one Streamable HTTP session (server side).
+
+    Args:
+        key: a random, non-secret prefix of this session's stream ids.
+        json_response: answer requests with one JSON body instead of an SSE stream.
+        event_store: where events are kept for resumption (None: not resumable).
+        stateless: no standalone stream exists; server->client requests that cannot ride
+            a request's SSE stream fail at once.
+    """
+
+    def __init__(
+        self,
+        key: str,
+        *,
+        json_response: bool = False,
+        event_store: EventStore | None = None,
+        stateless: bool = False,
+        retry_ms: int = 1000,
+    ) -> None:
+        self.key = key
+        self.json_response = json_response
+        self.event_store = event_store
+        self.stateless = stateless
+        self.retry_ms = retry_ms
+        self._in_send, self._in_recv = anyio.create_memory_object_stream[Incoming](1024)
+        self.requests: dict[RequestId, Stream] = {}
+        self._n = 0
+        self.standalone = Stream(f"{key}.0", None, False)
+        self._backlog: deque[Message] = deque(maxlen=STANDALONE_BACKLOG)
+        self.closed = False
+        self.close_reason = "the HTTP session ended"
+
+    # ------------------------------------------------------------------ engine side
+
+    async def receive(self) -> Incoming:
+        return await self._in_recv.receive()
+
+    async def send(self, message: Message, /, *, related_request_id: RequestId | None = None) -> None:
+        if self.closed:
+            raise anyio.ClosedResourceError
+        if isinstance(message, list):  # batch answers (2025-03-26): route each
+            for m in message:
+                await self.send(m, related_request_id=related_request_id)
+            return
+        if "method" not in message:
+            rid = message.get("id")
+            stream = self.requests.get(rid) if isinstance(rid, (str, int)) else None
+            if stream is not None:
+                await self._deliver(stream, message, final=True)
+            else:
+                # A response with nowhere to go (its request's stream is gone). The GET
+                # stream must not carry responses, so it is dropped.
+                logger.debug("dropped response for %r: no open stream", rid)
+            return
+        stream = self.requests.get(related_request_id) if related_request_id is not None else None
+        if stream is not None and not stream.json:
+            await self._deliver(stream, message, final=False)
+            return
+        if self.stateless:
+            if "id" in message:
+                raise TransportError(
+                    f"cannot send {message.get('method')!r} to the client: a stateless server "
+                    "answering with JSON has no stream for server-to-client requests"
+                )
+            logger.debug("dropped %r: no stream to carry it in stateless mode", message.get("method"))
+            return
+        await self._deliver_standalone(message)
+
+    async def aclose(self) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ app side
+
+    async def feed(self, message: Message) -> None:
+        """Hand a POSTed message to the engine."""
+        await self._in_send.send(message)
+
+    def new_request_stream(self, request_id: RequestId, *, json: bool) -> Stream:
+        self._n += 1
+        stream = Stream(f"{self.key}.{self._n}", request_id, json)
+        self.requests[request_id] = stream
+        return stream
+
+    def stream_for_id(self, stream_id: str) -> Stream | None:
+        if stream_id == self.standalone.id:
+            return self.standalone
+        for s in self.requests.values():
+            if s.id == stream_id:
+                return s
+        return None
+
+    def attach_standalone(self) -> tuple[MemoryObjectReceiveStream[Chunk], list[Message]]:
+        """Attach a GET connection; returns it and the backlog kept while none was open."""
+        recv = self.standalone.attach()
+        backlog = list(self._backlog)
+        self._backlog.clear()
+        return recv, backlog
+
+    def event_bytes(self, stream: Stream, seq: int, message: Message) -> bytes:
+        eid = f"{stream.id}_{seq}" if self.event_store is not None else None
+        return encode_event(orjson.dumps(message), id=eid)
+
+    async def close_stream_connection(self, request_id: RequestId, retry_ms: int | None = None) -> bool:
+        """End the connection of a request's SSE stream without ending the stream.
+
+        The client reconnects (after ``retry_ms``) with ``GET`` + ``Last-Event-ID`` and gets
+        what was sent meanwhile. Only possible with an event store; returns whether done.
+        """
+        stream = self.requests.get(request_id)
+        if stream is None or stream.json or self.event_store is None or stream.conn is None:
+            return False
+        retry = self.retry_ms if retry_ms is None else retry_ms
+        stream.push((-1, b"retry: " + str(int(retry)).encode() + b"\n\n", False))
+        stream.detach()
+        return True
+
+    def close(self) -> None:
+        """End the session: the engine sees end-of-stream, every connection ends."""
+        if self.closed:
+            return
+        self.closed = True
+        self._in_send.close()
+        for s in self.requests.values():
+            s.detach()
+            s.done_event.set()
+        self.standalone.detach()
+
+    # ------------------------------------------------------------------ delivery
+
+    async def _deliver(self, stream: Stream, message: Message, *, final: bool) -> None:
+        stream.seq += 1
+        seq = stream.seq
+        if final:
+            stream.done = True
+            if self.requests.get(stream.request_id) is stream:  # type: ignore[arg-type]
+                del self.requests[stream.request_id]  # type: ignore[arg-type]
+        if stream.json:
+            stream.result = orjson.dumps(message)
+            stream.message = message
+            stream.done_event.set()
+            return
+        if self.event_store is not None:
+            await self.event_store.store_event(self.key, stream.id, seq, message)
+        stream.push((seq, self.event_bytes(stream, seq, message), final))
+        if final:
+            stream.done_event.set()
+            stream.conn = None
+
+    async def _deliver_standalone(self, message: Message) -> None:
+        stream = self.standalone
+        if stream.conn is None:
+            # Nobody listens: kept (bounded) for the next GET stream.
+            self._backlog.append(message)
+            return
+        stream.seq += 1
+        seq = stream.seq
+        if self.event_store is not None:
+            await self.event_store.store_event(self.key, stream.id, seq, message)
+        stream.push((seq, self.event_bytes(stream, seq, message), False))
+
+
+def parse_event_id(event_id: str) -> tuple[str, int] | None:
+    """``(stream id, sequence)`` from an id we issued, or None."""
+    sid, sep, seq = event_id.rpartition("_")
+    if not sep or not seq.isdigit():
+        return None
+    return sid, int(seq)
+
+
+__all__ = ["HTTPServerTransport", "Stream", "parse_event_id"]
+

@@ -1,0 +1,161 @@
+"""A real uvicorn server on 127.0.0.1 (random free port, background thread) and a small
+ServerSession-based server object for the HTTP tests."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import anyio
+import uvicorn
+
+from mcpkit._exceptions import InvalidParams
+from mcpkit._http import close_sse_stream
+from mcpkit._session import ServerSession
+from mcpkit._session._base import RequestContext
+from mcpkit._transports._base import Transport
+
+TEXT = {"type": "text"}
+
+
+class DemoServer:
+    """Tools: echo, slow (sleeps), progress (n notifications), sample (sampling), log,
+    gated (waits for an event set by the test), poll (closes its SSE connection mid-call)."""
+
+    def __init__(self) -> None:
+        self.sessions: list[ServerSession] = []
+        self.gate = threading.Event()
+        self.finished: list[str] = []
+        self.keep_sessions = True
+
+    def create_session(self, transport: Transport) -> ServerSession:
+        async def list_tools(ctx: RequestContext, params: dict[str, Any] | None) -> dict[str, Any]:
+            return {"tools": [{"name": n, "inputSchema": {"type": "object"}} for n in ("echo", "slow", "progress", "sample", "log", "gated", "poll")]}
+
+        async def call_tool(ctx: RequestContext, params: dict[str, Any] | None) -> dict[str, Any]:
+            assert params is not None
+            name = params.get("name")
+            args = params.get("arguments") or {}
+            if name == "echo":
+                return {"content": [{"type": "text", "text": str(args.get("text", ""))}]}
+            if name == "slow":
+                await anyio.sleep(float(args.get("seconds", 0.2)))
+                self.finished.append("slow")
+                return {"content": [{"type": "text", "text": "slept"}]}
+            if name == "progress":
+                n = int(args.get("n", 10))
+                for i in range(n):
+                    await ctx.report_progress(i + 1, n)
+                return {"content": [{"type": "text", "text": f"sent {n}"}]}
+            if name == "sample":
+                r = await ctx.send_request(
+                    "sampling/createMessage",
+                    {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5},
+                    timeout=10,
+                )
+                return {"content": [{"type": "text", "text": r["content"]["text"]}]}
+            if name == "log":
+                for i in range(3):
+                    await ctx.notify("notifications/message", {"level": "info", "data": f"line {i}"})
+                return {"content": [{"type": "text", "text": "logged"}]}
+            if name == "gated":
+                deadline = time.monotonic() + 10
+                while not self.gate.is_set() and time.monotonic() < deadline:
+                    await anyio.sleep(0.01)
+                self.finished.append("gated")
+                return {"content": [{"type": "text", "text": "through the gate"}]}
+            if name == "poll":
+                await ctx.notify("notifications/message", {"level": "info", "data": "before"})
+                await close_sse_stream(ctx, retry_ms=int(args.get("retry", 100)))
+                await anyio.sleep(0.2)
+                await ctx.notify("notifications/message", {"level": "info", "data": "after"})
+                return {"content": [{"type": "text", "text": "polled"}]}
+            raise InvalidParams(message=f"unknown tool {name}")
+
+        async def set_level(ctx: RequestContext, params: dict[str, Any] | None) -> dict[str, Any]:
+            return {}
+
+        s = ServerSession(
+            transport,
+            server_info={"name": "demo", "version": "1.0"},
+            capabilities={"tools": {"listChanged": True}, "logging": {}},
+            handlers={"tools/list": list_tools, "tools/call": call_tool, "logging/setLevel": set_level},
+        )
+        if self.keep_sessions:
+            self.sessions.append(s)
+        return s
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class ThreadServer:
+    """uvicorn serving ``app`` on 127.0.0.1 in a background thread."""
+
+    def __init__(self, app: Any, **kw: Any) -> None:
+        self.app = app
+        self.port = free_port()
+        self.config = uvicorn.Config(
+            app, host="127.0.0.1", port=self.port, log_level="warning", access_log=False,
+            lifespan="on", timeout_graceful_shutdown=2, **kw,
+        )
+        self.server = uvicorn.Server(self.config)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def _run(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.loop.run_until_complete(self.server.serve())
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.01)
+
+    def call(self, fn: Any) -> Any:
+        """Run ``fn()`` (a coroutine function) on the server's loop and wait (bounded)."""
+        assert self.loop is not None
+        return asyncio.run_coroutine_threadsafe(fn(), self.loop).result(10)
+
+    def stop(self) -> None:
+        if self.loop is not None and hasattr(self.app, "aclose"):
+            try:
+                self.call(self.app.aclose)
+            except Exception:
+                pass
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+@contextmanager
+def running(app: Any, **kw: Any) -> Iterator[ThreadServer]:
+    srv = ThreadServer(app, **kw)
+    srv.start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+CLIENT_INFO = {"name": "test-client", "version": "0.0.1"}
+INIT_PARAMS = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT_INFO}
+HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
