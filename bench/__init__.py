@@ -1,0 +1,1 @@
+"""mcpkit's own benchmarks (``python -m bench.engine``)."""
