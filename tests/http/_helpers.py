@@ -35,7 +35,12 @@ class DemoServer:
 
     def create_session(self, transport: Transport) -> ServerSession:
         async def list_tools(ctx: RequestContext, params: dict[str, Any] | None) -> dict[str, Any]:
-            return {"tools": [{"name": n, "inputSchema": {"type": "object"}} for n in ("echo", "slow", "progress", "sample", "log", "gated", "poll")]}
+            return {
+                "tools": [
+                    {"name": n, "inputSchema": {"type": "object"}}
+                    for n in ("echo", "slow", "progress", "sample", "log", "gated", "poll")
+                ]
+            }
 
         async def call_tool(ctx: RequestContext, params: dict[str, Any] | None) -> dict[str, Any]:
             assert params is not None
@@ -55,17 +60,22 @@ class DemoServer:
             if name == "sample":
                 r = await ctx.send_request(
                     "sampling/createMessage",
-                    {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5},
+                    {
+                        "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+                        "maxTokens": 5,
+                    },
                     timeout=10,
                 )
                 return {"content": [{"type": "text", "text": r["content"]["text"]}]}
             if name == "log":
                 for i in range(3):
-                    await ctx.notify("notifications/message", {"level": "info", "data": f"line {i}"})
+                    await ctx.notify(
+                        "notifications/message", {"level": "info", "data": f"line {i}"}
+                    )
                 return {"content": [{"type": "text", "text": "logged"}]}
             if name == "gated":
                 deadline = time.monotonic() + 10
-                while not self.gate.is_set() and time.monotonic() < deadline:
+                while not self.gate.is_set() and time.monotonic() < deadline:  # noqa: ASYNC110 - set from another thread
                     await anyio.sleep(0.01)
                 self.finished.append("gated")
                 return {"content": [{"type": "text", "text": "through the gate"}]}
@@ -84,7 +94,11 @@ class DemoServer:
             transport,
             server_info={"name": "demo", "version": "1.0"},
             capabilities={"tools": {"listChanged": True}, "logging": {}},
-            handlers={"tools/list": list_tools, "tools/call": call_tool, "logging/setLevel": set_level},
+            handlers={
+                "tools/list": list_tools,
+                "tools/call": call_tool,
+                "logging/setLevel": set_level,
+            },
         )
         if self.keep_sessions:
             self.sessions.append(s)
@@ -104,8 +118,14 @@ class ThreadServer:
         self.app = app
         self.port = free_port()
         self.config = uvicorn.Config(
-            app, host="127.0.0.1", port=self.port, log_level="warning", access_log=False,
-            lifespan="on", timeout_graceful_shutdown=2, **kw,
+            app,
+            host="127.0.0.1",
+            port=self.port,
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            timeout_graceful_shutdown=2,
+            **kw,
         )
         self.server = uvicorn.Server(self.config)
         self.thread = threading.Thread(target=self._run, daemon=True)

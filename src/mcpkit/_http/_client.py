@@ -12,7 +12,7 @@ import inspect
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, Union
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import anyio
@@ -32,8 +32,8 @@ HTTP_TRANSPORT_ERROR = -32000
 DEFAULT_RETRY_MS = 1000
 ACCEPT_BOTH = "application/json, text/event-stream"
 
-HeaderHook = Callable[[], Union[Mapping[str, str], Awaitable[Mapping[str, str]]]]
-AuthLike = Union[httpx.Auth, HeaderHook, None]
+HeaderHook = Callable[[], Mapping[str, str] | Awaitable[Mapping[str, str]]]
+AuthLike = httpx.Auth | HeaderHook | None
 
 
 class SessionExpired(ConnectionClosed):
@@ -54,7 +54,9 @@ class _HeaderAuth(httpx.Auth):
     def __init__(self, hook: HeaderHook) -> None:
         self._hook = hook
 
-    async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+    async def async_auth_flow(
+        self, request: httpx.Request
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
         got = self._hook()
         if inspect.isawaitable(got):
             got = await got
@@ -147,7 +149,9 @@ class StreamableHTTPClientTransport:
     async def receive(self) -> Incoming:
         return await self._sink.recv.receive()
 
-    async def send(self, message: Message, /, *, related_request_id: RequestId | None = None) -> None:
+    async def send(
+        self, message: Message, /, *, related_request_id: RequestId | None = None
+    ) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
         if self._legacy is not None:
@@ -156,7 +160,9 @@ class StreamableHTTPClientTransport:
         if self.session_expired:
             if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
                 return
-            raise SessionExpired("the server ended the MCP session (HTTP 404); connect again and initialize anew")
+            raise SessionExpired(
+                "the server ended the MCP session (HTTP 404); connect again and initialize anew"
+            )
         if isinstance(message, dict) and "method" in message and "id" in message:
             if message["method"] == "initialize":
                 self._init_ids.add(message["id"])
@@ -205,7 +211,10 @@ class StreamableHTTPClientTransport:
     async def _post_other(self, message: Message) -> None:
         try:
             resp = await self._client.post(
-                self.url, content=orjson.dumps(message), headers=self._post_headers(), timeout=self.timeout
+                self.url,
+                content=orjson.dumps(message),
+                headers=self._post_headers(),
+                timeout=self.timeout,
             )
         except httpx.HTTPError as e:
             if _is_cancel(message):
@@ -215,7 +224,9 @@ class StreamableHTTPClientTransport:
             self.session_expired = True
             if _is_cancel(message):
                 return
-            raise SessionExpired("the server ended the MCP session (HTTP 404); connect again and initialize anew")
+            raise SessionExpired(
+                "the server ended the MCP session (HTTP 404); connect again and initialize anew"
+            )
         if resp.status_code >= 400 and not _is_cancel(message):
             raise HTTPStatusFailure(resp.status_code, await _error_text(resp))
         if isinstance(message, dict) and message.get("method") == "notifications/initialized":
@@ -238,13 +249,21 @@ class StreamableHTTPClientTransport:
     async def _exchange(self, message: dict[str, Any], rid: RequestId, is_init: bool) -> None:
         timeout = httpx.Timeout(self.timeout, read=self.sse_read_timeout)
         async with self._client.stream(
-            "POST", self.url, content=orjson.dumps(message), headers=self._post_headers(), timeout=timeout
+            "POST",
+            self.url,
+            content=orjson.dumps(message),
+            headers=self._post_headers(),
+            timeout=timeout,
         ) as resp:
             status = resp.status_code
             if status == 404 and self.session_id is not None:
                 self.session_expired = True
                 await self._sink.put(
-                    _error(rid, "the server ended the MCP session (HTTP 404); connect again and initialize anew", 404)
+                    _error(
+                        rid,
+                        "the server ended the MCP session (HTTP 404); connect again and initialize anew",
+                        404,
+                    )
                 )
                 return
             if is_init and self._fallback and status in (400, 404, 405) and self.session_id is None:
@@ -252,7 +271,9 @@ class StreamableHTTPClientTransport:
                 await self._switch_to_legacy(message)
                 return
             if status >= 400:
-                await self._sink.put(_error(rid, f"HTTP {status}: {await _error_text(resp)}", status))
+                await self._sink.put(
+                    _error(rid, f"HTTP {status}: {await _error_text(resp)}", status)
+                )
                 return
             if is_init:
                 sid = resp.headers.get("mcp-session-id")
@@ -266,7 +287,11 @@ class StreamableHTTPClientTransport:
             if ctype == "text/event-stream":
                 got, last_id, retry = await self._read_sse(resp, rid)
             else:
-                await self._sink.put(_error(rid, f"unexpected answer: HTTP {status} with content type {ctype!r}", status))
+                await self._sink.put(
+                    _error(
+                        rid, f"unexpected answer: HTTP {status} with content type {ctype!r}", status
+                    )
+                )
                 return
         if not got:
             await self._resume(rid, last_id, retry)
@@ -306,10 +331,17 @@ class StreamableHTTPClientTransport:
         attempts = 0
         while True:
             if last_id is None:
-                await self._sink.put(_error(rid, "the server closed the stream before answering (no event id to resume from)"))
+                await self._sink.put(
+                    _error(
+                        rid,
+                        "the server closed the stream before answering (no event id to resume from)",
+                    )
+                )
                 return
             if attempts >= self.max_reconnects:
-                await self._sink.put(_error(rid, f"gave up resuming the stream after {attempts} attempts"))
+                await self._sink.put(
+                    _error(rid, f"gave up resuming the stream after {attempts} attempts")
+                )
                 return
             attempts += 1
             await anyio.sleep((retry if retry is not None else DEFAULT_RETRY_MS) / 1000)
@@ -317,14 +349,22 @@ class StreamableHTTPClientTransport:
             headers["last-event-id"] = last_id
             timeout = httpx.Timeout(self.timeout, read=self.sse_read_timeout)
             try:
-                async with self._client.stream("GET", self.url, headers=headers, timeout=timeout) as resp:
+                async with self._client.stream(
+                    "GET", self.url, headers=headers, timeout=timeout
+                ) as resp:
                     if resp.status_code == 404 and self.session_id is not None:
                         self.session_expired = True
-                        await self._sink.put(_error(rid, "the server ended the MCP session (HTTP 404)", 404))
+                        await self._sink.put(
+                            _error(rid, "the server ended the MCP session (HTTP 404)", 404)
+                        )
                         return
                     if resp.status_code >= 400:
                         await self._sink.put(
-                            _error(rid, f"resuming failed: HTTP {resp.status_code}: {await _error_text(resp)}", resp.status_code)
+                            _error(
+                                rid,
+                                f"resuming failed: HTTP {resp.status_code}: {await _error_text(resp)}",
+                                resp.status_code,
+                            )
                         )
                         return
                     got, new_last, new_retry = await self._read_sse(resp, rid)
@@ -370,13 +410,17 @@ class StreamableHTTPClientTransport:
                 headers["last-event-id"] = last_id
             timeout = httpx.Timeout(self.timeout, read=self.sse_read_timeout)
             try:
-                async with self._client.stream("GET", self.url, headers=headers, timeout=timeout) as resp:
+                async with self._client.stream(
+                    "GET", self.url, headers=headers, timeout=timeout
+                ) as resp:
                     if resp.status_code == 405:
                         return  # the server offers no GET stream
                     if resp.status_code == 404 and self.session_id is not None:
                         self.session_expired = True
                         return
-                    if resp.status_code >= 400 or "text/event-stream" not in resp.headers.get("content-type", ""):
+                    if resp.status_code >= 400 or "text/event-stream" not in resp.headers.get(
+                        "content-type", ""
+                    ):
                         logger.debug("GET stream refused: HTTP %s", resp.status_code)
                         return
                     failures = 0
@@ -390,7 +434,9 @@ class StreamableHTTPClientTransport:
                 failures += 1
                 if failures > self.max_reconnects:
                     return
-            await anyio.sleep((retry if retry is not None else DEFAULT_RETRY_MS) / 1000 * max(1, failures))
+            await anyio.sleep(
+                (retry if retry is not None else DEFAULT_RETRY_MS) / 1000 * max(1, failures)
+            )
 
     # ------------------------------------------------------------------ fallback
 
@@ -398,11 +444,18 @@ class StreamableHTTPClientTransport:
         logger.info("%s does not speak Streamable HTTP; falling back to HTTP+SSE", self.url)
         try:
             legacy = await SSEClientTransport.connect(
-                self.url, self._client, self._tg, headers=self._headers, timeout=self.timeout,
-                sse_read_timeout=self.sse_read_timeout, sink=self._sink,
+                self.url,
+                self._client,
+                self._tg,
+                headers=self._headers,
+                timeout=self.timeout,
+                sse_read_timeout=self.sse_read_timeout,
+                sink=self._sink,
             )
         except (TransportError, httpx.HTTPError) as e:
-            await self._sink.put(_error(initialize["id"], f"neither Streamable HTTP nor HTTP+SSE worked: {e}"))
+            await self._sink.put(
+                _error(initialize["id"], f"neither Streamable HTTP nor HTTP+SSE worked: {e}")
+            )
             return
         self._legacy = legacy
         await legacy.send(initialize)
@@ -417,7 +470,12 @@ class SSEClientTransport:
     """The client end of the legacy (2024-11-05) HTTP+SSE transport. Open with :func:`open_sse`."""
 
     def __init__(
-        self, client: httpx.AsyncClient, endpoint: str, sink: _Sink, headers: Mapping[str, str], timeout: float
+        self,
+        client: httpx.AsyncClient,
+        endpoint: str,
+        sink: _Sink,
+        headers: Mapping[str, str],
+        timeout: float,
     ) -> None:
         self._client = client
         self.endpoint = endpoint
@@ -460,7 +518,9 @@ class SSEClientTransport:
                                 if ev.event == "endpoint" and not got_endpoint.is_set():
                                     target = urljoin(url, ev.data.strip())
                                     if urlsplit(target)[:2] != urlsplit(url)[:2]:
-                                        raise TransportError(f"the server's endpoint {target!r} is on another origin")
+                                        raise TransportError(
+                                            f"the server's endpoint {target!r} is on another origin"
+                                        )
                                     endpoint_box.append(target)
                                     got_endpoint.set()
                                 elif ev.event == "message" and ev.data:
@@ -476,7 +536,9 @@ class SSEClientTransport:
                         logger.debug("SSE stream ended: %s", e)
                 finally:
                     if not got_endpoint.is_set():
-                        endpoint_box.append(TransportError("the SSE stream ended before the endpoint event"))
+                        endpoint_box.append(
+                            TransportError("the SSE stream ended before the endpoint event")
+                        )
                         got_endpoint.set()
                     sink.send.close()
 
@@ -496,7 +558,9 @@ class SSEClientTransport:
     async def receive(self) -> Incoming:
         return await self._sink.recv.receive()
 
-    async def send(self, message: Message, /, *, related_request_id: RequestId | None = None) -> None:
+    async def send(
+        self, message: Message, /, *, related_request_id: RequestId | None = None
+    ) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
         try:
@@ -509,7 +573,9 @@ class SSEClientTransport:
         except httpx.HTTPError as e:
             if _is_cancel(message):
                 return
-            raise ConnectionClosed(f"POST to {self.endpoint} failed: {e or type(e).__name__}") from e
+            raise ConnectionClosed(
+                f"POST to {self.endpoint} failed: {e or type(e).__name__}"
+            ) from e
         if resp.status_code >= 400 and not _is_cancel(message):
             raise HTTPStatusFailure(resp.status_code, await _error_text(resp))
 
@@ -519,7 +585,9 @@ class SSEClientTransport:
         self._sink.send.close()
 
 
-def _client(auth: AuthLike, timeout: float, http_client: httpx.AsyncClient | None) -> httpx.AsyncClient:
+def _client(
+    auth: AuthLike, timeout: float, http_client: httpx.AsyncClient | None
+) -> httpx.AsyncClient:
     if http_client is not None:
         return http_client
     return httpx.AsyncClient(auth=_auth(auth), timeout=timeout, follow_redirects=False)
@@ -558,17 +626,24 @@ async def open_streamable_http(
             async with ClientSession(t, client_info={"name": "me", "version": "1"}) as s:
                 await s.initialize()
     """
-    async with _maybe_close(_client(auth, timeout, http_client), http_client is None) as client:
-        async with anyio.create_task_group() as tg:
-            t = StreamableHTTPClientTransport(
-                url, client, tg, headers=headers, timeout=timeout, sse_read_timeout=sse_read_timeout,
-                max_reconnects=max_reconnects,
-            )
-            try:
-                yield t
-            finally:
-                await t.aclose()
-                tg.cancel_scope.cancel()
+    async with (
+        _maybe_close(_client(auth, timeout, http_client), http_client is None) as client,
+        anyio.create_task_group() as tg,
+    ):
+        t = StreamableHTTPClientTransport(
+            url,
+            client,
+            tg,
+            headers=headers,
+            timeout=timeout,
+            sse_read_timeout=sse_read_timeout,
+            max_reconnects=max_reconnects,
+        )
+        try:
+            yield t
+        finally:
+            await t.aclose()
+            tg.cancel_scope.cancel()
 
 
 @asynccontextmanager
@@ -582,16 +657,18 @@ async def open_sse(
     http_client: httpx.AsyncClient | None = None,
 ) -> AsyncIterator[SSEClientTransport]:
     """Connect to a legacy (2024-11-05) HTTP+SSE server at its SSE ``url`` (e.g. ``.../sse``)."""
-    async with _maybe_close(_client(auth, timeout, http_client), http_client is None) as client:
-        async with anyio.create_task_group() as tg:
-            t = await SSEClientTransport.connect(
-                url, client, tg, headers=headers, timeout=timeout, sse_read_timeout=sse_read_timeout
-            )
-            try:
-                yield t
-            finally:
-                await t.aclose()
-                tg.cancel_scope.cancel()
+    async with (
+        _maybe_close(_client(auth, timeout, http_client), http_client is None) as client,
+        anyio.create_task_group() as tg,
+    ):
+        t = await SSEClientTransport.connect(
+            url, client, tg, headers=headers, timeout=timeout, sse_read_timeout=sse_read_timeout
+        )
+        try:
+            yield t
+        finally:
+            await t.aclose()
+            tg.cancel_scope.cancel()
 
 
 @asynccontextmanager
@@ -610,17 +687,25 @@ async def open_http(
 
     Same arguments as :func:`open_streamable_http`.
     """
-    async with _maybe_close(_client(auth, timeout, http_client), http_client is None) as client:
-        async with anyio.create_task_group() as tg:
-            t = StreamableHTTPClientTransport(
-                url, client, tg, headers=headers, timeout=timeout, sse_read_timeout=sse_read_timeout,
-                max_reconnects=max_reconnects, fallback_to_sse=True,
-            )
-            try:
-                yield t
-            finally:
-                await t.aclose()
-                tg.cancel_scope.cancel()
+    async with (
+        _maybe_close(_client(auth, timeout, http_client), http_client is None) as client,
+        anyio.create_task_group() as tg,
+    ):
+        t = StreamableHTTPClientTransport(
+            url,
+            client,
+            tg,
+            headers=headers,
+            timeout=timeout,
+            sse_read_timeout=sse_read_timeout,
+            max_reconnects=max_reconnects,
+            fallback_to_sse=True,
+        )
+        try:
+            yield t
+        finally:
+            await t.aclose()
+            tg.cancel_scope.cancel()
 
 
 @asynccontextmanager

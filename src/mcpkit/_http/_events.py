@@ -22,10 +22,14 @@ from .._transports._base import Message
 class EventStore(Protocol):
     """Where SSE events are kept for replay, grouped by session."""
 
-    async def store_event(self, session_key: str, stream_id: str, seq: int, message: Message) -> None:
+    async def store_event(
+        self, session_key: str, stream_id: str, seq: int, message: Message
+    ) -> None:
         """Keep ``message``, the ``seq``-th event (sequences increase) of ``stream_id``."""
 
-    async def events_after(self, session_key: str, stream_id: str, seq: int) -> list[tuple[int, Message]] | None:
+    async def events_after(
+        self, session_key: str, stream_id: str, seq: int
+    ) -> list[tuple[int, Message]] | None:
         """The events of ``stream_id`` with a sequence above ``seq``, oldest first.
 
         None when the stream is unknown (never stored, or evicted).
@@ -45,14 +49,22 @@ class InMemoryEventStore:
     """
 
     def __init__(
-        self, *, max_events_per_stream: int = 1000, max_streams_per_session: int = 100, max_sessions: int = 10_000
+        self,
+        *,
+        max_events_per_stream: int = 1000,
+        max_streams_per_session: int = 100,
+        max_sessions: int = 10_000,
     ) -> None:
         self.max_events_per_stream = max_events_per_stream
         self.max_streams_per_session = max_streams_per_session
         self.max_sessions = max_sessions
-        self._sessions: OrderedDict[str, OrderedDict[str, deque[tuple[int, Message]]]] = OrderedDict()
+        self._sessions: OrderedDict[str, OrderedDict[str, deque[tuple[int, Message]]]] = (
+            OrderedDict()
+        )
 
-    async def store_event(self, session_key: str, stream_id: str, seq: int, message: Message) -> None:
+    async def store_event(
+        self, session_key: str, stream_id: str, seq: int, message: Message
+    ) -> None:
         streams = self._sessions.get(session_key)
         if streams is None:
             streams = self._sessions[session_key] = OrderedDict()
@@ -69,7 +81,9 @@ class InMemoryEventStore:
             streams.move_to_end(stream_id)
         q.append((seq, message))
 
-    async def events_after(self, session_key: str, stream_id: str, seq: int) -> list[tuple[int, Message]] | None:
+    async def events_after(
+        self, session_key: str, stream_id: str, seq: int
+    ) -> list[tuple[int, Message]] | None:
         streams = self._sessions.get(session_key)
         q = streams.get(stream_id) if streams is not None else None
         if q is None:

@@ -50,7 +50,9 @@ class SSEServerTransport:
     async def receive(self) -> Incoming:
         return await self._in_recv.receive()
 
-    async def send(self, message: Message, /, *, related_request_id: RequestId | None = None) -> None:
+    async def send(
+        self, message: Message, /, *, related_request_id: RequestId | None = None
+    ) -> None:
         await self._out_send.send(encode_event(orjson.dumps(message)))
 
     async def feed(self, message: Any) -> None:
@@ -104,7 +106,9 @@ class SSEApp:
             return
         headers = header_map(scope)
         if not self.policy.host_ok(headers.get("host")):
-            await respond_error(send, 421, INVALID_REQUEST, "Misdirected Request: Host header not allowed")
+            await respond_error(
+                send, 421, INVALID_REQUEST, "Misdirected Request: Host header not allowed"
+            )
             return
         if not self.policy.origin_ok(headers.get("origin")):
             await respond_error(send, 403, INVALID_REQUEST, "Forbidden: Origin not allowed")
@@ -120,12 +124,18 @@ class SSEApp:
         except ClientGone:
             pass
 
-    async def _sse(self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    async def _sse(
+        self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send
+    ) -> None:
         if not accepts(headers.get("accept", "text/event-stream"), "text/event-stream"):
-            await respond_error(send, 406, INVALID_REQUEST, "Not Acceptable: this endpoint sends text/event-stream")
+            await respond_error(
+                send, 406, INVALID_REQUEST, "Not Acceptable: this endpoint sends text/event-stream"
+            )
             return
         if len(self.sessions) >= self.max_sessions:
-            await respond_error(send, 503, INVALID_REQUEST, "Service Unavailable: too many sessions")
+            await respond_error(
+                send, 503, INVALID_REQUEST, "Service Unavailable: too many sessions"
+            )
             return
         sid = secrets.token_hex(16)
         transport = SSEServerTransport()
@@ -134,7 +144,13 @@ class SSEApp:
         root = scope.get("root_path", "")
         endpoint = f"{root}{self.message_path}?session_id={sid}"
         await send({"type": "http.response.start", "status": 200, "headers": list(SSE_HEADERS)})
-        await send({"type": "http.response.body", "body": encode_event(endpoint.encode(), event="endpoint"), "more_body": True})
+        await send(
+            {
+                "type": "http.response.body",
+                "body": encode_event(endpoint.encode(), event="endpoint"),
+                "more_body": True,
+            }
+        )
         try:
             async with anyio.create_task_group() as tg:
 
@@ -161,7 +177,9 @@ class SSEApp:
             transport.close()
         await send({"type": "http.response.body", "body": b""})
 
-    async def _message(self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    async def _message(
+        self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send
+    ) -> None:
         qs = scope.get("query_string", b"").decode("latin-1")
         sid = None
         for part in qs.split("&"):

@@ -35,7 +35,9 @@ class HostOriginPolicy:
     port. ``None`` means the loopback defaults.
     """
 
-    def __init__(self, allowed_hosts: Iterable[str] | None, allowed_origins: Iterable[str] | None) -> None:
+    def __init__(
+        self, allowed_hosts: Iterable[str] | None, allowed_origins: Iterable[str] | None
+    ) -> None:
         hosts = list(allowed_hosts) if allowed_hosts is not None else list(LOCAL_HOSTS)
         self.any_host = "*" in hosts
         self._hosts = [_split_host(h) for h in hosts if h != "*"]

@@ -20,7 +20,14 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-async def serve_app(app: Any, *, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning", **uvicorn_kw: Any) -> None:
+async def serve_app(
+    app: Any,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    log_level: str = "warning",
+    **uvicorn_kw: Any,
+) -> None:
     """Serve an ASGI app with uvicorn until cancelled or signalled (asyncio)."""
     import uvicorn
 
@@ -62,7 +69,8 @@ def serve_http(
     if not _is_loopback(host) and app_kwargs.get("allowed_hosts") is None:
         logger.warning(
             "serving on %s but only loopback Host headers are accepted; pass allowed_hosts=[...] "
-            "(and allowed_origins) naming this server's public host", host
+            "(and allowed_origins) naming this server's public host",
+            host,
         )
     app: StreamableHTTPApp = create_http_app(server, **app_kwargs)
     anyio.run(lambda: serve_app(app, host=host, port=port, log_level=log_level))

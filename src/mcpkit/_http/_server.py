@@ -27,7 +27,6 @@ from .._session._server import ServerSession
 from .._transports._base import RequestId, Transport
 from ..types._revisions import SUPPORTED_PROTOCOL_VERSIONS
 from ._asgi import (
-    EVENT_STREAM,
     JSON,
     SSE_HEADERS,
     BodyTooLarge,
@@ -200,7 +199,9 @@ class StreamableHTTPApp:
             return
         headers = header_map(scope)
         if not self.policy.host_ok(headers.get("host")):
-            await respond_error(send, 421, INVALID_REQUEST, "Misdirected Request: Host header not allowed")
+            await respond_error(
+                send, 421, INVALID_REQUEST, "Misdirected Request: Host header not allowed"
+            )
             return
         if not self.policy.origin_ok(headers.get("origin")):
             await respond_error(send, 403, INVALID_REQUEST, "Forbidden: Origin not allowed")
@@ -218,7 +219,11 @@ class StreamableHTTPApp:
                 await self._delete(headers, send)
             else:
                 await respond_error(
-                    send, 405, INVALID_REQUEST, "Method Not Allowed", headers=[(b"allow", self._allow())]
+                    send,
+                    405,
+                    INVALID_REQUEST,
+                    "Method Not Allowed",
+                    headers=[(b"allow", self._allow())],
                 )
         except ClientGone:
             pass
@@ -246,22 +251,36 @@ class StreamableHTTPApp:
         accept = headers.get("accept")
         if not (accepts(accept, "application/json") and accepts(accept, "text/event-stream")):
             await respond_error(
-                send, 406, INVALID_REQUEST,
+                send,
+                406,
+                INVALID_REQUEST,
                 "Not Acceptable: the Accept header must list application/json and text/event-stream",
             )
             return
         ctype = headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if ctype != "application/json":
-            await respond_error(send, 415, INVALID_REQUEST, "Unsupported Media Type: send application/json")
+            await respond_error(
+                send, 415, INVALID_REQUEST, "Unsupported Media Type: send application/json"
+            )
             return
         length = headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > self.max_body_size:
-            await respond_error(send, 413, INVALID_REQUEST, f"Payload Too Large: the limit is {self.max_body_size} bytes")
+            await respond_error(
+                send,
+                413,
+                INVALID_REQUEST,
+                f"Payload Too Large: the limit is {self.max_body_size} bytes",
+            )
             return
         try:
             body = await read_body(receive, self.max_body_size)
         except BodyTooLarge:
-            await respond_error(send, 413, INVALID_REQUEST, f"Payload Too Large: the limit is {self.max_body_size} bytes")
+            await respond_error(
+                send,
+                413,
+                INVALID_REQUEST,
+                f"Payload Too Large: the limit is {self.max_body_size} bytes",
+            )
             return
         try:
             msg = orjson.loads(body)
@@ -271,14 +290,18 @@ class StreamableHTTPApp:
         problem = _check_message(msg)
         if problem is not None:
             rid = msg.get("id") if isinstance(msg, dict) else None
-            await respond_error(send, 400, INVALID_REQUEST, problem, id=rid if isinstance(rid, (str, int)) else None)
+            await respond_error(
+                send, 400, INVALID_REQUEST, problem, id=rid if isinstance(rid, (str, int)) else None
+            )
             return
         is_request = "method" in msg and "id" in msg
         is_init = is_request and msg["method"] == "initialize"
         version = headers.get("mcp-protocol-version")
         if not is_init and version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
             await respond_error(
-                send, 400, INVALID_REQUEST,
+                send,
+                400,
+                INVALID_REQUEST,
                 f"Bad Request: unsupported MCP-Protocol-Version {version!r} "
                 f"(supported: {', '.join(SUPPORTED_PROTOCOL_VERSIONS)})",
             )
@@ -289,17 +312,23 @@ class StreamableHTTPApp:
         sid = headers.get("mcp-session-id")
         if sid is None:
             if not is_init:
-                await respond_error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
+                await respond_error(
+                    send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header"
+                )
                 return
             entry = await self._new_session()
             if entry is None:
-                await respond_error(send, 503, INTERNAL_ERROR, "Service Unavailable: too many sessions")
+                await respond_error(
+                    send, 503, INTERNAL_ERROR, "Service Unavailable: too many sessions"
+                )
                 return
             await self._serve_initialize(entry, msg, receive, send)
             return
         entry = self._lookup(sid)
         if entry is None:
-            await respond_error(send, 404, INVALID_REQUEST, "Not Found: unknown or terminated session")
+            await respond_error(
+                send, 404, INVALID_REQUEST, "Not Found: unknown or terminated session"
+            )
             return
         entry.busy += 1
         try:
@@ -309,7 +338,9 @@ class StreamableHTTPApp:
                 return
             if version is None and entry.session.negotiated is not None:
                 version = entry.session.negotiated.protocol_version
-            await self._serve_request(entry.transport, msg, version, receive, send, [(SESSION_HEADER, sid.encode())])
+            await self._serve_request(
+                entry.transport, msg, version, receive, send, [(SESSION_HEADER, sid.encode())]
+            )
         finally:
             entry.busy -= 1
             entry.last_active = anyio.current_time()
@@ -327,8 +358,11 @@ class StreamableHTTPApp:
         if rid in transport.requests:
             # Never cross-wire two in-flight requests that share an id.
             await respond_error(
-                send, 409, INVALID_REQUEST,
-                f"Conflict: request id {rid!r} is already in flight in this session", id=rid,
+                send,
+                409,
+                INVALID_REQUEST,
+                f"Conflict: request id {rid!r} is already in flight in this session",
+                id=rid,
             )
             return
         if self.json_response:
@@ -342,8 +376,13 @@ class StreamableHTTPApp:
         stream = transport.new_request_stream(rid, json=False)
         conn = stream.attach()
         await transport.feed(msg)
-        prime = transport.event_store is not None and (version or DEFAULT_HEADER_VERSION) >= PRIMING_SINCE
-        await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *extra]})
+        prime = (
+            transport.event_store is not None
+            and (version or DEFAULT_HEADER_VERSION) >= PRIMING_SINCE
+        )
+        await send(
+            {"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *extra]}
+        )
         if prime:
             await send(
                 {
@@ -354,7 +393,9 @@ class StreamableHTTPApp:
             )
         await self._pump(stream, conn, receive, send, replayed=0, keepalive=False)
 
-    async def _serve_initialize(self, entry: _Entry, msg: dict[str, Any], receive: Receive, send: Send) -> None:
+    async def _serve_initialize(
+        self, entry: _Entry, msg: dict[str, Any], receive: Receive, send: Send
+    ) -> None:
         # The session id header goes out only if initialize succeeds, so the answer is
         # awaited before anything is sent (a failed initialize leaves no session behind).
         entry.busy += 1
@@ -363,7 +404,12 @@ class StreamableHTTPApp:
             await entry.transport.feed(msg)
             got = await _wait_or_disconnect(stream.done_event, receive)
             result = stream.result
-            if not got or result is None or not isinstance(stream.message, dict) or "result" not in stream.message:
+            if (
+                not got
+                or result is None
+                or not isinstance(stream.message, dict)
+                or "result" not in stream.message
+            ):
                 self._drop(entry)
                 if got and result is not None:
                     await self._send_one(send, result, [])
@@ -381,14 +427,23 @@ class StreamableHTTPApp:
             await respond(send, 200, body, headers=[*SSE_HEADERS, *extra])
 
     async def _post_stateless(
-        self, msg: dict[str, Any], is_request: bool, is_init: bool, version: str | None, receive: Receive, send: Send
+        self,
+        msg: dict[str, Any],
+        is_request: bool,
+        is_init: bool,
+        version: str | None,
+        receive: Receive,
+        send: Send,
     ) -> None:
         if not is_request:
             # Nothing to route a notification or response to without a session.
             await respond(send, 202)
             return
         transport = HTTPServerTransport(
-            secrets.token_hex(8), json_response=self.json_response, stateless=True, retry_ms=self.retry_ms
+            secrets.token_hex(8),
+            json_response=self.json_response,
+            stateless=True,
+            retry_ms=self.retry_ms,
         )
         session = self.server.create_session(transport)
         if not is_init:
@@ -406,12 +461,20 @@ class StreamableHTTPApp:
     async def _get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
         if not self.get_stream:
             await respond_error(
-                send, 405, INVALID_REQUEST, "Method Not Allowed: this server offers no GET stream",
+                send,
+                405,
+                INVALID_REQUEST,
+                "Method Not Allowed: this server offers no GET stream",
                 headers=[(b"allow", self._allow())],
             )
             return
         if not accepts(headers.get("accept"), "text/event-stream"):
-            await respond_error(send, 406, INVALID_REQUEST, "Not Acceptable: the Accept header must list text/event-stream")
+            await respond_error(
+                send,
+                406,
+                INVALID_REQUEST,
+                "Not Acceptable: the Accept header must list text/event-stream",
+            )
             return
         entry = await self._session_for(headers, send)
         if entry is None:
@@ -423,22 +486,42 @@ class StreamableHTTPApp:
         try:
             if last is None:
                 if transport.standalone.conn is not None:
-                    await respond_error(send, 409, INVALID_REQUEST, "Conflict: a GET stream is already open for this session")
+                    await respond_error(
+                        send,
+                        409,
+                        INVALID_REQUEST,
+                        "Conflict: a GET stream is already open for this session",
+                    )
                     return
                 conn, backlog = transport.attach_standalone()
-                await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *extra]})
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 200,
+                        "headers": [*SSE_HEADERS, *extra],
+                    }
+                )
                 if backlog:
                     # Sent before anything newer, in order, on this (the right) stream.
                     for m in backlog:
                         await transport._deliver_standalone(m)
-                await self._pump(transport.standalone, conn, receive, send, replayed=0, keepalive=True)
+                await self._pump(
+                    transport.standalone, conn, receive, send, replayed=0, keepalive=True
+                )
                 return
             await self._resume(entry, last, receive, send, extra)
         finally:
             entry.busy -= 1
             entry.last_active = anyio.current_time()
 
-    async def _resume(self, entry: _Entry, last: str, receive: Receive, send: Send, extra: list[tuple[bytes, bytes]]) -> None:
+    async def _resume(
+        self,
+        entry: _Entry,
+        last: str,
+        receive: Receive,
+        send: Send,
+        extra: list[tuple[bytes, bytes]],
+    ) -> None:
         transport = entry.transport
         parsed = parse_event_id(last.strip())
         store = transport.event_store
@@ -453,13 +536,21 @@ class StreamableHTTPApp:
         if events is None and live is None:
             await respond_error(send, 400, INVALID_REQUEST, "Bad Request: unknown Last-Event-ID")
             return
-        await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *extra]})
+        await send(
+            {"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *extra]}
+        )
         replayed = seq
         final = False
         fake = live or Stream(stream_id, None, False)
         for s, m in events or ():
             is_final = isinstance(m, dict) and "method" not in m
-            await send({"type": "http.response.body", "body": transport.event_bytes(fake, s, m), "more_body": True})
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": transport.event_bytes(fake, s, m),
+                    "more_body": True,
+                }
+            )
             replayed = s
             if is_final:
                 final = True
@@ -469,13 +560,17 @@ class StreamableHTTPApp:
             await send({"type": "http.response.body", "body": b""})
             return
         assert live is not None
-        await self._pump(live, conn, receive, send, replayed=replayed, keepalive=live.request_id is None)
+        await self._pump(
+            live, conn, receive, send, replayed=replayed, keepalive=live.request_id is None
+        )
 
     # ------------------------------------------------------------------ DELETE
 
     async def _delete(self, headers: dict[str, str], send: Send) -> None:
         if self.stateless:
-            await respond_error(send, 405, INVALID_REQUEST, "Method Not Allowed: no sessions in stateless mode")
+            await respond_error(
+                send, 405, INVALID_REQUEST, "Method Not Allowed: no sessions in stateless mode"
+            )
             return
         entry = await self._session_for(headers, send)
         if entry is None:
@@ -488,15 +583,24 @@ class StreamableHTTPApp:
     async def _session_for(self, headers: dict[str, str], send: Send) -> _Entry | None:
         sid = headers.get("mcp-session-id")
         if sid is None:
-            await respond_error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
+            await respond_error(
+                send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header"
+            )
             return None
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
-            await respond_error(send, 400, INVALID_REQUEST, f"Bad Request: unsupported MCP-Protocol-Version {version!r}")
+            await respond_error(
+                send,
+                400,
+                INVALID_REQUEST,
+                f"Bad Request: unsupported MCP-Protocol-Version {version!r}",
+            )
             return None
         entry = self._lookup(sid)
         if entry is None:
-            await respond_error(send, 404, INVALID_REQUEST, "Not Found: unknown or terminated session")
+            await respond_error(
+                send, 404, INVALID_REQUEST, "Not Found: unknown or terminated session"
+            )
         return entry
 
     def _lookup(self, sid: str) -> _Entry | None:
@@ -591,7 +695,9 @@ class StreamableHTTPApp:
                         except (anyio.EndOfStream, anyio.ClosedResourceError):
                             break
                     if item is None:
-                        await send({"type": "http.response.body", "body": b": ping\n\n", "more_body": True})
+                        await send(
+                            {"type": "http.response.body", "body": b": ping\n\n", "more_body": True}
+                        )
                         continue
                     seq, chunk, final = item
                     if 0 < seq <= replayed:
@@ -726,4 +832,3 @@ async def close_sse_stream(ctx: Any, *, retry_ms: int | None = None) -> bool:
 
 
 __all__ = ["StreamableHTTPApp", "close_sse_stream", "create_http_app"]
-

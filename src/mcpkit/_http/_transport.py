@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+
 import anyio
 import orjson
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -38,7 +39,18 @@ class Stream:
     ``GET`` with ``Last-Event-ID`` attaches a new connection.
     """
 
-    __slots__ = ("conn", "conn_recv", "done", "done_event", "id", "json", "message", "request_id", "result", "seq")
+    __slots__ = (
+        "conn",
+        "conn_recv",
+        "done",
+        "done_event",
+        "id",
+        "json",
+        "message",
+        "request_id",
+        "result",
+        "seq",
+    )
 
     def __init__(self, id: str, request_id: RequestId | None, json: bool) -> None:
         self.id = id
@@ -73,7 +85,9 @@ class Stream:
         try:
             conn.send_nowait(item)
         except anyio.WouldBlock:
-            logger.warning("SSE connection of stream %s stalled; dropped (the client may resume)", self.id)
+            logger.warning(
+                "SSE connection of stream %s stalled; dropped (the client may resume)", self.id
+            )
             self.detach()
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             self.conn = None
@@ -117,7 +131,9 @@ class HTTPServerTransport:
     async def receive(self) -> Incoming:
         return await self._in_recv.receive()
 
-    async def send(self, message: Message, /, *, related_request_id: RequestId | None = None) -> None:
+    async def send(
+        self, message: Message, /, *, related_request_id: RequestId | None = None
+    ) -> None:
         if self.closed:
             raise anyio.ClosedResourceError
         if isinstance(message, list):  # batch answers (2025-03-26): route each
@@ -144,7 +160,9 @@ class HTTPServerTransport:
                     f"cannot send {message.get('method')!r} to the client: a stateless server "
                     "answering with JSON has no stream for server-to-client requests"
                 )
-            logger.debug("dropped %r: no stream to carry it in stateless mode", message.get("method"))
+            logger.debug(
+                "dropped %r: no stream to carry it in stateless mode", message.get("method")
+            )
             return
         await self._deliver_standalone(message)
 
@@ -182,7 +200,9 @@ class HTTPServerTransport:
         eid = f"{stream.id}_{seq}" if self.event_store is not None else None
         return encode_event(orjson.dumps(message), id=eid)
 
-    async def close_stream_connection(self, request_id: RequestId, retry_ms: int | None = None) -> bool:
+    async def close_stream_connection(
+        self, request_id: RequestId, retry_ms: int | None = None
+    ) -> bool:
         """End the connection of a request's SSE stream without ending the stream.
 
         The client reconnects (after ``retry_ms``) with ``GET`` + ``Last-Event-ID`` and gets
@@ -250,4 +270,3 @@ def parse_event_id(event_id: str) -> tuple[str, int] | None:
 
 
 __all__ = ["HTTPServerTransport", "Stream", "parse_event_id"]
-
