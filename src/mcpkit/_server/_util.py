@@ -9,7 +9,6 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import anyio.to_thread
 import orjson
 from pydantic import BaseModel
 
@@ -106,10 +105,10 @@ def make_caller(fn: Callable[..., Any]) -> Callable[[dict[str, Any]], Awaitable[
 
         return call_async
 
-    run_sync = anyio.to_thread.run_sync
+    from ._threads import run_sync
 
     async def call_sync(kwargs: dict[str, Any]) -> Any:
-        result = await run_sync(functools.partial(fn, **kwargs), abandon_on_cancel=True)
+        result = await run_sync(fn, kwargs)
         if inspect.isawaitable(result):
             # A sync function returning an awaitable (e.g. a lambda around a coroutine).
             result = await result

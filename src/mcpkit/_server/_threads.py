@@ -1,0 +1,120 @@
+"""Running sync user functions in worker threads, cheaply.
+
+Sync tools must not block the connection, so each call goes to a worker thread. On
+asyncio this uses a small pool of our own: a job is one queue put and one
+``call_soon_threadsafe``, about half the cost of ``anyio.to_thread.run_sync`` (which also
+manages cancel scopes and a capacity limiter per call). Under trio, anyio's is used.
+
+Worker threads are registered with anyio as its own are, so a sync tool can still call
+``anyio.from_thread.run(ctx.info, "...")``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import functools
+import queue
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import anyio.to_thread
+
+#: Threads per event loop at most; more jobs wait in the queue.
+MAX_THREADS = 40
+#: An idle worker exits after this many seconds without work.
+IDLE_TIMEOUT = 10.0
+
+try:  # anyio's registration of worker threads (private API: degrade quietly without it)
+    from anyio._backends._asyncio import AsyncIOBackend
+    from anyio._core._eventloop import claim_worker_thread
+except ImportError:  # pragma: no cover
+    claim_worker_thread = None  # type: ignore[assignment]
+    AsyncIOBackend = None  # type: ignore[assignment,misc]
+
+
+def _report(pool: _Pool, fut: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
+    pool.busy -= 1
+    if fut.done():
+        return  # the caller was cancelled and moved on
+    if exc is not None:
+        fut.set_exception(exc)
+    else:
+        fut.set_result(result)
+
+
+class _Pool:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.jobs: queue.SimpleQueue[tuple[asyncio.Future[Any], Callable[[], Any]] | None] = (
+            queue.SimpleQueue()
+        )
+        self.threads = 0
+        self.busy = 0
+        self.lock = threading.Lock()
+
+    def submit(self, fn: Callable[[], Any]) -> asyncio.Future[Any]:
+        fut = self.loop.create_future()
+        self.busy += 1
+        self.jobs.put((fut, fn))
+        if self.busy > self.threads and self.threads < MAX_THREADS:
+            with self.lock:
+                self.threads += 1
+            threading.Thread(target=self._work, name="mcpkit-worker", daemon=True).start()
+        return fut
+
+    def _work(self) -> None:
+        claim = (
+            claim_worker_thread(AsyncIOBackend, self.loop)
+            if claim_worker_thread is not None
+            else contextlib.nullcontext()
+        )
+        try:
+            with claim:
+                self._loop_jobs()
+        finally:
+            with self.lock:
+                self.threads -= 1
+
+    def _loop_jobs(self) -> None:
+        get = self.jobs.get
+        call_soon = self.loop.call_soon_threadsafe
+        while True:
+            try:
+                item = get(timeout=IDLE_TIMEOUT)
+            except queue.Empty:
+                return
+            if item is None:
+                return
+            fut, fn = item
+            result: Any = None
+            exc: BaseException | None = None
+            if not fut.cancelled():
+                try:
+                    result = fn()
+                except BaseException as e:
+                    exc = e
+            try:
+                call_soon(_report, self, fut, result, exc)
+            except RuntimeError:  # the loop is closed
+                return
+            del item, fut, fn, result, exc
+
+
+_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pool] = weakref.WeakKeyDictionary()
+
+
+async def run_sync(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """Call ``fn(**kwargs)`` in a worker thread (with the caller's context variables)."""
+    call = functools.partial(contextvars.copy_context().run, fn, **kwargs)
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+    pool = _pools.get(loop)
+    if pool is None:
+        pool = _pools[loop] = _Pool(loop)
+    return await pool.submit(call)
