@@ -52,7 +52,17 @@ class IncomingRequest:
     handler's scope is cancelled at the same time and no response will be sent.
     """
 
-    __slots__ = ("_engine", "cancel_scope", "cancelled", "id", "method", "params", "state")
+    __slots__ = (
+        "_engine",
+        "cancel_scope",
+        "cancelled",
+        "done",
+        "id",
+        "last_progress",
+        "method",
+        "params",
+        "state",
+    )
 
     def __init__(
         self, engine: JSONRPCEngine, id: RequestId, method: str, params: dict[str, Any] | None
@@ -63,6 +73,10 @@ class IncomingRequest:
         self.params = params
         self.cancel_scope = anyio.CancelScope()
         self.cancelled = False
+        #: True once the handler returned (or was cancelled): nothing more may be sent for it.
+        self.done = False
+        #: The last progress value reported for this request (progress must increase).
+        self.last_progress: float | None = None
         #: Free slot for the layer above (the negotiated context of this request, ...).
         self.state: Any = None
 
@@ -196,6 +210,20 @@ class JSONRPCEngine:
             self._tg = tg
             await self._run_reader()
             # Let handlers still running finish before the connection is dropped.
+
+    def start_background(self, fn: Callable[[], Awaitable[None]]) -> None:
+        """Run ``fn`` in the engine's task group: it is cancelled when the connection ends."""
+        if self._tg is None:
+            raise RuntimeError("the engine is not running")
+        self._tg.start_soon(fn)
+
+    async def aclose(self, reason: str = "closed by us") -> None:
+        """End the connection: pending requests fail with :class:`ConnectionClosed`."""
+        self._shutdown(reason)
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+            await self.transport.aclose()
 
     @property
     def closed(self) -> bool:
@@ -331,6 +359,7 @@ class JSONRPCEngine:
                             },
                         }
         finally:
+            req.done = True
             self._in_flight.pop(req.id, None)
         if req.cancelled:
             # The peer cancelled: the spec says the receiver SHOULD NOT respond.
@@ -345,6 +374,13 @@ class JSONRPCEngine:
             rid = params.get("requestId") if params else None
             req = self._in_flight.get(rid) if rid is not None else None  # type: ignore[arg-type]
             if req is not None and req.method not in self._uncancellable:
+                logger.info(
+                    "%s: peer cancelled request %r (%s): %s",
+                    self.name,
+                    rid,
+                    req.method,
+                    params.get("reason") if params else None,
+                )
                 req.cancelled = True
                 req.cancel_scope.cancel()
             # Unknown or finished ids are ignored, as the spec asks.

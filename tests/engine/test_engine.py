@@ -339,6 +339,7 @@ async def test_request_round_trip_and_errors_between_two_engines(make_pair: Any)
         assert sorted(results, key=lambda r: r[0]) == [(i, {"i": i}) for i in range(200)]
 
 
+@pytest.mark.req("JSONRPC-NOTIF-NO-ID")
 @pytest.mark.req(
     "LIFECYCLE-TIMEOUTS",
     "LIFECYCLE-TIMEOUT-SEND-CANCEL",

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._jsonrpc import IncomingRequest
+
+logger = logging.getLogger("mcpkit.session")
 
 #: Keys of ``_meta`` through which revision 2026-07-28 carries, per request, what
 #: ``initialize`` used to negotiate once per session.
@@ -95,10 +98,30 @@ class RequestContext:
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
-        """Send ``notifications/progress`` if the peer gave a progress token; else do nothing."""
-        token = self.request.progress_token
+        """Send ``notifications/progress`` if the peer gave a progress token; else do nothing.
+
+        The spec requires progress to increase and to stop once the request is answered:
+        a value that does not increase, or a report after completion, is dropped (and
+        logged) rather than sent.
+        """
+        req = self.request
+        token = req.progress_token
         if token is None:
             return
+        if req.done:
+            logger.warning(
+                "progress %s for request %r dropped: it already completed", progress, req.id
+            )
+            return
+        if req.last_progress is not None and progress <= req.last_progress:
+            logger.warning(
+                "progress %s for request %r dropped: it must increase (last was %s)",
+                progress,
+                req.id,
+                req.last_progress,
+            )
+            return
+        req.last_progress = progress
         params: dict[str, Any] = {"progressToken": token, "progress": progress}
         if total is not None:
             params["total"] = total

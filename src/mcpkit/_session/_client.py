@@ -14,6 +14,7 @@ from .._transports._base import RequestId, Transport
 from ..types._revisions import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, adapt_outgoing
 from ._base import Negotiated, NotificationHandlerFn, RequestContext, RequestHandlerFn
 from ._capabilities import CLIENT_METHOD_CAPABILITY, SERVER_METHOD_CAPABILITY, has_capability
+from ._keepalive import check_keepalive, keepalive
 
 logger = logging.getLogger("mcpkit.client")
 
@@ -33,6 +34,8 @@ class ClientSession:
         handlers: method -> ``async fn(ctx, params) -> result`` for server->client requests.
         notification_handlers: method -> ``async fn(params)`` for server notifications.
         protocol_version: the revision to ask for (default: the latest we speak).
+        keepalive_interval: ping the server this often (seconds) once initialized; a ping
+            unanswered within ``keepalive_timeout`` closes the connection. Off by default.
     """
 
     def __init__(
@@ -46,7 +49,12 @@ class ClientSession:
         protocol_version: str = LATEST_PROTOCOL_VERSION,
         supported_versions: tuple[str, ...] = SUPPORTED_PROTOCOL_VERSIONS,
         max_concurrency: int = 64,
+        keepalive_interval: float | None = None,
+        keepalive_timeout: float = 10.0,
     ) -> None:
+        check_keepalive(keepalive_interval, keepalive_timeout)
+        self.keepalive_interval = keepalive_interval
+        self.keepalive_timeout = keepalive_timeout
         if protocol_version not in supported_versions:
             raise VersionError(
                 f"unsupported protocol version {protocol_version!r}; we speak {supported_versions}"
@@ -130,6 +138,9 @@ class ClientSession:
         )
         self.initialize_result = result
         await self.engine.notify("notifications/initialized")
+        if self.keepalive_interval is not None:
+            interval, timeout, engine = self.keepalive_interval, self.keepalive_timeout, self.engine
+            engine.start_background(lambda: keepalive(engine, interval, timeout))
         return result
 
     # ------------------------------------------------------------------ incoming
@@ -145,7 +156,7 @@ class ClientSession:
         result = await handler(RequestContext(self, req, self.negotiated), req.params)
         version = self.protocol_version
         if version is not None and version != LATEST_PROTOCOL_VERSION and isinstance(result, dict):
-            result = adapt_outgoing(method, result, version)
+            result = adapt_outgoing(method, {"result": result}, version)["result"]
         return result
 
     async def _on_notification(self, method: str, params: dict[str, Any] | None) -> None:

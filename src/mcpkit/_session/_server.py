@@ -32,6 +32,7 @@ from ._base import (
     RequestHandlerFn,
 )
 from ._capabilities import CLIENT_METHOD_CAPABILITY, SERVER_METHOD_CAPABILITY, has_capability
+from ._keepalive import check_keepalive, keepalive
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -53,6 +54,8 @@ class ServerSession:
         notification_handlers: method -> ``async fn(params)`` for client notifications.
         instructions: the ``instructions`` string of the initialize result.
         supported_versions: revisions we speak, newest first.
+        keepalive_interval: ping the client this often (seconds) once it is initialized; a
+            ping unanswered within ``keepalive_timeout`` closes the connection. Off by default.
     """
 
     def __init__(
@@ -66,7 +69,12 @@ class ServerSession:
         instructions: str | None = None,
         supported_versions: tuple[str, ...] = SUPPORTED_PROTOCOL_VERSIONS,
         max_concurrency: int = 256,
+        keepalive_interval: float | None = None,
+        keepalive_timeout: float = 10.0,
     ) -> None:
+        check_keepalive(keepalive_interval, keepalive_timeout)
+        self.keepalive_interval = keepalive_interval
+        self.keepalive_timeout = keepalive_timeout
         self.server_info = dict(server_info)
         self.capabilities = dict(capabilities)
         self.instructions = instructions
@@ -137,7 +145,7 @@ class ServerSession:
         result = await handler(RequestContext(self, req, negotiated), req.params)
         version = negotiated.protocol_version
         if version != LATEST_PROTOCOL_VERSION and isinstance(result, dict):
-            result = adapt_outgoing(method, result, version)
+            result = adapt_outgoing(method, {"result": result}, version)["result"]
         return result
 
     def _stateless_context(self, req: IncomingRequest) -> Negotiated | None:
@@ -183,14 +191,21 @@ class ServerSession:
         if self.instructions is not None:
             result["instructions"] = self.instructions
         if version != LATEST_PROTOCOL_VERSION:
-            result = adapt_outgoing("initialize", result, version)
+            result = adapt_outgoing("initialize", {"result": result}, version)["result"]
         return result
 
     async def _on_notification(self, method: str, params: dict[str, Any] | None) -> None:
         if method == "notifications/initialized":
-            if self.negotiated is not None:
+            if self.negotiated is not None and not self.initialized:
                 self.initialized = True
                 self._initialized_event.set()
+                if self.keepalive_interval is not None:
+                    interval, timeout, engine = (
+                        self.keepalive_interval,
+                        self.keepalive_timeout,
+                        self.engine,
+                    )
+                    engine.start_background(lambda: keepalive(engine, interval, timeout))
             return
         handler = self._notification_handlers.get(method)
         if handler is not None:
