@@ -70,7 +70,7 @@ async def call_tool(ctx: RequestContext, params: dict[str, Any] | None) -> Any:
     if name == "exit":
         os._exit(int(args.get("code", 3)))
     if name == "spawn_child":
-        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # noqa: ASYNC220
         return text(str(child.pid))
     if name == "ask_client":
         result = await ctx.send_request(str(args["method"]), {}, timeout=10)

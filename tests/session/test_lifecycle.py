@@ -126,7 +126,7 @@ async def test_handshake_exchanges_info_and_capabilities() -> None:
     "LIFECYCLE-RESPECT-NEGOTIATED-VERSION",
 )
 async def test_each_supported_revision_is_negotiated_and_respected(version: str) -> None:
-    async with connected(protocol_version=version) as (client, server, rec):
+    async with connected(protocol_version=version) as (client, _server, rec):
         result = await client.initialize()
         assert result["protocolVersion"] == version
         assert client.protocol_version == version

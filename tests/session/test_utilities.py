@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 from typing import Any
 
@@ -61,15 +62,14 @@ async def test_keepalive_pings_periodically_and_a_silent_peer_is_a_failure(
                 await b.send({"jsonrpc": "2.0", "id": ping["id"], "result": {}})
             # then go silent: the client gives up after the timeout
             assert (await _recv(b))["method"] == "ping"
-            with anyio.fail_after(3):
-                while not client.engine.closed:
-                    await anyio.sleep(0.01)
+            with anyio.fail_after(3), pytest.raises(ConnectionClosed):
+                await client.engine.request("wait-for-close")  # fails when the keepalive closes
             with pytest.raises(ConnectionClosed, match="ping"):
                 await client.send_request("ping")
     finally:
         a.close()
         b.close()
-    gaps = [t2 - t1 for t1, t2 in zip(pings, pings[1:])]
+    gaps = [t2 - t1 for t1, t2 in itertools.pairwise(pings)]
     assert all(g >= 0.04 for g in gaps), gaps  # the interval is respected
     assert any("ping unanswered" in r.getMessage() for r in caplog.records)
     with pytest.raises(ValueError):

@@ -89,7 +89,7 @@ async def test_chatty_stderr_cannot_stall_the_server() -> None:
 
 
 async def test_server_dying_mid_call_raises_promptly_with_its_exit_code() -> None:
-    async with lowlevel() as (client, transport, _):
+    async with lowlevel() as (client, _transport, _):
         start = time.monotonic()
         with pytest.raises(ConnectionClosed, match="code 7"):
             await call(client, "exit", code=7)
@@ -123,7 +123,7 @@ async def test_a_server_ignoring_eof_and_sigterm_is_killed_with_its_children(
     start = time.monotonic()
     with anyio.fail_after(15):
         async with spawn_stdio(sys.executable, [str(script)]) as transport:
-            while not pidfile.exists() or not pidfile.read_text():
+            while not pidfile.exists() or not pidfile.read_text():  # noqa: ASYNC110 (a file, not an event)
                 await anyio.sleep(0.02)
             process = transport.process
     elapsed = time.monotonic() - start
@@ -138,7 +138,7 @@ async def test_grandchildren_do_not_outlive_a_clean_shutdown() -> None:
         pid = int(_text(await call(client, "spawn_child")))
         assert _alive(pid)
     with anyio.fail_after(5):
-        while _alive(pid):
+        while _alive(pid):  # noqa: ASYNC110 (another process's state)
             await anyio.sleep(0.05)
 
 
