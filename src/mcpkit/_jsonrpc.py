@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Final
 
 import anyio
@@ -211,7 +211,7 @@ class JSONRPCEngine:
             await self._run_reader()
             # Let handlers still running finish before the connection is dropped.
 
-    def start_background(self, fn: Callable[[], Awaitable[None]]) -> None:
+    def start_background(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run ``fn`` in the engine's task group: it is cancelled when the connection ends."""
         if self._tg is None:
             raise RuntimeError("the engine is not running")
@@ -372,7 +372,7 @@ class JSONRPCEngine:
     async def _on_notify(self, method: str, params: dict[str, Any] | None) -> None:
         if method == CANCELLED_METHOD:
             rid = params.get("requestId") if params else None
-            req = self._in_flight.get(rid) if rid is not None else None  # type: ignore[arg-type]
+            req = self._in_flight.get(rid) if rid is not None else None
             if req is not None and req.method not in self._uncancellable:
                 logger.info(
                     "%s: peer cancelled request %r (%s): %s",
@@ -406,7 +406,7 @@ class JSONRPCEngine:
 
     def _on_response(self, msg: dict[str, Any]) -> None:
         rid = msg.get("id")
-        p = self._pending.pop(rid, None) if isinstance(rid, (str, int)) else None  # type: ignore[arg-type]
+        p = self._pending.pop(rid, None) if isinstance(rid, (str, int)) else None
         if p is None:
             # Late (after a timeout or cancellation) or unknown: ignored, per spec.
             logger.debug("%s: ignored response for unknown id %r", self.name, rid)
