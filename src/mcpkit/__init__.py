@@ -1,16 +1,62 @@
-"""mcpkit."""
+"""mcpkit: the Model Context Protocol for Python, server and client.
+
+Example::
+
+    from mcpkit import Server
+
+    server = Server("demo")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        'Add two numbers.'
+        return a + b
+
+    if __name__ == "__main__":
+        server.run()
+
+Protocol types live in :mod:`mcpkit.types`; every exception mcpkit raises is exported here
+(the tree is documented in ``mcpkit._exceptions``).
+"""
 
 from ._client import Client, ClientGroup, ServerRequestContext, SyncClient
+from ._exceptions import (
+    CapabilityError,
+    ConnectionClosed,
+    InternalError,
+    InvalidParams,
+    InvalidRequest,
+    MCPError,
+    MethodNotFound,
+    ParseError,
+    ProtocolError,
+    RequestTimeout,
+    TransportError,
+    URLElicitationRequired,
+    VersionError,
+)
 from ._server import Context, ElicitationResult, ResourceNotFound, Server, ToolError
 
 __all__ = [
+    "CapabilityError",
     "Client",
     "ClientGroup",
+    "ConnectionClosed",
     "Context",
     "ElicitationResult",
+    "InternalError",
+    "InvalidParams",
+    "InvalidRequest",
+    "MCPError",
+    "MethodNotFound",
+    "ParseError",
+    "ProtocolError",
+    "RequestTimeout",
     "ResourceNotFound",
     "Server",
     "ServerRequestContext",
     "SyncClient",
     "ToolError",
+    "TransportError",
+    "URLElicitationRequired",
+    "VersionError",
 ]
