@@ -132,8 +132,11 @@ class ThreadServer:
         self.loop: asyncio.AbstractEventLoop | None = None
 
     def _run(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.loop.run_until_complete(self.server.serve())
+        async def main() -> None:
+            self.loop = asyncio.get_running_loop()
+            await self.server.serve()
+
+        asyncio.run(main())
 
     @property
     def url(self) -> str:

@@ -60,7 +60,9 @@ class SSEServerTransport:
 
     def close(self) -> None:
         self._in_send.close()
+        self._in_recv.close()
         self._out_send.close()
+        self.out_recv.close()
 
     async def aclose(self) -> None:
         self.close()

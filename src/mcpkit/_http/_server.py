@@ -709,6 +709,7 @@ class StreamableHTTPApp:
             finally:
                 if stream.conn_recv is conn:  # no newer connection took over
                     stream.detach()
+                conn.close()
                 tg.cancel_scope.cancel()
 
 

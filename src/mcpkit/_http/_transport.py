@@ -76,6 +76,8 @@ class Stream:
         if self.conn is not None:
             self.conn.close()
             self.conn = None
+        if self.conn_recv is not None:
+            self.conn_recv.close()
             self.conn_recv = None
 
     def push(self, item: Chunk) -> None:
@@ -222,6 +224,8 @@ class HTTPServerTransport:
             return
         self.closed = True
         self._in_send.close()
+        # Whatever was fed but not yet read is dropped with the session.
+        self._in_recv.close()
         for s in self.requests.values():
             s.detach()
             s.done_event.set()
@@ -246,7 +250,10 @@ class HTTPServerTransport:
         stream.push((seq, self.event_bytes(stream, seq, message), final))
         if final:
             stream.done_event.set()
-            stream.conn = None
+            if stream.conn is not None:
+                # The connection drains what is queued, then sees the end.
+                stream.conn.close()
+                stream.conn = None
 
     async def _deliver_standalone(self, message: Message) -> None:
         stream = self.standalone
