@@ -246,17 +246,16 @@ class _Matcher:
         raise NotImplementedError
 
 
-def compile_template(template: str) -> _Matcher:
-    """A matcher for ``template`` (RFC 6570)."""
+def compile_template(template: str) -> Any:
+    """A matcher for ``template`` (RFC 6570): ``.variables`` and ``.match(uri)``."""
     try:
-        from . import _uritemplate
-    except ImportError:
+        from ._uritemplate import UriTemplate
+    except ImportError:  # pragma: no cover - until the RFC 6570 module is in place
         return _SimpleMatcher(template)
-    return _uritemplate_adapter(_uritemplate, template)
-
-
-def _uritemplate_adapter(mod: Any, template: str) -> _Matcher:
-    return _SimpleMatcher(template)
+    try:
+        return UriTemplate(template)
+    except ValueError as e:
+        raise ValueError(f"invalid URI template {template!r}: {e}") from None
 
 
 class _SimpleMatcher(_Matcher):

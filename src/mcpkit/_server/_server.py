@@ -23,7 +23,7 @@ from ._prompts import PromptDef
 from ._resources import ResourceDef, TemplateDef, not_found, read_error
 from ._session import BoundSession
 from ._tools import ToolDef, check_tool_name
-from ._util import first_paragraph, make_caller, to_wire
+from ._util import make_caller, to_wire
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -247,7 +247,7 @@ class Server:
             info,
             name=tool_name,
             title=title,
-            description=description if description is not None else first_paragraph(fn.__doc__),
+            description=description if description is not None else info.description,
             input_schema=input_schema,
             output_schema=output_schema,
             annotations=annotations,
@@ -348,9 +348,7 @@ class Server:
                 info,
                 name=name or _name_of(source),
                 title=title,
-                description=description
-                if description is not None
-                else first_paragraph(source.__doc__),
+                description=description if description is not None else info.description,
                 mime_type=mime_type,
                 annotations=annotations,
                 icons=icons,
@@ -362,7 +360,7 @@ class Server:
             if callable(source):
                 fn: Callable[..., Any] | None = source
                 info: FuncInfo | None = self._describe(source)
-                doc = first_paragraph(source.__doc__)
+                doc = info.description if info is not None else None
                 default_name = _name_of(source)
                 value = None
             else:
@@ -463,7 +461,7 @@ class Server:
             info,
             name=prompt_name,
             title=title,
-            description=description if description is not None else first_paragraph(fn.__doc__),
+            description=description if description is not None else info.description,
             icons=icons,
             meta=meta,
         )

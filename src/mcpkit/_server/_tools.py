@@ -68,6 +68,7 @@ class ToolDef:
         "mask_errors",
         "name",
         "output_schema",
+        "serialize",
         "validate",
         "wrap_output",
     )
@@ -105,12 +106,15 @@ class ToolDef:
             schema = info.input_schema
             self.validate = info.validate
         out: dict[str, Any] | None
+        self.serialize: Callable[[Any], Any] = info.serialize
         if output_schema is False:
             out, self.wrap_output = None, False
         elif output_schema is None or output_schema is True:
             out, self.wrap_output = info.output_schema, info.wrap_output
         else:
+            # An explicit output schema: results are sent as the function returns them.
             out, self.wrap_output = dict(output_schema), False
+            self.serialize = jsonable
         self.output_schema = out
         d: dict[str, Any] = {"name": name}
         if title is not None:
@@ -166,17 +170,8 @@ class ToolDef:
 
     def convert(self, value: Any) -> dict[str, Any]:
         """Turn a tool's return value into a ``CallToolResult`` dict."""
-        if type(value) is str:
+        if type(value) is str and self.output_schema is None:
             return {"content": [{"type": "text", "text": value}]}
-        if value is None and self.output_schema is None:
-            return {"content": []}
-        if self.wrap_output:
-            data = jsonable(value)
-            structured = {"result": data}
-            return {
-                "content": [{"type": "text", "text": _text_of(data)}],
-                "structuredContent": structured,
-            }
         if isinstance(value, MCPModel):
             wire = value.to_wire()
             if "content" in wire and (
@@ -185,13 +180,18 @@ class ToolDef:
                 return wire
             if wire.get("type") in _CONTENT_TYPES:
                 return {"content": [wire]}
+        if self.output_schema is not None:
+            data = self.serialize(value)
+            shown = data["result"] if self.wrap_output else data
+            return {
+                "content": [{"type": "text", "text": _text_of(shown)}],
+                "structuredContent": data,
+            }
+        if value is None:
+            return {"content": []}
         if isinstance(value, (list, tuple)) and value and all(_is_content(v) for v in value):
             return {"content": [_content_of(v) for v in value]}
-        if (
-            isinstance(value, dict)
-            and value.get("type") in _CONTENT_TYPES
-            and self.output_schema is None
-        ):
+        if isinstance(value, dict) and value.get("type") in _CONTENT_TYPES:
             return {"content": [value]}
         if isinstance(value, (BaseModel, dict)) or (
             dataclasses.is_dataclass(value) and not isinstance(value, type)
@@ -201,12 +201,12 @@ class ToolDef:
                 "content": [{"type": "text", "text": dumps_text(data)}],
                 "structuredContent": data,
             }
-        if isinstance(value, (int, float, bool)) or value is None:
-            return {"content": [{"type": "text", "text": dumps_text(value)}]}
-        if isinstance(value, (list, tuple)):
+        if isinstance(value, (int, float, bool, list, tuple)):
             return {"content": [{"type": "text", "text": dumps_text(jsonable(value))}]}
-        if isinstance(value, bytes):
-            raise TypeError("return bytes as ImageContent/AudioContent/EmbeddedResource, not raw")
+        if isinstance(value, (bytes, bytearray)):
+            raise TypeError(
+                "return bytes inside ImageContent, AudioContent or EmbeddedResource, not raw"
+            )
         return {"content": [{"type": "text", "text": str(value)}]}
 
 

@@ -52,36 +52,6 @@ def dumps_text(value: Any) -> str:
     return orjson.dumps(value, default=_default).decode()
 
 
-def first_paragraph(doc: str | None) -> str | None:
-    """The description part of a docstring: everything before an ``Args:``-style section."""
-    if not doc:
-        return None
-    text = inspect.cleandoc(doc)
-    lines: list[str] = []
-    for line in text.splitlines():
-        if line.strip().rstrip(":").lower() in _SECTION_HEADERS and line.strip().endswith(":"):
-            break
-        lines.append(line)
-    out = "\n".join(lines).strip()
-    return out or None
-
-
-_SECTION_HEADERS = frozenset(
-    {
-        "args",
-        "arguments",
-        "parameters",
-        "params",
-        "returns",
-        "return",
-        "raises",
-        "yields",
-        "example",
-        "examples",
-    }
-)
-
-
 def is_async_callable(fn: Any) -> bool:
     """True for ``async def`` functions (also behind ``functools.partial`` or ``__call__``)."""
     while isinstance(fn, functools.partial):

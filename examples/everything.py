@@ -1,0 +1,640 @@
+"""One server exercising every feature of mcpkit's server SDK.
+
+It also provides every tool, resource and prompt the public MCP conformance suite calls by
+name, behaving as the suite checks. Run it with::
+
+    mcpkit run examples/everything.py            # stdio
+    python examples/everything.py                # the same
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import logging
+import struct
+import zlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from enum import Enum
+from typing import Annotated, Any, Literal
+
+import anyio
+from pydantic import BaseModel, Field
+
+from mcpkit import Context, Server, ToolError
+from mcpkit.types import (
+    AudioContent,
+    EmbeddedResource,
+    ImageContent,
+    PromptMessage,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+    ToolAnnotations,
+    ToolResultContent,
+    ToolUseContent,
+)
+
+log = logging.getLogger("everything")
+
+
+# ---------------------------------------------------------------------------- media
+
+
+def _png_1x1() -> bytes:
+    """A valid 1x1 red PNG, built here so the example has no binary files."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return (
+            struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF)
+        )
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    pixels = zlib.compress(b"\x00\xff\x00\x00")
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+    )
+
+
+def _wav_silence(samples: int = 800, rate: int = 8000) -> bytes:
+    """A valid mono 8-bit WAV of silence."""
+    data = b"\x80" * samples
+    fmt = struct.pack("<HHIIHH", 1, 1, rate, rate, 1, 8)
+    riff = (
+        b"WAVE"
+        + b"fmt "
+        + struct.pack("<I", len(fmt))
+        + fmt
+        + b"data"
+        + struct.pack("<I", len(data))
+        + data
+    )
+    return b"RIFF" + struct.pack("<I", len(riff)) + riff
+
+
+PNG = _png_1x1()
+PNG_B64 = base64.b64encode(PNG).decode("ascii")
+WAV_B64 = base64.b64encode(_wav_silence()).decode("ascii")
+
+
+# ---------------------------------------------------------------------------- lifespan
+
+
+@dataclass
+class AppState:
+    """What the lifespan sets up once and every request can reach (``ctx.lifespan_state``)."""
+
+    watched_text: str = "watched: version 0"
+    calls: int = 0
+
+
+@contextlib.asynccontextmanager
+async def lifespan(server: Server) -> AsyncIterator[AppState]:
+    state = AppState()
+    yield state
+
+
+server = Server(
+    "mcpkit-everything",
+    version="1.0.0",
+    title="mcpkit: everything",
+    description="Exercises every feature of the mcpkit server SDK",
+    instructions="A test server: each tool demonstrates one MCP feature.",
+    icons=[{"src": "data:image/png;base64," + PNG_B64, "mimeType": "image/png", "sizes": ["1x1"]}],
+    website_url="https://example.com/mcpkit",
+    lifespan=lifespan,
+)
+server.bridge_logging("everything")
+
+
+# ============================================================================ conformance tools
+
+
+@server.tool()
+def test_simple_text() -> str:
+    """Return a simple text response."""
+    return "This is a simple text response for testing."
+
+
+@server.tool()
+def test_image_content() -> ImageContent:
+    """Return a small PNG image."""
+    return ImageContent(data=PNG_B64, mime_type="image/png")
+
+
+@server.tool()
+def test_audio_content() -> AudioContent:
+    """Return a short WAV clip."""
+    return AudioContent(data=WAV_B64, mime_type="audio/wav")
+
+
+@server.tool()
+def test_embedded_resource() -> EmbeddedResource:
+    """Return an embedded text resource."""
+    return EmbeddedResource(
+        resource=TextResourceContents(
+            uri="test://embedded-resource",
+            mime_type="text/plain",
+            text="This is an embedded resource content.",
+        )
+    )
+
+
+@server.tool()
+def test_multiple_content_types() -> list[TextContent | ImageContent | EmbeddedResource]:
+    """Return text, an image and an embedded resource together."""
+    return [
+        TextContent(text="Multiple content types test:"),
+        ImageContent(data=PNG_B64, mime_type="image/png"),
+        EmbeddedResource(
+            resource=TextResourceContents(
+                uri="test://mixed-content-resource",
+                mime_type="application/json",
+                text='{"test":"data","value":123}',
+            )
+        ),
+    ]
+
+
+@server.tool()
+async def test_tool_with_logging(ctx: Context) -> str:
+    """Send three log messages while running."""
+    await ctx.info("Tool execution started")
+    await anyio.sleep(0.05)
+    await ctx.info("Tool processing data")
+    await anyio.sleep(0.05)
+    await ctx.info("Tool execution completed")
+    return "Logging test completed"
+
+
+@server.tool()
+async def test_tool_with_progress(ctx: Context) -> str:
+    """Report progress 0, 50 and 100 of 100."""
+    for step in (0, 50, 100):
+        await ctx.report_progress(step, 100, f"step {step}")
+        if step < 100:
+            await anyio.sleep(0.05)
+    return "Progress test completed"
+
+
+@server.tool()
+def test_error_handling() -> str:
+    """Always fail (the failure is a tool result with isError)."""
+    raise ToolError("This tool intentionally returns an error for testing")
+
+
+@server.tool()
+async def test_sampling(prompt: str, ctx: Context) -> str:
+    """Ask the client's LLM to answer a prompt."""
+    result = await ctx.sample(prompt, max_tokens=100)
+    content = result.content if not isinstance(result.content, list) else result.content[0]
+    text = getattr(content, "text", str(content))
+    return f"LLM response: {text}"
+
+
+@server.tool()
+async def test_elicitation(message: str, ctx: Context) -> str:
+    """Ask the user for a username and an email."""
+    answer = await ctx.elicit(
+        message,
+        {
+            "type": "object",
+            "properties": {
+                "username": {"type": "string", "description": "User's response"},
+                "email": {"type": "string", "description": "User's email address"},
+            },
+            "required": ["username", "email"],
+        },
+    )
+    return f"User response: {answer.action}, {answer.content}"
+
+
+@server.tool()
+async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+    """Elicit a form whose fields all have defaults (SEP-1034)."""
+    answer = await ctx.elicit(
+        "Please review and update the form fields with defaults",
+        {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                "age": {"type": "integer", "description": "User age", "default": 30},
+                "score": {"type": "number", "description": "User score", "default": 95.5},
+                "status": {
+                    "type": "string",
+                    "description": "User status",
+                    "enum": ["active", "inactive", "pending"],
+                    "default": "active",
+                },
+                "verified": {
+                    "type": "boolean",
+                    "description": "Verification status",
+                    "default": True,
+                },
+            },
+            "required": [],
+        },
+    )
+    return f"Elicitation completed: action={answer.action}, content={answer.content}"
+
+
+@server.tool()
+async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+    """Elicit a form with every enum shape (SEP-1330)."""
+    answer = await ctx.elicit(
+        "Please select options from the enum fields",
+        {
+            "type": "object",
+            "properties": {
+                "untitledSingle": {
+                    "type": "string",
+                    "description": "Select one option",
+                    "enum": ["option1", "option2", "option3"],
+                },
+                "titledSingle": {
+                    "type": "string",
+                    "description": "Select one option with titles",
+                    "oneOf": [
+                        {"const": "value1", "title": "First Option"},
+                        {"const": "value2", "title": "Second Option"},
+                        {"const": "value3", "title": "Third Option"},
+                    ],
+                },
+                "legacyEnum": {
+                    "type": "string",
+                    "description": "Select one option (legacy)",
+                    "enum": ["opt1", "opt2", "opt3"],
+                    "enumNames": ["Option One", "Option Two", "Option Three"],
+                },
+                "untitledMulti": {
+                    "type": "array",
+                    "description": "Select multiple options",
+                    "minItems": 1,
+                    "maxItems": 3,
+                    "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                },
+                "titledMulti": {
+                    "type": "array",
+                    "description": "Select multiple options with titles",
+                    "minItems": 1,
+                    "maxItems": 3,
+                    "items": {
+                        "anyOf": [
+                            {"const": "value1", "title": "First Choice"},
+                            {"const": "value2", "title": "Second Choice"},
+                            {"const": "value3", "title": "Third Choice"},
+                        ]
+                    },
+                },
+            },
+            "required": [],
+        },
+    )
+    return f"Elicitation completed: action={answer.action}, content={answer.content}"
+
+
+@server.tool(
+    input_schema={
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+            }
+        },
+        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+        "additionalProperties": False,
+    }
+)
+def json_schema_2020_12_tool(name: str | None = None, address: dict[str, Any] | None = None) -> str:
+    """A tool whose input schema uses JSON Schema 2020-12 features, kept as written."""
+    return f"Received: name={name}, address={address}"
+
+
+@server.tool()
+async def test_reconnection(ctx: Context) -> str:
+    """Takes a moment, so an HTTP transport can close and resume the stream meanwhile."""
+    await ctx.info("Reconnection test started")
+    await anyio.sleep(0.2)
+    return "Reconnection test completed"
+
+
+# ============================================================================ more tools
+
+
+class Weather(BaseModel):
+    """Conditions at a place."""
+
+    city: str
+    temperature_c: float = Field(description="Temperature in degrees Celsius")
+    conditions: Literal["sunny", "cloudy", "rain", "snow"]
+
+
+class Units(str, Enum):
+    metric = "metric"
+    imperial = "imperial"
+
+
+@server.tool(
+    title="Weather",
+    annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    meta={"example.com/category": "demo"},
+)
+def get_weather(
+    city: Annotated[str, Field(description="City name", min_length=1)],
+    units: Units = Units.metric,
+) -> Weather:
+    """Current weather for a city (structured output with an output schema).
+
+    Args:
+        city: the city.
+        units: unit system of the answer.
+    """
+    temp = 21.5 if units is Units.metric else 70.7
+    return Weather(city=city, temperature_c=temp, conditions="sunny")
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True))
+def add(a: int, b: int) -> int:
+    """Add two integers (a wrapped structured result: {"result": n})."""
+    return a + b
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Echo the text back."""
+    return text
+
+
+@server.tool()
+def get_resource_link(name: str = "static-text") -> ResourceLink:
+    """Return a link to one of this server's resources."""
+    return ResourceLink(uri=f"test://{name}", name=name, mime_type="text/plain")
+
+
+@server.tool()
+async def slow_count(n: int, ctx: Context) -> str:
+    """Count to n slowly, reporting progress; stops early when the client cancels."""
+    for i in range(n):
+        await ctx.report_progress(i, n)
+        await anyio.sleep(0.1)
+    return f"counted to {n}"
+
+
+@server.tool()
+def log_with_python_logging(message: str) -> str:
+    """Log through Python's logging (bridged to the client as notifications/message)."""
+    log.warning("from logging: %s", message)
+    return "logged"
+
+
+@server.tool()
+async def list_client_roots(ctx: Context) -> list[str]:
+    """The client's roots (roots/list)."""
+    return [root.uri for root in await ctx.list_roots()]
+
+
+@server.tool()
+async def read_own_resource(uri: str, ctx: Context) -> str:
+    """Read one of this server's resources from inside a tool."""
+    contents = await ctx.read_resource(uri)
+    return getattr(contents[0], "text", "<binary>")
+
+
+@server.tool()
+async def whoami(ctx: Context) -> dict[str, Any]:
+    """Facts about the request: id, client, capabilities, revision, lifespan state."""
+    state: AppState = ctx.lifespan_state
+    state.calls += 1
+    return {
+        "request_id": ctx.request_id,
+        "client": ctx.client_info.get("name"),
+        "capabilities": sorted(ctx.client_capabilities),
+        "protocol_version": ctx.protocol_version,
+        "calls": state.calls,
+    }
+
+
+class Contact(BaseModel):
+    name: str
+    email: str
+    newsletter: bool = False
+
+
+@server.tool()
+async def ask_contact(ctx: Context) -> str:
+    """Elicit a typed form (a pydantic model) and use the validated answer."""
+    answer = await ctx.elicit("Who should we contact?", Contact)
+    if not answer.accepted or answer.data is None:
+        return f"no contact ({answer.action})"
+    return f"contact: {answer.data.name} <{answer.data.email}>"
+
+
+@server.tool()
+async def connect_account(ctx: Context) -> str:
+    """URL-mode elicitation: send the user to a page, then say it completed."""
+    result = await ctx.elicit_url(
+        "Please sign in to connect your account",
+        "https://example.com/connect",
+        elicitation_id="connect-1",
+    )
+    if result.accepted:
+        await ctx.complete_elicitation("connect-1")
+    return f"url elicitation: {result.action}"
+
+
+@server.tool()
+async def sample_with_tools(question: str, ctx: Context) -> str:
+    """Sampling with tools: let the client's model call `add`, run it, and return its answer."""
+    messages: list[Any] = [question]
+    for _ in range(4):
+        result = await ctx.sample(messages, max_tokens=200, tools=["add"], tool_choice="auto")
+        blocks = result.content if isinstance(result.content, list) else [result.content]
+        uses = [b for b in blocks if isinstance(b, ToolUseContent)]
+        if not uses:
+            return " ".join(getattr(b, "text", "") for b in blocks)
+        messages.append({"role": "assistant", "content": [u.to_wire() for u in uses]})
+        results = []
+        for use in uses:
+            total = add(**{k: int(v) for k, v in use.input.items()})
+            results.append(
+                ToolResultContent(
+                    tool_use_id=use.id, content=[TextContent(text=str(total))]
+                ).to_wire()
+            )
+        messages.append({"role": "user", "content": results})
+    raise ToolError("the model kept asking for tools")
+
+
+@server.tool()
+def add_dynamic_tool(name: str) -> str:
+    """Register a new tool at runtime (clients get notifications/tools/list_changed)."""
+
+    def dynamic() -> str:
+        return f"I am {name}"
+
+    dynamic.__doc__ = f"A tool added at runtime: {name}."
+    server.add_tool(dynamic, name=name)
+    return f"added {name}"
+
+
+@server.tool()
+def remove_dynamic_tool(name: str) -> str:
+    """Remove a tool registered at runtime."""
+    try:
+        server.remove_tool(name)
+    except KeyError:
+        raise ToolError(f"no tool named {name!r}") from None
+    return f"removed {name}"
+
+
+@server.tool()
+async def update_watched_resource(text: str, ctx: Context) -> str:
+    """Change test://watched-resource and notify subscribed clients."""
+    state: AppState = ctx.lifespan_state
+    state.watched_text = text
+    await server.notify_resource_updated("test://watched-resource")
+    return "updated"
+
+
+# ============================================================================ resources
+
+
+@server.resource("test://static-text", mime_type="text/plain")
+def static_text() -> str:
+    """A static text resource."""
+    return "This is the content of the static text resource."
+
+
+@server.resource("test://static-binary", mime_type="image/png")
+def static_binary() -> bytes:
+    """A static binary resource (a PNG image)."""
+    return PNG
+
+
+@server.resource("test://template/{id}/data", mime_type="application/json")
+def template_data(id: str) -> dict[str, Any]:
+    """Data for an id (a resource template)."""
+    return {"id": id, "templateTest": True, "data": f"Data for ID: {id}"}
+
+
+@server.resource("test://watched-resource", mime_type="text/plain")
+def watched(ctx: Context) -> str:
+    """A resource clients can subscribe to."""
+    state: AppState = ctx.lifespan_state
+    return state.watched_text
+
+
+server.add_resource(
+    "test://example-resource",
+    "Example resource content.",
+    mime_type="text/plain",
+    description="A static resource given as a value",
+    annotations={"audience": ["user", "assistant"], "priority": 0.5},
+)
+
+
+@server.resource("users://{user_id}/profile{?fields}", mime_type="application/json")
+def user_profile(user_id: int, fields: str | None = None) -> dict[str, Any]:
+    """A user's profile (a typed template variable and an optional query parameter)."""
+    profile = {"id": user_id, "name": f"user {user_id}", "email": f"user{user_id}@example.com"}
+    if fields:
+        return {k: v for k, v in profile.items() if k in fields.split(",")}
+    return profile
+
+
+# ============================================================================ prompts
+
+
+@server.prompt()
+def test_simple_prompt() -> str:
+    """A simple prompt without arguments."""
+    return "This is a simple prompt for testing."
+
+
+@server.prompt()
+def test_prompt_with_arguments(arg1: str, arg2: str) -> str:
+    """A prompt with two required arguments.
+
+    Args:
+        arg1: First test argument.
+        arg2: Second test argument.
+    """
+    return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+
+
+@server.prompt()
+def test_prompt_with_embedded_resource(resourceUri: str) -> list[PromptMessage]:
+    """A prompt embedding a resource.
+
+    Args:
+        resourceUri: URI of the resource to embed.
+    """
+    return [
+        PromptMessage(
+            role="user",
+            content=EmbeddedResource(
+                resource=TextResourceContents(
+                    uri=resourceUri,
+                    mime_type="text/plain",
+                    text="Embedded resource content for testing.",
+                )
+            ),
+        ),
+        PromptMessage(
+            role="user", content=TextContent(text="Please process the embedded resource above.")
+        ),
+    ]
+
+
+@server.prompt()
+def test_prompt_with_image() -> list[PromptMessage]:
+    """A prompt with an image."""
+    return [
+        PromptMessage(role="user", content=ImageContent(data=PNG_B64, mime_type="image/png")),
+        PromptMessage(role="user", content=TextContent(text="Please analyze the image above.")),
+    ]
+
+
+@server.prompt(title="Code review")
+def code_review(code: str, language: str = "python") -> list[Any]:
+    """Ask for a review of some code.
+
+    Args:
+        code: the code to review.
+        language: its programming language.
+    """
+    return [
+        f"Please review this {language} code:\n\n{code}",
+        {"role": "assistant", "content": "Sure, let me look at it."},
+    ]
+
+
+# ============================================================================ completion
+
+LANGUAGES = ["python", "pyret", "rust", "ruby", "go", "typescript"]
+
+
+@server.completion()
+def complete(ref: Any, argument: Any, context: Any) -> list[str]:
+    """Complete prompt arguments and template variables."""
+    if argument.name == "language":
+        return [lang for lang in LANGUAGES if lang.startswith(argument.value)]
+    if argument.name in ("arg1", "arg2"):
+        return [v for v in ("testValue1", "testValue2", "test") if v.startswith(argument.value)]
+    if argument.name in ("id", "user_id"):
+        return [str(i) for i in range(1, 200) if str(i).startswith(argument.value)]
+    return []
+
+
+@server.on_roots_changed()
+async def roots_changed(ctx: Context) -> None:
+    roots = await ctx.list_roots()
+    log.info("client roots changed: %s", [r.uri for r in roots])
+
+
+if __name__ == "__main__":
+    server.run()
