@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import logging
 import os
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -88,6 +89,12 @@ _LOG_LEVELS = {
 }
 
 
+_URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+#: Requests that may take long enough for progress to matter.
+_PROGRESS_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
+
+
 class _Default:
     def __repr__(self) -> str:
         return "<client default>"
@@ -146,7 +153,7 @@ def to_root(value: RootLike) -> Root:
         root = value
     elif isinstance(value, Mapping):
         root = Root.model_validate(dict(value))
-    elif isinstance(value, str) and value.startswith("file://"):
+    elif isinstance(value, str) and _URI_SCHEME.match(value):
         root = Root(uri=value)
     elif isinstance(value, (str, os.PathLike)):
         path = Path(os.fspath(value)).expanduser().resolve()
@@ -225,7 +232,8 @@ class Client:
       returning one; change them with :meth:`set_roots`.
 
     Notifications: ``logging_handler(params)`` (default: the ``mcpkit.client.server_log``
-    Python logger), ``progress_handler(params)`` (every progress notification),
+    Python logger), ``progress_handler(params)`` (progress of every tool call, resource read
+    and prompt get: with it set, those requests all ask for progress),
     ``resource_updated_handler(params)``, ``list_changed_handler(kind)`` with kind
     ``"tools"``, ``"resources"`` or ``"prompts"`` (the cached list is dropped first).
     """
@@ -367,10 +375,11 @@ class Client:
                     f"{describe(self.target)}: connection lost during initialize: {e}"
                 ) from None
             self._init = _parse(InitializeResult, raw, "initialize")
-        except BaseException as e:
+        except BaseException:
             # Not shielded: the stack holds task groups, which must exit in the scope they
-            # were entered in. Their own cleanups shield what must finish.
-            await stack.__aexit__(type(e), e, e.__traceback__)
+            # were entered in (their own cleanups shield what must finish). Not given the
+            # error either, or a task group would wrap it in an ExceptionGroup.
+            await stack.__aexit__(None, None, None)
             raise
         self._stack = stack
         self._session = session
@@ -441,6 +450,11 @@ class Client:
         session = self.session
         t = self.timeout if timeout is _DEFAULT else timeout
         if progress_handler is None:
+            if self._progress_handler is not None and method in _PROGRESS_METHODS:
+                # A client-wide progress handler asks for progress on every long request.
+                return await session.send_request(
+                    method, params, timeout=t, reset_timeout_on_progress=True
+                )
             return await session.send_request(method, params, timeout=t)
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
