@@ -63,10 +63,15 @@ def resolve(rev: str, node: Any) -> Any:
     return node
 
 
-def _matches(rev: str, node: Any, instance: Any) -> bool:
+@functools.cache
+def _subschema_validator(rev: str, node_json: str) -> Any:
     root = schema_root(rev)
     cls = validator_for(root)
-    return cls({**root, **node}).is_valid(instance)
+    return cls({**root, **json.loads(node_json)})
+
+
+def _matches(rev: str, node: Any, instance: Any) -> bool:
+    return bool(_subschema_validator(rev, json.dumps(node, sort_keys=True)).is_valid(instance))
 
 
 #: Keys whose values are free-form (JSON Schema documents, metadata): not walked.
@@ -86,10 +91,16 @@ def undeclared(rev: str, node: Any, instance: Any, path: str = "") -> Iterator[s
         return
     for key in ("anyOf", "oneOf"):
         if key in node:
-            for branch in node[key]:
-                if _matches(rev, resolve(rev, branch), instance):
-                    yield from undeclared(rev, branch, instance, path)
-                    return
+            # Open schemas let one instance match several branches (a string field with
+            # an `enum` also matches the plain string schema): judge by the branch that
+            # declares the most of it.
+            found = [
+                list(undeclared(rev, branch, instance, path))
+                for branch in node[key]
+                if _matches(rev, resolve(rev, branch), instance)
+            ]
+            if found:
+                yield from min(found, key=len)
             return
     if "allOf" in node:
         merged: dict[str, Any] = {}

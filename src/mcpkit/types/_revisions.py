@@ -266,6 +266,7 @@ _SAMPLING_MESSAGE = _added({"_meta": _R2025_11_25})
 _ELICIT_FORM = _added({"mode": _R2025_11_25, "task": _R2025_11_25})
 # Form fields: `default` on string/number/enum fields came with 2025-11-25 (boolean had it).
 _FIELD_DEFAULT = _added({"default": _R2025_11_25})
+_FORM_DIALECT = _added({"$schema": _R2025_11_25})
 
 # Content block types -> revision that added them.
 _CONTENT_TYPES = {
@@ -482,6 +483,9 @@ def _field_schema(obj: Any, r: int) -> Any:
 def _requested_schema(obj: Any, r: int) -> Any:
     if not isinstance(obj, dict):
         return obj
+    # "$schema" on the restricted form schema: 2025-11-25. (Tool input/output schemas are
+    # full JSON Schema documents and keep it.)
+    obj = _drop(obj, _FORM_DIALECT[r])
     props = obj.get("properties")
     if not isinstance(props, dict):
         return obj
@@ -510,6 +514,9 @@ def _call_tool_params(params: _Dict, r: int) -> _Dict:
 
 
 def _call_tool_result(result: _Dict, r: int) -> _Dict:
+    if "task" in result and "content" not in result:
+        # CreateTaskResult (answer to a task-augmented call): 2025-11-25.
+        raise NotInRevisionError("task results need protocol revision 2025-11-25")
     result = _drop(result, _CALL_TOOL_RESULT[r])
     return _with(result, "content", _content_blocks, r)
 
@@ -531,15 +538,20 @@ def _create_message_params(params: _Dict, r: int) -> _Dict:
 
 def _create_message_result(result: _Dict, r: int) -> _Dict:
     content = result.get("content")
-    blocks = content if isinstance(content, list) else [content]
-    kept = [b for b in (_sampling_block(block, r) for block in blocks) if b is not None]
-    if len(kept) != 1:
-        # Before 2025-11-25 a sampling result is exactly one text/image(/audio) block.
+    # Lists of blocks and tool_use/tool_result blocks: 2025-11-25. Before, a sampling
+    # result is exactly one text or image (or, from 2025-03-26, audio) block.
+    single = content[0] if isinstance(content, list) and len(content) == 1 else content
+    block = None if isinstance(single, list) else _sampling_block(single, r)
+    if block is None:
         raise NotInRevisionError(
-            "this sampling result needs protocol revision 2025-11-25 "
-            "(it has tool use/results or several content blocks)"
+            f"this sampling result needs a newer protocol revision (content: {_kinds(content)})"
         )
-    return result if kept[0] is content else {**result, "content": kept[0]}
+    return result if block is content else {**result, "content": block}
+
+
+def _kinds(content: Any) -> str:
+    blocks = content if isinstance(content, list) else [content]
+    return ", ".join(str(b.get("type")) if isinstance(b, dict) else "?" for b in blocks)
 
 
 def _elicit_params(params: _Dict, r: int) -> _Dict:
