@@ -170,7 +170,7 @@ def _class(chars: str, exclude: str = "") -> str:
 _SEGMENT_CLASS = _class(_URI_CHARS, "/?#[]\\")
 
 
-def _compile_scanner(expr: _Expression, next_is_query: bool) -> re.Pattern[str]:
+def _compile_scanner(expr: _Expression, *, next_is_query: bool, query_run: bool) -> re.Pattern[str]:
     """A pattern matching the longest text ``expr`` may have expanded to, from a position.
 
     Every pattern is a sequence of single-character-class runs separated by a character
@@ -189,7 +189,9 @@ def _compile_scanner(expr: _Expression, next_is_query: bool) -> re.Pattern[str]:
         return re.compile(r"(?:\." + _SEGMENT_CLASS + "*)?")
     if expr.op in ("?", "&"):
         item = _class(_URI_CHARS, "&#")
-        return re.compile("(?:" + re.escape(info.first) + item + "*(?:&" + item + "*)*)?")
+        # "{?x}{&y}" with x undefined expands to "&y=...": a query run may start with either.
+        first = "[?&]" if query_run else re.escape(info.first)
+        return re.compile("(?:" + first + item + "*(?:&" + item + "*)*)?")
     # "/" and ";": items separated by the operator's own separator, which values never hold.
     sep = re.escape(info.sep)
     item = _class(_URI_CHARS, "/?#[]\\" + info.sep)
@@ -554,7 +556,9 @@ def _plan(parts: list[str | _Expression]) -> tuple[str, tuple[_Step, ...]]:
         steps.append(
             _Step(
                 exprs=tuple(group),
-                scanner=_compile_scanner(group[0], next_is_query),
+                scanner=_compile_scanner(
+                    group[0], next_is_query=next_is_query, query_run=len(group) > 1
+                ),
                 literal_after=literal,
                 last=i == len(groups) - 1,
             )
