@@ -269,7 +269,13 @@ def test_template_length_and_type_bounded() -> None:
         ("{+path}/edit", "a/b/edit", {"path": "a/b"}),
         ("{+path}{?q}", "a/b?q=1", {"path": "a/b", "q": "1"}),
         ("{+path}{?q}", "a/b", {"path": "a/b"}),
-        ("{name}.{ext}", "archive.tar.gz", {"name": "archive", "ext": "tar.gz"}),
+        ("{name}.{ext}", "archive.tar.gz", {"name": "archive.tar", "ext": "gz"}),
+        ("{a}.{b}.txt", "x.y.z.txt", {"a": "x.y", "b": "z"}),
+        ("{a}{b}", "xyz", {"a": "xy", "b": "z"}),
+        ("{+path}/meta{?q}", "a/meta/b/meta?q=1", {"path": "a/meta/b", "q": "1"}),
+        ("{+a}/{+b}", "x/y/z", {"a": "x/y", "b": "z"}),
+        ("{a}-{b}", "x-y-z", {"a": "x-y", "b": "z"}),
+        ("{?a%20b}", "?a%20b=1", {"a%20b": "1"}),
         ("x{.ext}", "x.tar.gz", {"ext": "tar.gz"}),
         ("x{.ext}", "x", {}),
         ("{/a,b}", "/1/2", {"a": "1", "b": "2"}),
@@ -522,6 +528,21 @@ ROUND_TRIPS: list[tuple[str, Callable[[random.Random], dict[str, Any]]]] = [
     ),
     ("{var:3}", lambda r: {"var": _text(r, exclude=PATH, min_len=1, max_len=3)}),
     ("{x,y}", lambda r: {"x": _text(r, exclude=PATH), "y": _text(r, exclude=PATH, min_len=1)}),
+    # Greedy splits: the first variable may hold the separator, the last one may not.
+    (
+        "{a}.{b}",
+        lambda r: {
+            "a": _text(r, exclude=PATH, min_len=1),
+            "b": _text(r, exclude=PATH + ".", min_len=1),
+        },
+    ),
+    (
+        "{+a}/x/{b}",
+        lambda r: {
+            "a": _text(r, exclude="%#\\", min_len=1),
+            "b": _text(r, exclude=PATH, min_len=1),
+        },
+    ),
     (
         "api://{version}/items{/id}{?fields*}",
         lambda r: {

@@ -5,9 +5,12 @@ expansion algorithm exactly. :meth:`~UriTemplate.match` is the inverse for the c
 have one, and is written for URIs that come from untrusted clients:
 
 * It never backtracks: each expression consumes text with a single-character-class scan (no
-  nested quantifiers), and the literal that follows an expression is found with ``str.find``
-  (its first occurrence; the last expression is anchored at the end instead). Cost is linear
-  in the URI's length, and URIs longer than :data:`MAX_URI_LENGTH` are refused outright.
+  nested quantifiers), and the literal that follows an expression is found with one
+  ``str.rfind`` inside that run: greedy like a regex (``{name}.{ext}`` splits
+  ``a.tar.gz`` as ``a.tar`` + ``gz``), leaving room for what the rest of the template needs
+  at least; the last expression is anchored at the end. There is no second try: a URI that
+  only a backtracking split would fit does not match. Cost is linear in the URI's length,
+  and URIs longer than :data:`MAX_URI_LENGTH` are refused outright.
 * A simple ``{var}`` (and ``{/var}``, ``{.var}``, ``{;var}``) never spans a ``/``: neither a
   literal one nor an encoded one (``%2F``), nor a backslash. ``{name}`` never matches
   ``a/b``.
@@ -207,6 +210,8 @@ class _Step:
     scanner: re.Pattern[str]
     literal_after: str
     last: bool
+    #: The fewest characters the steps after this one (and their literals) can match.
+    tail_min: int
 
 
 def _decode(text: str) -> str | None:
@@ -339,13 +344,20 @@ class UriTemplate:
                 if end < pos or end > scan_end or not uri.endswith(lit):
                     return None
                 nxt = end_total
-            elif lit:
-                end = uri.find(lit, pos, scan_end + len(lit))
-                if end < 0:
-                    return None
-                nxt = end + len(lit)
             else:
-                end = nxt = scan_end
+                # Greedy, as a regex would be, but without backtracking: the last place where
+                # the literal can start inside this expression's run that still leaves room
+                # for what the rest of the template needs at least.
+                limit = end_total - step.tail_min
+                if lit:
+                    end = uri.rfind(lit, pos, min(scan_end + len(lit), limit))
+                    if end < 0:
+                        return None
+                    nxt = end + len(lit)
+                else:
+                    end = nxt = min(scan_end, limit)
+                    if end < pos:
+                        return None
             if not self._bind(step.exprs, uri[pos:end], result):
                 return None
             pos = nxt
@@ -416,10 +428,15 @@ class UriTemplate:
         found: dict[str, MatchValue] = {}
         for item in text.split(sep) if text else ():
             raw_name, eq, raw_value = item.partition("=")
-            name = _decode(raw_name)
-            if name is None:
-                return False
-            spec = specs.get(name)
+            # Variable names may themselves hold pct-triplets; expansion copies them as is.
+            spec = specs.get(raw_name)
+            name = raw_name
+            if spec is None:
+                decoded_name = _decode(raw_name)
+                if decoded_name is None:
+                    return False
+                name = decoded_name
+                spec = specs.get(name)
             if spec is None:
                 if query:
                     continue  # a parameter the template does not name
@@ -551,6 +568,12 @@ def _plan(parts: list[str | _Expression]) -> tuple[str, tuple[_Step, ...]]:
             index += 1
         groups.append((group, literal))
     steps: list[_Step] = []
+    tails = [0] * len(groups)
+    for i in range(len(groups) - 2, -1, -1):
+        following, following_literal = groups[i + 1]
+        # Simple and "+" expressions match at least one character; the others may be absent.
+        needed = 1 if following[0].op in ("", "+") else 0
+        tails[i] = tails[i + 1] + needed + len(following_literal)
     for i, (group, literal) in enumerate(groups):
         next_is_query = not literal and i + 1 < len(groups) and groups[i + 1][0][0].op in ("?", "&")
         steps.append(
@@ -561,6 +584,7 @@ def _plan(parts: list[str | _Expression]) -> tuple[str, tuple[_Step, ...]]:
                 ),
                 literal_after=literal,
                 last=i == len(groups) - 1,
+                tail_min=tails[i],
             )
         )
     return prefix_literal, tuple(steps)
