@@ -23,6 +23,7 @@ from mcpkit._server._schema import (
     serialize_output,
 )
 from mcpkit.types._content import ImageContent, TextContent
+from mcpkit.types._tools import CallToolResult
 
 # --------------------------------------------------------------------------- fixtures
 
@@ -369,6 +370,19 @@ def test_description_precedence() -> None:
     assert props["c"]["description"] == "from docstring c"
 
 
+def test_default_without_json_form_is_left_out_of_the_schema() -> None:
+    sentinel = object()
+
+    def f(a: Any = sentinel, when: datetime.date = datetime.date(2025, 11, 25)) -> None: ...
+
+    sig = build_signature(f)
+    assert sig.input_schema["properties"] == {
+        "a": {},
+        "when": {"default": "2025-11-25", "format": "date", "type": "string"},
+    }
+    assert sig.validate({})["a"] is sentinel
+
+
 def test_parameter_names_that_clash_with_pydantic() -> None:
     def f(json: str, model_config: int, _private: bool, schema: str = "s") -> None: ...
 
@@ -633,6 +647,30 @@ def test_validation_errors_name_every_problem() -> None:
     assert isinstance(info.value, ValueError)
 
 
+def test_union_failures_are_one_line_and_paths_read_naturally() -> None:
+    def f(
+        u: int | str,
+        lit: Literal["x"] | int,
+        maybe: int | str | None = None,
+        items: list[int] = [],  # noqa: B006
+        where: Address | None = None,
+    ) -> None: ...
+
+    with pytest.raises(ArgumentError) as info:
+        build_signature(f).validate(
+            {"u": [1], "lit": "y", "maybe": {}, "items": [1, "b"], "where": {"street": "s"}}
+        )
+    assert info.value.problems == [
+        "`u`: Input should be a valid integer or a valid string, got [1]",
+        "`lit`: Input should be 'x' or a valid integer, unable to parse string as an integer,"
+        " got 'y'",
+        "`maybe`: Input should be a valid integer or a valid string, got {}",
+        "`items[1]`: Input should be a valid integer, unable to parse string as an integer,"
+        " got 'b'",
+        "`where`: missing required field `zipCode`",
+    ]
+
+
 def test_long_inputs_are_truncated_in_messages() -> None:
     def f(count: int) -> None: ...
 
@@ -814,6 +852,7 @@ def test_output_unstructured_types() -> None:
         list[TextContent],
         list[TextContent | ImageContent],
         TextContent | ImageContent,
+        CallToolResult,
         Optional[str],  # noqa: UP045
         str | None,
     ):

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import inspect
 import re
 import types
@@ -408,6 +409,15 @@ def _is_context(tp: Any, context_type: type | None) -> bool:
     return isinstance(cls, type) and issubclass(cls, context_type)
 
 
+def _is_multi_union(tp: Any) -> bool:
+    """True for a union of two or more non-None types (pydantic tags its errors by member)."""
+    tp, _ = _strip_annotated(tp)
+    if get_origin(tp) not in _UNION_TYPES:
+        return False
+    members = [a for a in get_args(tp) if a is not type(None)]
+    return len(members) >= 2
+
+
 _FAST_TYPES: frozenset[Any] = frozenset({str, int, float, bool})
 _IMMUTABLE_DEFAULTS = (str, int, float, bool, bytes, type(None), enum.Enum, tuple, frozenset)
 
@@ -488,6 +498,7 @@ class ToolSignature:
         "_known",
         "_output_adapter",
         "_params",
+        "_union_params",
         "_validator",
         "arguments",
         "context_param",
@@ -517,6 +528,7 @@ class ToolSignature:
     _validator: Any  # pydantic_core.SchemaValidator (or pydantic's pluggable wrapper)
     _fast: tuple[tuple[str, type, bool, Any], ...] | None
     _output_adapter: TypeAdapter[Any] | None
+    _union_params: frozenset[str]
 
     def validate(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Check and coerce ``arguments``; return the keyword arguments to call the function with.
@@ -560,7 +572,7 @@ class ToolSignature:
         try:
             model = self._validator.validate_python(arguments)
         except pydantic.ValidationError as exc:
-            problems[:0] = [_format_error(err) for err in exc.errors(include_url=False)]
+            problems[:0] = _format_errors(exc.errors(include_url=False), self._union_params)
             raise ArgumentError(problems) from None
         if problems:
             raise ArgumentError(problems)
@@ -598,21 +610,61 @@ def _short_repr(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _format_error(err: Mapping[str, Any]) -> str:
-    loc: tuple[Any, ...] = tuple(err.get("loc") or ())
-    path = ".".join(str(part) for part in loc)
+def _path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _format_one(loc: tuple[Any, ...], err: Mapping[str, Any]) -> str:
+    path = _path(loc)
     kind = err.get("type")
     if kind == "missing":
         if len(loc) == 1:
             return f"missing required argument `{path}`"
-        parent = ".".join(str(part) for part in loc[:-1])
-        return f"`{parent}`: missing required field `{loc[-1]}`"
+        return f"`{_path(loc[:-1])}`: missing required field `{loc[-1]}`"
     if kind == "extra_forbidden":
         return f"`{path}`: unexpected field" if len(loc) > 1 else f"unexpected argument `{path}`"
     msg = err.get("msg", "invalid value")
     if not path:
         return f"{msg}, got {_short_repr(err.get('input'))}"
     return f"`{path}`: {msg}, got {_short_repr(err.get('input'))}"
+
+
+_SHOULD = "Input should be "
+
+
+def _format_errors(errors: list[Any], union_params: frozenset[str]) -> list[str]:
+    """One line per problem; the branches of a failed union become one line, not one each.
+
+    pydantic reports a value that fits no member of ``int | str`` as two errors located at
+    ``u.int`` and ``u.str``; a model reading those would look for fields named ``int``.
+    """
+    groups: list[tuple[tuple[Any, ...], list[Mapping[str, Any]]]] = []
+    union_groups: dict[tuple[Any, ...], int] = {}
+    for err in errors:
+        loc: tuple[Any, ...] = tuple(err.get("loc") or ())
+        if len(loc) >= 2 and loc[0] in union_params and isinstance(loc[1], str):
+            loc = (loc[0], *loc[2:])
+            at = union_groups.get(loc)
+            if at is not None:
+                groups[at][1].append(err)
+                continue
+            union_groups[loc] = len(groups)
+        groups.append((loc, [err]))
+    lines: list[str] = []
+    for loc, errs in groups:
+        if len(errs) == 1:
+            lines.append(_format_one(loc, errs[0]))
+            continue
+        messages = list(dict.fromkeys(str(e.get("msg", "invalid value")) for e in errs))
+        if all(m.startswith(_SHOULD) for m in messages):
+            text = _SHOULD + " or ".join(m[len(_SHOULD) :] for m in messages)
+        else:
+            text = "; or ".join(messages)
+        lines.append(f"`{_path(loc)}`: {text}, got {_short_repr(errs[0].get('input'))}")
+    return lines
 
 
 def build_signature(
@@ -728,6 +780,7 @@ def build_signature(
     sig._known = frozenset(sig.param_names)
     sig._forbid_unknown = forbid_unknown
     sig._validator = model.__pydantic_validator__
+    sig._union_params = frozenset(p.name for p in params if _is_multi_union(p.annotation))
     if all(p.fast is not None for p in params) and all(
         p.default is _MISSING or isinstance(p.default, _IMMUTABLE_DEFAULTS) for p in params
     ):
@@ -753,7 +806,9 @@ def build_signature(
 # --------------------------------------------------------------------------- output
 
 
+@functools.cache
 def _content_block_types() -> tuple[type, ...]:
+    """Return types that are content, not structured output (a full result included)."""
     try:
         from mcpkit.types._content import (
             AudioContent,
@@ -762,9 +817,10 @@ def _content_block_types() -> tuple[type, ...]:
             ResourceLink,
             TextContent,
         )
+        from mcpkit.types._tools import CallToolResult
     except ImportError:  # pragma: no cover - the types package is always there in releases
         return ()
-    return (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
+    return (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource, CallToolResult)
 
 
 def _is_unstructured(tp: Any, blocks: tuple[type, ...]) -> bool:
