@@ -69,6 +69,7 @@ _VARSPEC = re.compile(
 _PCT_TRIPLET = re.compile(r"%[0-9A-Fa-f]{2}")
 _BAD_PCT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SEGMENT_SPLIT = re.compile(r"[/\\]")
 
 
 @dataclass(frozen=True)
@@ -212,6 +213,18 @@ class _Step:
     last: bool
     #: The fewest characters the steps after this one (and their literals) can match.
     tail_min: int
+    #: "query" (``?``/``&`` run), "params" (``;``), or "list" (every other operator).
+    kind: str
+    #: For "list": how to split the text (maxsplit, -1 for all).
+    maxsplit: int
+    #: The only variable when the expression has one, not exploded (the common case).
+    single: _VarSpec | None
+    #: Variables by name, for "query" and "params".
+    by_name: dict[str, _VarSpec]
+    #: Values may not contain "/" or "\\" (every operator but the reserved ones).
+    path_like: bool
+    #: Skip the traversal and control-character checks (reserved + allow_reserved).
+    unchecked: bool
 
 
 def _decode(text: str) -> str | None:
@@ -223,20 +236,6 @@ def _decode(text: str) -> str | None:
         return unquote_to_bytes(text).decode("utf-8")
     except UnicodeDecodeError:
         return None
-
-
-def _safe(value: str, *, path_like: bool, reserved_ok: bool) -> bool:
-    if reserved_ok:
-        return True
-    if _CONTROL.search(value):
-        return False
-    if path_like and ("/" in value or "\\" in value):
-        return False
-    if ".." in value:
-        for segment in re.split(r"[/\\]", value):
-            if segment == "..":
-                return False
-    return True
 
 
 class UriTemplate:
@@ -275,7 +274,7 @@ class UriTemplate:
                     if spec.name not in names:
                         names.append(spec.name)
         self.variables = tuple(names)
-        self._prefix_literal, self._steps = _plan(self._parts)
+        self._prefix_literal, self._steps = _plan(self._parts, allow_reserved)
 
     @property
     def is_template(self) -> bool:
@@ -358,104 +357,96 @@ class UriTemplate:
                     end = nxt = min(scan_end, limit)
                     if end < pos:
                         return None
-            if not self._bind(step.exprs, uri[pos:end], result):
+            if not _bind(step, uri[pos:end], result):
                 return None
             pos = nxt
         return result if pos == end_total else None
 
-    def _bind(
-        self, exprs: tuple[_Expression, ...], text: str, result: dict[str, MatchValue]
-    ) -> bool:
-        first = exprs[0]
-        info = first.info
-        if first.op in ("?", "&"):
-            return self._bind_named(exprs, text[1:] if text else "", "&", result, query=True)
-        if first.op == ";":
-            return self._bind_named(exprs, text[1:] if text else "", ";", result, query=False)
-        if info.first:
-            if not text:
-                return True  # the whole expression is absent: its variables are undefined
-            text = text[1:]
-        elif not text:
-            return False  # simple and "+" expressions must match something
-        specs = first.varspecs
-        sep = info.sep
-        if first.op == "." and not any(v.explode for v in specs):
-            items = text.split(sep, len(specs) - 1)
-        elif first.op == "/" or any(v.explode for v in specs):
-            items = text.split(sep)
-        else:
-            items = text.split(sep, len(specs) - 1)
-        reserved_ok = info.reserved and self._allow_reserved
-        path_like = not info.reserved
-        assigned = _distribute(specs, items)
-        if assigned is None:
-            return False
-        for spec, raw in assigned:
-            if isinstance(raw, list):
-                decoded_list: list[str] = []
-                for item in raw:
-                    value = _decode(item)
-                    if value is None or not _safe(
-                        value, path_like=path_like, reserved_ok=reserved_ok
-                    ):
-                        return False
-                    decoded_list.append(value)
-                if not _store(result, spec.name, decoded_list):
-                    return False
-            else:
-                value = _decode(raw)
-                if value is None or not _safe(value, path_like=path_like, reserved_ok=reserved_ok):
-                    return False
-                if spec.prefix is not None and len(value) > spec.prefix:
-                    return False
-                if not _store(result, spec.name, value):
-                    return False
-        return True
 
-    def _bind_named(
-        self,
-        exprs: tuple[_Expression, ...],
-        text: str,
-        sep: str,
-        result: dict[str, MatchValue],
-        *,
-        query: bool,
-    ) -> bool:
-        if not text and not query:
-            return True
-        specs = {spec.name: spec for expr in exprs for spec in expr.varspecs}
-        found: dict[str, MatchValue] = {}
-        for item in text.split(sep) if text else ():
-            raw_name, eq, raw_value = item.partition("=")
-            # Variable names may themselves hold pct-triplets; expansion copies them as is.
-            spec = specs.get(raw_name)
-            name = raw_name
-            if spec is None:
-                decoded_name = _decode(raw_name)
-                if decoded_name is None:
+def _bind(step: _Step, text: str, result: dict[str, MatchValue]) -> bool:
+    kind = step.kind
+    if kind != "list":
+        return _bind_named(step, text[1:], result) if text else True
+    if step.exprs[0].info.first:
+        if not text:
+            return True  # the whole expression is absent: its variables are undefined
+        text = text[1:]
+    elif not text:
+        return False  # simple and "+" expressions must match something
+    spec = step.single
+    if spec is not None:
+        value = _checked(text, step)
+        if value is None or (spec.prefix is not None and len(value) > spec.prefix):
+            return False
+        return _store(result, spec.name, value)
+    items = text.split(step.exprs[0].info.sep, step.maxsplit)
+    assigned = _distribute(step.exprs[0].varspecs, items)
+    if assigned is None:
+        return False
+    for var, raw in assigned:
+        if isinstance(raw, list):
+            decoded_list: list[str] = []
+            for item in raw:
+                value = _checked(item, step)
+                if value is None:
                     return False
-                name = decoded_name
-                spec = specs.get(name)
+                decoded_list.append(value)
+            if not _store(result, var.name, decoded_list):
+                return False
+        else:
+            value = _checked(raw, step)
+            if value is None or (var.prefix is not None and len(value) > var.prefix):
+                return False
+            if not _store(result, var.name, value):
+                return False
+    return True
+
+
+def _bind_named(step: _Step, text: str, result: dict[str, MatchValue]) -> bool:
+    query = step.kind == "query"
+    by_name = step.by_name
+    found: dict[str, MatchValue] = {}
+    for item in text.split("&" if query else ";") if text else ():
+        raw_name, eq, raw_value = item.partition("=")
+        # Variable names may themselves hold pct-triplets; expansion copies them as is.
+        name: str | None = raw_name
+        spec = by_name.get(raw_name)
+        if spec is None:
+            name = _decode(raw_name)
+            if name is None:
+                return False
+            spec = by_name.get(name)
             if spec is None:
                 if query:
                     continue  # a parameter the template does not name
                 return False
-            value = _decode(raw_value) if eq else ""
-            if value is None or not _safe(value, path_like=not query, reserved_ok=False):
-                return False
-            if spec.prefix is not None and len(value) > spec.prefix:
-                return False
-            if spec.explode:
-                existing = found.setdefault(name, [])
-                assert isinstance(existing, list)
-                existing.append(value)
-            elif name in found:
-                return False  # named twice: ambiguous
-            else:
-                found[name] = value
-        # Report in template order, whatever the order in the URI.
-        return all(_store(result, name, found[name]) for name in specs if name in found)
+        value = _checked(raw_value, step) if eq else ""
+        if value is None or (spec.prefix is not None and len(value) > spec.prefix):
+            return False
+        if spec.explode:
+            existing = found.setdefault(spec.name, [])
+            assert isinstance(existing, list)
+            existing.append(value)
+        elif spec.name in found:
+            return False  # named twice: ambiguous
+        else:
+            found[spec.name] = value
+    # Report in template order, whatever the order in the URI.
+    return all(_store(result, name, found[name]) for name in by_name if name in found)
+
+
+def _checked(raw: str, step: _Step) -> str | None:
+    """The decoded value, or None when it is malformed or unsafe for ``step``."""
+    value = _decode(raw)
+    if value is None or step.unchecked:
+        return value
+    if _CONTROL.search(value):
+        return None
+    if step.path_like and ("/" in value or "\\" in value):
+        return None
+    if ".." in value and ".." in _SEGMENT_SPLIT.split(value):
+        return None
+    return value
 
 
 def _store(result: dict[str, MatchValue], name: str, value: MatchValue) -> bool:
@@ -541,7 +532,7 @@ def _parse_expression(body: str, template: str) -> _Expression:
     return _Expression(op, _OPERATORS[op], tuple(specs))
 
 
-def _plan(parts: list[str | _Expression]) -> tuple[str, tuple[_Step, ...]]:
+def _plan(parts: list[str | _Expression], allow_reserved: bool) -> tuple[str, tuple[_Step, ...]]:
     prefix_literal = ""
     index = 0
     while index < len(parts) and isinstance(parts[index], str):
@@ -585,9 +576,31 @@ def _plan(parts: list[str | _Expression]) -> tuple[str, tuple[_Step, ...]]:
                 literal_after=literal,
                 last=i == len(groups) - 1,
                 tail_min=tails[i],
+                **_binding(group, allow_reserved),
             )
         )
     return prefix_literal, tuple(steps)
+
+
+def _binding(group: list[_Expression], allow_reserved: bool) -> dict[str, Any]:
+    expr = group[0]
+    specs = expr.varspecs
+    explode = any(v.explode for v in specs)
+    if expr.op in ("?", "&"):
+        kind = "query"
+    elif expr.op == ";":
+        kind = "params"
+    else:
+        kind = "list"
+    maxsplit = -1 if expr.op == "/" or explode else len(specs) - 1
+    return {
+        "kind": kind,
+        "maxsplit": maxsplit,
+        "single": specs[0] if len(specs) == 1 and not explode else None,
+        "by_name": {spec.name: spec for e in group for spec in e.varspecs},
+        "path_like": not expr.info.reserved and kind != "query",
+        "unchecked": expr.info.reserved and allow_reserved,
+    }
 
 
 def _expand_expression(expr: _Expression, values: Mapping[str, Any]) -> str:
