@@ -1,0 +1,310 @@
+"""``mcpkit list`` and ``mcpkit call``: talk to any server from the shell.
+
+::
+
+    mcpkit list "python server.py"                  # tools, readable
+    mcpkit list https://example.com/mcp resources --format json
+    mcpkit call "npx -y @modelcontextprotocol/server-everything" get-sum a=1 b=2
+    mcpkit call "python server.py" search --json '{"query": "mcp", "limit": 5}'
+
+Errors are one line on stderr and a non-zero exit status (1: the server or the tool failed,
+2: bad usage), never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, NoReturn
+
+import anyio
+import orjson
+
+from .._exceptions import MCPError
+from ._client import Client
+from ._targets import is_url
+
+KINDS = {
+    "tools": ("tools/list", "tools"),
+    "resources": ("resources/list", "resources"),
+    "prompts": ("prompts/list", "prompts"),
+    "templates": ("resources/templates/list", "resourceTemplates"),
+}
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(f"{message}\n\n{self.format_usage().strip()}")
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "target", help="the server: a command line (one quoted string) or an http(s) URL"
+    )
+    p.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
+    p.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds to wait for each answer (default: 60)"
+    )
+    p.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="NAME:VALUE",
+        help="HTTP header (repeatable)",
+    )
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="server environment (repeatable)",
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="show the server's stderr")
+
+
+def _parser(command: str) -> _Parser:
+    if command == "list":
+        p = _Parser(prog="mcpkit list", description="List what a server offers.")
+        _common(p)
+        p.add_argument(
+            "kind",
+            nargs="?",
+            default="tools",
+            choices=tuple(KINDS),
+            help="what to list (default: tools)",
+        )
+    else:
+        p = _Parser(prog="mcpkit call", description="Call a tool of a server.")
+        _common(p)
+        p.add_argument("tool", help="the tool's name")
+        p.add_argument(
+            "args",
+            nargs="*",
+            metavar="key=value",
+            help="arguments; values are coerced to the tool's schema",
+        )
+        p.add_argument(
+            "--json", dest="json_args", metavar="JSON", help="all arguments as one JSON object"
+        )
+    return p
+
+
+def _pairs(items: list[str], sep: str, what: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        name, found, value = item.partition(sep)
+        if not found or not name.strip():
+            raise _UsageError(f"{what} must look like NAME{sep}VALUE, got {item!r}")
+        out[name.strip()] = value.strip() if sep == ":" else value
+    return out
+
+
+def _client(ns: argparse.Namespace) -> Client:
+    target: Any = ns.target
+    headers = _pairs(ns.header, ":", "--header")
+    env = _pairs(ns.env, "=", "--env")
+    if not is_url(target) and not target.strip():
+        raise _UsageError("the target is empty: give a command line or a URL")
+    return Client(
+        target,
+        headers=headers or None,
+        env=env or None,
+        timeout=ns.timeout,
+        init_timeout=ns.timeout,
+        on_stderr=(lambda line: print(line, file=sys.stderr))
+        if ns.verbose
+        else (lambda line: None),
+        name="mcpkit-cli",
+    )
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _dump(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+
+
+# ---------------------------------------------------------------- list
+
+
+async def _list(ns: argparse.Namespace) -> int:
+    method, key = KINDS[ns.kind]
+    async with _client(ns) as client:
+        items: list[Any] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        while True:
+            raw = await client.send_request(method, {"cursor": cursor} if cursor else None)
+            page = raw.get(key) if isinstance(raw, dict) else None
+            if not isinstance(page, list):
+                raise MCPError(f"malformed {method} result from the server: no {key!r} list")
+            items.extend(page)
+            nxt = raw.get("nextCursor")
+            if not isinstance(nxt, str) or not nxt or nxt in seen:
+                break
+            seen.add(nxt)
+            cursor = nxt
+    if ns.format == "json":
+        print(_dump({key: items}))
+        return 0
+    if not items:
+        print(f"(no {ns.kind})")
+    for item in items:
+        if isinstance(item, dict):
+            print(_describe(ns.kind, item))
+    return 0
+
+
+def _describe(kind: str, item: dict[str, Any]) -> str:
+    desc = str(item.get("description") or item.get("title") or "").strip()
+    first = desc.splitlines()[0] if desc else ""
+    if kind == "tools":
+        lines = [f"{item.get('name')}" + (f"  {first}" if first else "")]
+        schema = _obj(item.get("inputSchema"))
+        props = _obj(schema.get("properties"))
+        required = set(schema.get("required") or [])
+        for name, prop in props.items():
+            t = prop.get("type", "any") if isinstance(prop, dict) else "any"
+            t = "|".join(t) if isinstance(t, list) else t
+            lines.append(f"    {name}: {t}" + (" (required)" if name in required else ""))
+        return "\n".join(lines)
+    if kind == "resources":
+        mime = f" [{item['mimeType']}]" if item.get("mimeType") else ""
+        return f"{item.get('uri')}  {item.get('name', '')}{mime}" + (f"  {first}" if first else "")
+    if kind == "templates":
+        mime = f" [{item['mimeType']}]" if item.get("mimeType") else ""
+        return f"{item.get('uriTemplate')}  {item.get('name', '')}{mime}" + (
+            f"  {first}" if first else ""
+        )
+    args = item.get("arguments")
+    args = args if isinstance(args, list) else []
+    names = [
+        f"{a.get('name')}{'' if a.get('required') else '?'}" for a in args if isinstance(a, dict)
+    ]
+    return f"{item.get('name')}({', '.join(names)})" + (f"  {first}" if first else "")
+
+
+# ---------------------------------------------------------------- call
+
+
+def _coerce(name: str, value: str, prop: Any) -> Any:
+    types = prop.get("type") if isinstance(prop, dict) else None
+    types = types if isinstance(types, list) else [types] if types else []
+    if types == ["string"]:
+        return value
+    try:
+        parsed = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        if not types or "string" in types:
+            return value
+        raise _UsageError(f"argument {name}: {value!r} is not a valid {'/'.join(types)}") from None
+    return parsed
+
+
+async def _call(ns: argparse.Namespace) -> int:
+    args: dict[str, Any] = {}
+    if ns.json_args is not None:
+        try:
+            loaded = orjson.loads(ns.json_args)
+        except orjson.JSONDecodeError as e:
+            raise _UsageError(f"--json is not valid JSON: {e}") from None
+        if not isinstance(loaded, dict):
+            raise _UsageError("--json must be a JSON object")
+        args.update(loaded)
+    pairs = _pairs(ns.args, "=", "an argument")
+    async with _client(ns) as client:
+        if pairs:
+            props: dict[str, Any] = {}
+            try:
+                for tool in await client.list_tools():
+                    if tool.name == ns.tool:
+                        props = tool.input_schema.properties or {}
+            except MCPError:
+                pass  # no list: values are read as JSON when they parse, else as strings
+            for k, v in pairs.items():
+                args[k] = _coerce(k, v, props.get(k))
+        raw = await client.send_request("tools/call", {"name": ns.tool, "arguments": args})
+        result = await client.check_tool_result(ns.tool, raw)
+    failed = bool(result.is_error)
+    if ns.format == "json":
+        print(_dump(raw))
+        return 1 if failed else 0
+    out = sys.stderr if failed else sys.stdout
+    texts = [_render(block) for block in raw.get("content") or [] if isinstance(block, dict)]
+    has_text = any(b.get("type") == "text" for b in raw.get("content") or [] if isinstance(b, dict))
+    if not has_text and raw.get("structuredContent") is not None:
+        texts.append(_dump(raw["structuredContent"]))
+    print("\n".join(texts) if texts else "(no content)", file=out)
+    return 1 if failed else 0
+
+
+def _b64_size(data: Any) -> int:
+    text = str(data or "").strip()
+    return len(text) * 3 // 4 - (len(text) - len(text.rstrip("=")))
+
+
+def _render(block: dict[str, Any]) -> str:
+    t = block.get("type")
+    if t == "text":
+        return str(block.get("text", ""))
+    if t in ("image", "audio"):
+        return f"[{t}: {block.get('mimeType', '?')}, {_b64_size(block.get('data'))} bytes]"
+    if t == "resource_link":
+        return (
+            f"[resource link: {block.get('uri')}"
+            + (f" ({block['name']})" if block.get("name") else "")
+            + "]"
+        )
+    if t == "resource":
+        res = _obj(block.get("resource"))
+        if "text" in res:
+            return f"[resource {res.get('uri')}]\n{res['text']}"
+        return f"[resource {res.get('uri')}: {res.get('mimeType', 'binary')}, {_b64_size(res.get('blob'))} bytes]"
+    return _dump(block)
+
+
+# ---------------------------------------------------------------- entry
+
+
+def main(command: str, argv: list[str]) -> int:
+    """Run ``mcpkit list`` or ``mcpkit call``; returns the exit status."""
+    parser = _parser(command)
+    try:
+        ns = parser.parse_args(argv)
+    except _UsageError as e:
+        print(f"mcpkit {command}: {e}", file=sys.stderr)
+        return 2
+    except SystemExit as e:  # --help
+        return int(e.code or 0) if isinstance(e.code, int) else 0
+    run = _list if command == "list" else _call
+    try:
+        return anyio.run(run, ns)
+    except _UsageError as e:
+        print(f"mcpkit {command}: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"mcpkit {command}: interrupted", file=sys.stderr)
+        return 130
+    except BaseException as e:  # every error is a message, never a traceback
+        if isinstance(e, (SystemExit, GeneratorExit)):
+            raise
+        print(f"mcpkit {command}: error: {_message(e)}", file=sys.stderr)
+        return 1
+
+
+def _message(e: BaseException) -> str:
+    group = getattr(e, "exceptions", None)  # an ExceptionGroup (Python 3.10: the backport)
+    if isinstance(group, (list, tuple)) and group:
+        return _message(group[0])
+    if isinstance(e, MCPError):
+        return str(e)
+    text = str(e)
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
