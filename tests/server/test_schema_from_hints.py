@@ -586,7 +586,19 @@ def test_methods_async_functions_and_partials() -> None:
     def scaled(factor: int, value: float) -> float:
         return factor * value
 
+    class Callable_:
+        def __call__(self, q: str) -> str:
+            """Answer q."""
+            return q
+
     assert build_signature(Tools().add).param_names == ("a", "b")
+    obj = build_signature(Callable_())
+    assert obj.param_names == ("q",) and obj.description == "Answer q."
+    assert build_signature(lambda x, y=2: x).input_schema == {
+        "type": "object",
+        "properties": {"x": {}, "y": {"default": 2}},
+        "required": ["x"],
+    }
     assert build_signature(fetch).input_schema["required"] == ["url"]
     part = build_signature(functools.partial(scaled, 3))
     assert part.param_names == ("value",)

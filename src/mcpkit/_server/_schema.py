@@ -690,7 +690,10 @@ def build_signature(
     except (TypeError, ValueError) as exc:
         raise TypeError(f"cannot inspect the signature of {what}: {exc}") from exc
     hints = _resolve_hints(fn, what)
-    doc_description, doc_params = parse_docstring(inspect.getdoc(fn))
+    doc = inspect.getdoc(fn)
+    if doc is None and not inspect.isroutine(fn) and callable(fn):
+        doc = inspect.getdoc(type(fn).__call__)  # a callable object documents its __call__
+    doc_description, doc_params = parse_docstring(doc)
 
     fields: dict[str, Any] = {}
     params: list[_Param] = []

@@ -27,7 +27,9 @@ have one, and is written for URIs that come from untrusted clients:
 
 Matched values are strings, or lists of strings for exploded variables (``{/path*}``,
 ``{?tag*}``, ``{list*}``). A non-exploded list expands to ``a,b,c`` and comes back as that
-one string; values are returned percent-decoded.
+one string; values are returned percent-decoded. Associative arrays are not recovered: an
+exploded ``{?keys*}`` has no parameter named ``keys``, so its pairs are ignored like any
+unnamed parameter (and ``{keys*}`` comes back as a list of ``name=value`` strings).
 
 >>> t = UriTemplate("repo://{owner}/{repo}/issues{?state,page}")
 >>> t.variables
