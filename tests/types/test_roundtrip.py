@@ -503,3 +503,31 @@ def test_sampling_content_single_or_list() -> None:
     assert isinstance(parsed.content, list)
     assert isinstance(parsed.content[0], t.ToolUseContent)
     assert parsed.to_wire() == many
+
+
+def test_constants_are_written_even_when_defaulted_in_nested_data() -> None:
+    tool = t.Tool.model_validate({"name": "x", "inputSchema": {"properties": {}}})
+    assert tool.to_wire() == {"name": "x", "inputSchema": {"type": "object", "properties": {}}}
+    field = t.UntitledMultiSelectEnumSchema.model_validate({"items": {"enum": ["a"]}})
+    assert field.to_wire() == {"type": "array", "items": {"type": "string", "enum": ["a"]}}
+
+
+def test_only_models_with_constants_pay_for_a_post_init_hook() -> None:
+    from pydantic import BaseModel
+
+    for name in t.__all__:
+        cls = getattr(t, name)
+        if isinstance(cls, type) and issubclass(cls, BaseModel):
+            hooked = cls.model_post_init is not BaseModel.model_post_init
+            assert hooked == bool(cls._mcp_const), name
+
+
+def test_null_read_off_the_wire_is_written_back() -> None:
+    wire = {"type": "text", "text": "a", "annotations": None}
+    assert t.TextContent.model_validate(wire).to_wire() == wire
+    # ... while None passed by Python code means "leave it out".
+    assert t.TextContent(text="a", annotations=None).to_wire() == {"type": "text", "text": "a"}
+    assert t.Tool(name="x", inputSchema={}, outputSchema=None).to_wire() == {  # type: ignore[call-arg]
+        "name": "x",
+        "inputSchema": {"type": "object"},
+    }

@@ -1,7 +1,11 @@
-"""Foundations shared by every protocol type: the base model, ids, params and results."""
+"""Foundations shared by every protocol type: the base model, ids, params and results.
 
-from __future__ import annotations
+The model modules of this package do not use ``from __future__ import annotations``:
+with real annotations pydantic has no strings to evaluate, which keeps import time down
+(every server imports these types at startup). Classes are defined before use.
+"""
 
+import inspect
 from typing import Any, ClassVar, Literal, TypeAlias, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
@@ -49,9 +53,10 @@ class MCPModel(BaseModel):
       both are accepted when constructing.
     * Unknown members are kept (``extra="allow"``), so a message survives a round trip
       even when it carries fields this version does not know.
-    * :meth:`to_wire` gives the JSON-ready dict: aliases, no unset members, no ``None``
-      for optional members, and constant discriminators (``type``, ``method``,
-      ``jsonrpc``) always present.
+    * :meth:`to_wire` gives the JSON-ready dict: aliases, no unset members, and constant
+      discriminators (``type``, ``method``, ``jsonrpc``) always present. Passing ``None``
+      for an optional member when constructing means "absent"; a ``null`` read off the
+      wire is kept, so what was read is written back unchanged.
     """
 
     model_config = ConfigDict(
@@ -61,41 +66,49 @@ class MCPModel(BaseModel):
         protected_namespaces=(),
     )
 
-    # Filled per class by __pydantic_init_subclass__; read by model_post_init.
+    #: Fields with a constant default (filled per class); always serialized.
     _mcp_const: ClassVar[frozenset[str]] = frozenset()
-    _mcp_optional: ClassVar[frozenset[str]] = frozenset()
-    #: Optional members whose explicit ``None`` is meaningful and must be kept.
+    #: Names and aliases of optional fields whose ``None`` means "absent" (per class).
+    _mcp_drop_none: ClassVar[frozenset[str]] = frozenset()
+    #: Optional fields whose explicit ``None`` is meaningful and must be kept.
     _mcp_keep_none: ClassVar[frozenset[str]] = frozenset()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # Runs before pydantic looks for a post-init hook, so only the classes declaring
+        # a constant (content blocks, requests, ...) get one: validating the many models
+        # without constants stays free of Python-level calls.
+        for name, annotation in inspect.get_annotations(cls).items():
+            origin: Any = get_origin(annotation)
+            if origin is Literal and getattr(cls, name, None) is not None:
+                cls.model_post_init = _mark_constants_set  # type: ignore[method-assign,assignment]
+                break
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
         const: set[str] = set()
-        optional: set[str] = set()
+        drop_none: set[str] = set()
         for name, field in cls.model_fields.items():
             default = field.default
-            if default is PydanticUndefined:
-                continue
             if default is None:
                 if field.annotation is not Any and name not in cls._mcp_keep_none:
-                    optional.add(name)
-            elif get_origin(field.annotation) is Literal:
+                    drop_none.update((name, field.alias or name))
+            elif default is not PydanticUndefined and get_origin(field.annotation) is Literal:
                 const.add(name)
         cls._mcp_const = frozenset(const)
-        cls._mcp_optional = frozenset(optional)
+        cls._mcp_drop_none = frozenset(drop_none)
 
-    def model_post_init(self, context: Any, /) -> None:
-        cls = type(self)
-        fields_set = self.__pydantic_fields_set__
-        if cls._mcp_const:
-            # Discriminators count as set, so exclude_unset keeps them.
-            fields_set.update(cls._mcp_const)
-        if cls._mcp_optional:
-            values = self.__dict__
-            for name in cls._mcp_optional.intersection(fields_set):
-                if values[name] is None:
-                    # An explicit None for an optional member means "absent".
-                    fields_set.discard(name)
+    def __init__(self, /, **data: Any) -> None:
+        drop = type(self)._mcp_drop_none
+        if drop:
+            for key in [k for k, v in data.items() if v is None and k in drop]:
+                del data[key]
+        super().__init__(**data)
+
+    # Python construction only: pydantic's marker keeps validation (model_validate and
+    # nested values) from routing every instance through this method.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
     def to_wire(self) -> dict[str, Any]:
         """The wire form: a dict with aliases, without unset or ``None`` optional members."""
@@ -104,6 +117,12 @@ class MCPModel(BaseModel):
     def to_json(self) -> str:
         """The wire form serialized as compact JSON text."""
         return self.model_dump_json(by_alias=True, exclude_unset=True)
+
+
+def _mark_constants_set(self: MCPModel, context: Any, /) -> None:
+    """Post-init hook of models with constants: count them as set, so ``to_wire`` (which
+    leaves out unset members) always writes them, also when they were defaulted."""
+    self.__pydantic_fields_set__.update(type(self)._mcp_const)
 
 
 class Annotations(MCPModel):

@@ -1,7 +1,5 @@
 """Argument completion (``completion/complete``)."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field

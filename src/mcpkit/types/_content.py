@@ -1,7 +1,5 @@
 """Content blocks (text, image, audio, resource links, embedded resources) and resource contents."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal, TypeAlias
 
 from pydantic import Field

@@ -1,7 +1,5 @@
 """Elicitation: the server asks the user for input, by a form or by sending them to a URL."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Discriminator, Field, Tag

@@ -1,7 +1,5 @@
 """JSON-RPC 2.0 envelopes: requests, notifications, responses, errors."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Discriminator, SerializeAsAny, Tag

@@ -1,7 +1,5 @@
 """Lifecycle: ``initialize``, capabilities, implementation info, ``ping``."""
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import Field

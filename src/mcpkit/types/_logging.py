@@ -1,7 +1,5 @@
 """Logging: the client sets a level, the server sends log messages."""
 
-from __future__ import annotations
-
 from typing import Any, Literal, TypeAlias
 
 from ._base import NotificationParams, RequestParams, _NotificationBase, _RequestBase

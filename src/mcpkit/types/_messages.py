@@ -1,7 +1,5 @@
 """Which messages each side sends, and method-name lookups."""
 
-from __future__ import annotations
-
 from typing import Annotated, TypeAlias
 
 from pydantic import Field

@@ -1,7 +1,5 @@
 """Utility notifications: progress and cancellation."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field

@@ -1,7 +1,5 @@
 """Prompts: listing prompt templates and getting them filled in."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field

@@ -1,7 +1,5 @@
 """Resources: listing, templates, reading, subscriptions."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field

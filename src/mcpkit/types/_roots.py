@@ -1,7 +1,5 @@
 """Roots: the directories or files a client exposes to servers."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field

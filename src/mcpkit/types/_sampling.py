@@ -1,7 +1,5 @@
 """Sampling: the server asks the client's LLM for a message (optionally with tools)."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field

@@ -1,7 +1,5 @@
 """Tasks (2025-11-25, experimental): durable, pollable execution of requests."""
 
-from __future__ import annotations
-
 from typing import Literal, TypeAlias
 
 from pydantic import Field

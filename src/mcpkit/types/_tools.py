@@ -1,7 +1,5 @@
 """Tools: listing them, describing them, calling them."""
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import Field
