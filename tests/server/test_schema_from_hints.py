@@ -294,6 +294,37 @@ def test_recursive_model_keeps_only_recursive_defs() -> None:
                          "address": {"street": "s", "zipCode": "1"}}}, schema)  # fmt: skip
 
 
+class Cat(BaseModel):
+    kind: Literal["cat"]
+    lives: int
+
+
+class Dog(BaseModel):
+    kind: Literal["dog"]
+    bark: str
+
+
+def test_discriminated_union_inlined_without_dangling_mapping() -> None:
+    def f(pet: Annotated[Cat | Dog, Field(discriminator="kind")]) -> None: ...
+
+    sig = build_signature(f)
+    pet = sig.input_schema["properties"]["pet"]
+    assert not _has_ref(sig.input_schema)
+    assert pet["discriminator"] == {"propertyName": "kind"}
+    assert [choice["title"] for choice in pet["oneOf"]] == ["Cat", "Dog"]
+    assert sig.validate({"pet": {"kind": "dog", "bark": "woof"}}) == {
+        "pet": Dog(kind="dog", bark="woof")
+    }
+    with pytest.raises(ArgumentError) as info:
+        sig.validate({"pet": {"kind": "dog"}})
+    assert info.value.problems == ["`pet`: missing required field `bark`"]
+    strict = build_signature(f, strict_refs=True).input_schema
+    assert strict["properties"]["pet"]["discriminator"]["mapping"] == {
+        "cat": "#/$defs/Cat",
+        "dog": "#/$defs/Dog",
+    }
+
+
 def test_dataclass_and_typeddict() -> None:
     def f(p: Point, m: Movie, loose: Loose) -> None: ...
 

@@ -103,7 +103,7 @@ def _refs_in(node: Any, out: set[str]) -> None:
         if isinstance(ref, str) and ref.startswith(_DEFS_PREFIX):
             out.add(_unescape_pointer(ref[len(_DEFS_PREFIX) :]))
         for key, value in node.items():
-            if key in _DATA_KEYWORDS:
+            if key in _DATA_KEYWORDS or key == "discriminator":
                 continue
             if key in _NAME_MAP_KEYWORDS and isinstance(value, dict):
                 for sub in value.values():
@@ -113,6 +113,24 @@ def _refs_in(node: Any, out: set[str]) -> None:
     elif isinstance(node, list):
         for item in node:
             _refs_in(item, out)
+
+
+def _discriminator(value: dict[str, Any], kept: set[str]) -> dict[str, Any]:
+    """An OpenAPI ``discriminator`` whose ``mapping`` would point at inlined definitions.
+
+    The mapping is only a hint (``oneOf`` plus the ``const`` tags say the same), so it is
+    dropped rather than left dangling.
+    """
+    mapping = value.get("mapping")
+    out = {k: v for k, v in value.items() if k != "mapping"}
+    if isinstance(mapping, dict) and all(
+        isinstance(t, str)
+        and t.startswith(_DEFS_PREFIX)
+        and _unescape_pointer(t[len(_DEFS_PREFIX) :]) in kept
+        for t in mapping.values()
+    ):
+        out["mapping"] = mapping
+    return out
 
 
 def _unescape_pointer(token: str) -> str:
@@ -173,6 +191,8 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
                     continue
                 if key in _DATA_KEYWORDS:
                     out[key] = value
+                elif key == "discriminator" and isinstance(value, dict):
+                    out[key] = _discriminator(value, recursive)
                 elif key in _NAME_MAP_KEYWORDS and isinstance(value, dict):
                     out[key] = {k: resolve(v, expanding) for k, v in value.items()}
                 else:
