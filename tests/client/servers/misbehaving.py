@@ -6,6 +6,7 @@ Modes:
   malformed        answers tools/call with noise, a non-JSON line, then a malformed result
   bad-output       a tool whose structuredContent violates its outputSchema
   hang-call        never answers tools/call; ignores stdin EOF and SIGTERM
+  no-answer        never answers tools/call (but exits when stdin closes)
   old-revision     speaks 2024-11-05 only (results in that revision's shape)
 """
 
@@ -81,7 +82,7 @@ def main() -> None:
                         "structuredContent": {"n": "many"},
                     },
                 )
-            elif MODE == "hang-call":
+            elif MODE in ("hang-call", "no-answer"):
                 pass
             else:
                 answer(

@@ -1,0 +1,158 @@
+"""The blocking facade and multi-server groups."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from mcpkit import ClientGroup, SyncClient
+from mcpkit._client._group import load_config
+from mcpkit._exceptions import ConnectionClosed, InvalidResponse, MCPError, RequestTimeout
+
+HERE = Path(__file__).parent
+SERVER = [sys.executable, str(HERE / "servers" / "session_stdio.py")]
+BAD = str(HERE / "servers" / "misbehaving.py")
+
+
+# ---------------------------------------------------------------- SyncClient
+
+
+def test_sync_client_same_api_without_await() -> None:
+    t0 = time.monotonic()
+    with SyncClient(SERVER) as client:
+        assert client.server_info.name == "session-stdio"
+        assert client.protocol_version == "2025-11-25"
+        assert [t.name for t in client.list_tools()] == ["add", "shout", "fail", "picture"]
+        page = client.list_tools_page()
+        assert page.next_cursor == "2"
+        assert client.call_tool("add", {"a": 1, "b": 2}).structured_content == {"sum": 3}
+        assert client.call_tool("fail").is_error is True
+        assert client.list_resources()[0].uri == "mem://hello"
+        assert client.read_resource("mem://hello").contents[0].text == "hello"  # type: ignore[union-attr]
+        assert client.list_resource_templates()[0].uri_template == "mem://items/{id}"
+        assert client.list_prompts()[0].name == "greet"
+        assert client.get_prompt("greet", {"who": "Ann"}).messages[0].content.text == "Hello, Ann!"  # type: ignore[union-attr]
+        client.ping()
+        assert client.send_request("tools/list", {"cursor": "2"})["tools"][0]["name"] == "fail"
+    assert time.monotonic() - t0 < 20
+    # The background loop thread is gone.
+    assert not [t for t in threading.enumerate() if "portal" in t.name.lower() or "AnyIO" in t.name]
+
+
+def test_sync_client_errors_and_reuse() -> None:
+    client = SyncClient([sys.executable, BAD, "no-answer"], timeout=0.3).open()
+    try:
+        with pytest.raises(RequestTimeout):
+            client.call_tool("get")
+    finally:
+        client.close()
+    client.close()  # twice is fine
+    with pytest.raises(ConnectionClosed, match="not open"):
+        client.ping()
+    with SyncClient([sys.executable, BAD, "bad-output"]) as c2, pytest.raises(InvalidResponse):
+        c2.call_tool("get")
+
+
+def test_sync_client_connect_failure_leaves_no_thread() -> None:
+    before = threading.active_count()
+    with pytest.raises(ConnectionClosed):
+        SyncClient([sys.executable, "-c", "pass"]).open()
+    assert threading.active_count() <= before
+
+
+def test_sync_client_with_sync_callbacks() -> None:
+    # The official SDK fixture asks for sampling; a plain function answers it.
+    official = [sys.executable, str(HERE / "servers" / "official_sdk.py")]
+    with SyncClient(
+        official, sampling_handler=lambda p, ctx: "forty-two", on_stderr=lambda line: None
+    ) as c:
+        r = c.call_tool("ask_model", {"prompt": "?"})
+        assert r.structured_content == {"result": "model said: forty-two"}
+
+
+# ---------------------------------------------------------------- ClientGroup
+
+
+def test_load_config_forms(tmp_path: Path) -> None:
+    cfg = {
+        "mcpServers": {
+            "a": {"command": "python", "args": ["a.py"], "env": {"X": "1"}},
+            "b": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer t"}},
+            "off": {"command": "x", "disabled": True},
+        }
+    }
+    assert set(load_config(cfg)) == {"a", "b"}
+    f = tmp_path / "mcp.json"
+    f.write_text(json.dumps(cfg))
+    assert load_config(f) == load_config(str(f)) == load_config(json.dumps(cfg))
+    for bad in ({"mcpServers": {"x": {}}}, {"mcpServers": {"x": 1}}, {"mcpServers": []}):
+        with pytest.raises(ValueError):
+            load_config(bad)
+
+
+@pytest.mark.anyio
+async def test_group_prefixes_routes_and_survives_a_failing_server() -> None:
+    config = {
+        "mcpServers": {
+            "calc": {"command": sys.executable, "args": SERVER[1:]},
+            "bad": {"command": sys.executable, "args": [BAD, "ok"]},
+            "dead": {"command": "/nonexistent/server"},
+            "crashy": {"command": sys.executable, "args": [BAD, "exit-mid-call"]},
+        }
+    }
+    with anyio.fail_after(30):
+        async with ClientGroup(config, on_stderr=lambda line: None) as group:
+            assert set(group.clients) == {"calc", "bad", "crashy"}
+            assert "cannot start" in str(group.errors["dead"])
+            names = [t.name for t in await group.list_tools()]
+            assert names == [
+                "calc_add",
+                "calc_shout",
+                "calc_fail",
+                "calc_picture",
+                "bad_get",
+                "crashy_get",
+            ]
+            r = await group.call_tool("calc_add", {"a": 2, "b": 2})
+            assert r.structured_content == {"sum": 4}
+            r = await group.call_tool("bad_get")
+            assert r.structured_content == {"n": 1}
+            # One server dying mid-call does not take the others down.
+            with pytest.raises(ConnectionClosed):
+                await group.call_tool("crashy_get")
+            r = await group.call_tool("calc_shout", {"text": "still here"})
+            assert r.content[0].text == "STILL HERE"  # type: ignore[union-attr]
+            names = [t.name for t in await group.list_tools()]
+            assert "crashy_get" not in names and "calc_add" in names
+            assert "crashy" in group.errors
+            with pytest.raises(MCPError, match="no server"):
+                await group.call_tool("unknown_tool")
+            with pytest.raises(MCPError, match="not connected"):
+                group.client("dead")
+            assert group.client("calc").name == "calc"
+
+
+@pytest.mark.anyio
+async def test_group_callbacks_know_which_server_asks() -> None:
+    official = str(HERE / "servers" / "official_sdk.py")
+    asked: list[str | None] = []
+
+    async def sample(params: Any, ctx: Any) -> str:
+        asked.append(ctx.name)
+        return "ok"
+
+    config = {"mcpServers": {"py": {"command": sys.executable, "args": [official]}}}
+    with anyio.fail_after(30):
+        async with ClientGroup(
+            config, sampling_handler=sample, on_stderr=lambda line: None
+        ) as group:
+            r = await group.call_tool("py_ask_model", {"prompt": "x"})
+            assert r.structured_content == {"result": "model said: ok"}
+    assert asked == ["py"]
