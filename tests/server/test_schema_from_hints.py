@@ -427,6 +427,7 @@ def test_parameter_names_that_clash_with_pydantic() -> None:
     }
 
 
+@pytest.mark.req("SCHEMA-VALID", "SCHEMA-RECOMMEND-2020-12")
 def test_schema_is_valid_json_schema_and_accepts_valid_arguments() -> None:
     def f(
         person: Person, p: Point, m: Movie, c: Color, n: Annotated[int, Field(gt=0)] = 1
@@ -443,6 +444,36 @@ def test_schema_is_valid_json_schema_and_accepts_valid_arguments() -> None:
     jsonschema.validate(ok, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**ok, "n": 0}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**ok, "c": "blue"}, schema)
+
+
+@pytest.mark.req("SCHEMA-VALID")
+def test_every_emitted_schema_is_valid_2020_12() -> None:
+    def inputs(
+        a: list[Person],
+        b: dict[str, Point],
+        c: tuple[int, str],
+        d: set[Color],
+        e: Literal["x", 1],
+        f: Annotated[Cat | Dog, Field(discriminator="kind")],
+        g: Holder | None = None,
+        h: datetime.datetime | None = None,
+    ) -> list[Tree]: ...
+
+    def outputs() -> dict[str, Holder]: ...
+
+    for sig in (build_signature(inputs), build_signature(inputs, strict_refs=True)):
+        jsonschema.Draft202012Validator.check_schema(sig.input_schema)
+        assert sig.output_schema is not None
+        jsonschema.Draft202012Validator.check_schema(sig.output_schema)
+    schema, wrap = output_schema_for(outputs)
+    assert schema is not None and wrap is False
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(
+        {"k": {"tree": {"value": 1, "children": []}, "address": {"street": "s", "zipCode": "z"}}},
+        schema,
+    )
 
 
 # --------------------------------------------------------------------------- docstrings
