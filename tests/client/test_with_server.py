@@ -1,0 +1,159 @@
+"""The Client against our own ``mcpkit.Server``, in process (``Client(server)``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+from pydantic import BaseModel
+
+from mcpkit import Client, Context, Server, SyncClient
+from mcpkit.types import PromptReference
+
+pytestmark = pytest.mark.anyio
+
+
+class Contact(BaseModel):
+    name: str
+    age: int = 30
+
+
+def text(result: Any) -> str:
+    return "".join(getattr(c, "text", "") for c in result.content)
+
+
+def make_server() -> Server:
+    server = Server("in-process", version="2.0", instructions="Be brief.", page_size=2)
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    @server.tool()
+    async def work(steps: int, ctx: Context) -> str:
+        """Report progress and log."""
+        for i in range(steps):
+            await ctx.info(f"step {i + 1}")
+            await ctx.report_progress(i + 1, steps)
+        return "worked"
+
+    @server.tool()
+    async def ask(prompt: str, ctx: Context) -> str:
+        """Sample from the client's model."""
+        result = await ctx.sample(prompt, max_tokens=20)
+        return f"model: {result.content.text}"  # type: ignore[union-attr]
+
+    @server.tool()
+    async def who(ctx: Context) -> str:
+        """Elicit a contact."""
+        answer = await ctx.elicit("Who?", Contact)
+        return (
+            f"{answer.data.name}/{answer.data.age}"
+            if answer.accepted and answer.data
+            else answer.action
+        )
+
+    @server.tool()
+    async def roots(ctx: Context) -> list[str]:
+        """The client's roots."""
+        return [r.uri for r in await ctx.list_roots()]
+
+    @server.resource("memo://readme", mime_type="text/plain")
+    def readme() -> str:
+        """The readme."""
+        return "read me"
+
+    @server.resource("memo://items/{item}")
+    def item(item: str) -> str:
+        """One item."""
+        return f"item {item}"
+
+    @server.prompt()
+    def greet(name: str) -> str:
+        """Greet someone."""
+        return f"Hello, {name}!"
+
+    return server
+
+
+async def test_everything_in_process() -> None:
+    logs: list[Any] = []
+    progress: list[Any] = []
+
+    async def sample(params: Any, ctx: Any) -> str:
+        return "forty-two"
+
+    async def elicit(params: Any, ctx: Any) -> dict[str, Any]:
+        return {"action": "accept", "content": {"name": "Ann"}}
+
+    server = make_server()
+    with anyio.fail_after(10):
+        async with Client(
+            server,
+            sampling_handler=sample,
+            elicitation_handler=elicit,
+            roots=["file:///work"],
+            logging_handler=logs.append,
+        ) as client:
+            assert client.server_info.name == "in-process" and client.server_info.version == "2.0"
+            assert client.instructions == "Be brief."
+            tools = await client.list_tools()  # three pages of two
+            assert [t.name for t in tools] == ["add", "work", "ask", "who", "roots"]
+            r = await client.call_tool("add", {"a": 20, "b": 22})
+            assert r.structured_content == {"result": 42} and not r.is_error
+            r = await client.call_tool("add", {"a": "x", "b": 1})
+            assert r.is_error is True
+            r = await client.call_tool(
+                "work", {"steps": 3}, progress_handler=lambda *a: progress.append(a)
+            )
+            assert text(r) == "worked"
+            assert [p[0] for p in progress] == [1, 2, 3]
+            assert [x.data for x in logs] == ["step 1", "step 2", "step 3"]
+            r = await client.call_tool("ask", {"prompt": "?"})
+            assert text(r) == "model: forty-two"
+            r = await client.call_tool("who", {})
+            assert text(r) == "Ann/30"  # the default was applied by the client
+            r = await client.call_tool("roots", {})
+            assert r.structured_content == {"result": ["file:///work"]}
+            assert [x.uri for x in await client.list_resources()] == ["memo://readme"]
+            assert (await client.read_resource("memo://readme")).contents[0].text == "read me"  # type: ignore[union-attr]
+            assert [t.uri_template for t in await client.list_resource_templates()] == [
+                "memo://items/{item}"
+            ]
+            assert (await client.read_resource("memo://items/9")).contents[0].text == "item 9"  # type: ignore[union-attr]
+            assert [p.name for p in await client.list_prompts()] == ["greet"]
+            got = await client.get_prompt("greet", {"name": "Bo"})
+            assert got.messages[0].content.text == "Hello, Bo!"  # type: ignore[union-attr]
+            await client.ping()
+
+
+async def test_list_changed_invalidates_the_cache() -> None:
+    server = make_server()
+    changed = anyio.Event()
+    with anyio.fail_after(10):
+        async with Client(server, list_changed_handler=lambda kind: changed.set()) as client:
+            before = [t.name for t in await client.list_tools()]
+
+            def extra() -> str:
+                """Added later."""
+                return "new"
+
+            server.add_tool(extra)
+            if client.server_capabilities.tools and client.server_capabilities.tools.list_changed:
+                await changed.wait()
+            after = [t.name for t in await client.list_tools()]
+            assert after == [*before, "extra"]
+            assert text(await client.call_tool("extra")) == "new"
+
+
+def test_sync_client_in_process() -> None:
+    with SyncClient(make_server()) as client:
+        assert client.call_tool("add", {"a": 1, "b": 2}).structured_content == {"result": 3}
+        done = (
+            client.complete(PromptReference(name="greet"), "name", "B")
+            if client.server_capabilities.completions
+            else None
+        )
+        assert done is None or isinstance(done.completion.values, list)
