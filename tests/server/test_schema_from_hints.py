@@ -848,6 +848,53 @@ def test_prompt_arguments() -> None:
     assert build_signature(count).validate({"n": "12"}) == {"n": 12}
 
 
+def test_prompt_arguments_as_strings_decode_json_for_structured_parameters() -> None:
+    def p(
+        steps: list[str],
+        where: Address,
+        text: str,
+        maybe_text: str | None = None,
+        count: int = 0,
+        flag: bool = False,
+        color: Color = Color.RED,
+        anything: Any = None,
+        either: list[int] | str = "",
+    ) -> str: ...
+
+    sig = build_signature(p)
+    out = sig.validate_strings(
+        {
+            "steps": '["a", "b"]',
+            "where": '{"street": "s", "zipCode": "z"}',
+            "text": "[not json]",
+            "maybe_text": '{"a": 1}',
+            "count": "3",
+            "flag": "true",
+            "color": "green",
+            "anything": "[1]",
+            "either": "[1, 2]",
+        }
+    )
+    assert out == {
+        "steps": ["a", "b"],
+        "where": Address(street="s", zipCode="z"),
+        "text": "[not json]",
+        "maybe_text": '{"a": 1}',
+        "count": 3,
+        "flag": True,
+        "color": Color.GREEN,
+        "anything": "[1]",
+        "either": "[1, 2]",
+    }
+    with pytest.raises(ArgumentError) as info:
+        sig.validate_strings({"steps": "[broken", "where": "{}", "text": "t"})
+    assert info.value.problems == [
+        "`steps`: Input should be a valid list, got '[broken'",
+        "`where`: missing required field `street`",
+        "`where`: missing required field `zipCode`",
+    ]
+
+
 # --------------------------------------------------------------------------- output
 
 

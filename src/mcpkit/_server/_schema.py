@@ -34,6 +34,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, get_args, get_origin
 
+import orjson
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.fields import FieldInfo
@@ -429,6 +430,24 @@ def _is_context(tp: Any, context_type: type | None) -> bool:
     return isinstance(cls, type) and issubclass(cls, context_type)
 
 
+_CONSTRAINING_KEYWORDS = frozenset({"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref"})
+
+
+def _accepts_string(schema: Any) -> bool:
+    """Whether a property schema may hold a string (then JSON text is left alone)."""
+    if not isinstance(schema, dict) or not (_CONSTRAINING_KEYWORDS & schema.keys()):
+        return True  # Any (only a default or a description), or unexpected: keep the text
+    kind = schema.get("type")
+    if kind == "string" or (isinstance(kind, list) and "string" in kind):
+        return True
+    if any(isinstance(v, str) for v in schema.get("enum", ())) or isinstance(
+        schema.get("const"), str
+    ):
+        return True
+    branches = [*schema.get("anyOf", ()), *schema.get("oneOf", ())]
+    return any(_accepts_string(sub) for sub in branches)
+
+
 def _is_multi_union(tp: Any) -> bool:
     """True for a union of two or more non-None types (pydantic tags its errors by member)."""
     tp, _ = _strip_annotated(tp)
@@ -515,6 +534,7 @@ class ToolSignature:
     __slots__ = (
         "_fast",
         "_forbid_unknown",
+        "_json_params",
         "_known",
         "_output_adapter",
         "_params",
@@ -549,6 +569,7 @@ class ToolSignature:
     _fast: tuple[tuple[str, type, bool, Any], ...] | None
     _output_adapter: TypeAdapter[Any] | None
     _union_params: frozenset[str]
+    _json_params: tuple[str, ...]
 
     def validate(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Check and coerce ``arguments``; return the keyword arguments to call the function with.
@@ -598,6 +619,34 @@ class ToolSignature:
             raise ArgumentError(problems)
         values = model.__dict__
         return {p.name: values[p.field] for p in self._params}
+
+    def validate_strings(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Like :meth:`validate`, for arguments that arrive as strings (prompt arguments).
+
+        MCP passes every prompt argument as a string. Scalars coerce by themselves
+        (``"3"`` → ``3``, ``"true"`` → ``True``); for parameters that cannot be a string
+        (lists, dicts, models, ...), a value that starts with ``[`` or ``{`` is decoded as
+        JSON first.
+
+        >>> def plan(steps: list[str], title: str = "") -> str: ...
+        >>> build_signature(plan).validate_strings({"steps": '["a", "b"]', "title": "[x]"})
+        {'steps': ['a', 'b'], 'title': '[x]'}
+        """
+        if arguments and self._json_params:
+            decoded: dict[str, Any] | None = None
+            for name in self._json_params:
+                value = arguments.get(name)
+                if isinstance(value, str) and value[:1] in ("[", "{"):
+                    try:
+                        parsed = orjson.loads(value)
+                    except orjson.JSONDecodeError:
+                        continue  # left as is: validation reports it
+                    if decoded is None:
+                        decoded = dict(arguments)
+                    decoded[name] = parsed
+            if decoded is not None:
+                arguments = decoded
+        return self.validate(arguments)
 
     def try_validate(self, arguments: Mapping[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
         """Like :meth:`validate`, but return ``(kwargs, problems)`` instead of raising."""
@@ -804,6 +853,9 @@ def build_signature(
     sig._forbid_unknown = forbid_unknown
     sig._validator = model.__pydantic_validator__
     sig._union_params = frozenset(p.name for p in params if _is_multi_union(p.annotation))
+    sig._json_params = tuple(
+        p.name for p in params if not _accepts_string(input_schema["properties"].get(p.name))
+    )
     if all(p.fast is not None for p in params) and all(
         p.default is _MISSING or isinstance(p.default, _IMMUTABLE_DEFAULTS) for p in params
     ):
