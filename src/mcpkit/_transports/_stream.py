@@ -181,7 +181,9 @@ class _AsyncioPipeReader:
             return b""
 
 
-class _AsyncioPipeWriter:
+class AsyncioPipeWriter:
+    """Writes an asyncio ``StreamWriter`` (a pipe) without yielding unless its buffer is full."""
+
     # StreamWriter.write only appends to the transport's buffer, so concurrent senders
     # cannot interleave bytes; draining is needed only when the buffer grows.
     _HIGH_WATER = 256 * 1024
@@ -313,4 +315,4 @@ async def open_fd_writer(fd: int) -> ByteWriter:
     transport, protocol = await loop.connect_write_pipe(
         lambda: FlowControlMixin(loop=loop), os.fdopen(fd, "wb", buffering=0)
     )
-    return _AsyncioPipeWriter(asyncio.StreamWriter(transport, protocol, None, loop))
+    return AsyncioPipeWriter(asyncio.StreamWriter(transport, protocol, None, loop))
