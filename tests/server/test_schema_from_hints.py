@@ -6,6 +6,7 @@ import dataclasses
 import datetime
 import enum
 import functools
+from collections.abc import Callable
 from typing import Annotated, Any, Generic, Literal, Optional, TypeVar, Union
 
 import jsonschema
@@ -1011,6 +1012,54 @@ def test_serialize_output() -> None:
 
     sig = build_signature(g)
     assert sig.serialize_output(g()) == {"result": [1, 2]}
+
+
+class Report(BaseModel):
+    title: str
+    created: datetime.datetime
+    author: Person
+    tags: set[str] = set()
+    score: float | None = None
+
+
+def _returning(ann: Any, value: Any) -> Callable[[], Any]:
+    def f() -> None:
+        return value  # type: ignore[no-any-return]
+
+    f.__annotations__["return"] = ann
+    return f
+
+
+@pytest.mark.parametrize(
+    ("ann", "value"),
+    [
+        (
+            Report,
+            Report(
+                title="t",
+                created=datetime.datetime(2025, 11, 25, 12, 0),
+                author=Person(name="n", address=Address(street="s", zipCode="z")),
+                tags={"a"},
+            ),
+        ),
+        (Point, Point(1.0, 2.5)),
+        (Movie, {"title": "t", "year": 1999}),
+        (dict[str, Point], {"a": Point(0, 0)}),
+        (int, 3),
+        (list[str], ["a", "b"]),
+        (Optional[Address], None),  # noqa: UP045
+        (list[Tree], [Tree(value=1, children=[Tree(value=2)])]),
+        (tuple[int, str], (1, "x")),
+        (Color, Color.GREEN),
+        (datetime.date, datetime.date(2025, 1, 1)),
+    ],
+)
+def test_structured_output_conforms_to_output_schema(ann: Any, value: Any) -> None:
+    sig = build_signature(_returning(ann, value))
+    assert sig.output_schema is not None
+    structured = sig.serialize_output(value)
+    jsonschema.validate(structured, sig.output_schema)
+    assert structured == serialize_output(value, wrap=sig.wrap_output)
 
 
 def test_inline_refs_leaves_data_keywords_alone() -> None:
