@@ -19,6 +19,13 @@ Schema choices, and why:
   which wins over the docstring (Google ``Args:``, NumPy ``Parameters``, reST ``:param x:``).
   The function's description is the docstring's prose before its first section (all of its
   paragraphs, not only the first: the later ones usually tell the model *when* to call).
+* Validation problems are one line each, named by argument path (``person.address.zip``,
+  ``items[2]``); the failed branches of a union are merged into one line, because
+  pydantic's per-branch locations (``u.int``, ``u.str``) read like field names.
+
+Cost (Python 3.11, 2 shared cores): ``validate`` of a one-string-argument tool takes about
+0.5 µs on the fast path, 1.3 µs through pydantic (a constrained string), 2 µs for a small
+model argument; ``build_signature`` about 1 ms per function.
 """
 
 from __future__ import annotations
@@ -815,9 +822,7 @@ def build_signature(
             **fields,
         )
         schema = _json_schema(model, mode="validation", strict_refs=strict_refs)
-    except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError) as exc:
-        raise TypeError(f"cannot build an argument schema for {what}: {exc}") from exc
-    except Exception as exc:  # pydantic raises a few other kinds for odd annotations
+    except Exception as exc:  # pydantic raises several kinds for annotations it cannot handle
         raise TypeError(f"cannot build an argument schema for {what}: {exc}") from exc
 
     input_schema: dict[str, Any] = {"type": "object", "properties": schema.get("properties", {})}
