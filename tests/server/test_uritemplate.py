@@ -372,6 +372,7 @@ TRAVERSALS = [
     "a%0D%0Ab",
     "a%1Fb",
     "a%7Fb",
+    "a%C2%85b",
     "%2e%2e%2fetc%2fpasswd",
 ]
 

@@ -15,8 +15,8 @@ have one, and is written for URIs that come from untrusted clients:
   literal one nor an encoded one (``%2F``), nor a backslash. ``{name}`` never matches
   ``a/b``.
 * A decoded value that is ``..``, has a ``..`` path segment (``../x``, ``x/..``), or contains
-  NUL or another control character makes the whole match fail, whatever the operator.
-  Reserved expansions (``{+var}``, ``{#var}``) may carry ``/`` (that is their purpose), and
+  NUL or another control character (C0, DEL, C1) makes the whole match fail, whatever the
+  operator (query values included; a ``/`` is fine there). Reserved expansions (``{+var}``, ``{#var}``) may carry ``/`` (that is their purpose), and
   with ``allow_reserved=True`` they may also carry ``..`` segments and control characters:
   opt in only when the value is not used as a file path or similar.
 * Simple and ``+`` expressions must match at least one character (``users://{id}`` does not
@@ -70,7 +70,7 @@ _VARSPEC = re.compile(
 )
 _PCT_TRIPLET = re.compile(r"%[0-9A-Fa-f]{2}")
 _BAD_PCT = re.compile(r"%(?![0-9A-Fa-f]{2})")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1
 _SEGMENT_SPLIT = re.compile(r"[/\\]")
 
 
