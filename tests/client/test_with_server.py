@@ -6,76 +6,16 @@ from typing import Any
 
 import anyio
 import pytest
-from pydantic import BaseModel
+from tests.client.servers.ours import make_server
 
-from mcpkit import Client, Context, Server, SyncClient
+from mcpkit import Client, SyncClient
 from mcpkit.types import PromptReference
 
 pytestmark = pytest.mark.anyio
 
 
-class Contact(BaseModel):
-    name: str
-    age: int = 30
-
-
 def text(result: Any) -> str:
     return "".join(getattr(c, "text", "") for c in result.content)
-
-
-def make_server() -> Server:
-    server = Server("in-process", version="2.0", instructions="Be brief.", page_size=2)
-
-    @server.tool()
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
-
-    @server.tool()
-    async def work(steps: int, ctx: Context) -> str:
-        """Report progress and log."""
-        for i in range(steps):
-            await ctx.info(f"step {i + 1}")
-            await ctx.report_progress(i + 1, steps)
-        return "worked"
-
-    @server.tool()
-    async def ask(prompt: str, ctx: Context) -> str:
-        """Sample from the client's model."""
-        result = await ctx.sample(prompt, max_tokens=20)
-        return f"model: {result.content.text}"  # type: ignore[union-attr]
-
-    @server.tool()
-    async def who(ctx: Context) -> str:
-        """Elicit a contact."""
-        answer = await ctx.elicit("Who?", Contact)
-        return (
-            f"{answer.data.name}/{answer.data.age}"
-            if answer.accepted and answer.data
-            else answer.action
-        )
-
-    @server.tool()
-    async def roots(ctx: Context) -> list[str]:
-        """The client's roots."""
-        return [r.uri for r in await ctx.list_roots()]
-
-    @server.resource("memo://readme", mime_type="text/plain")
-    def readme() -> str:
-        """The readme."""
-        return "read me"
-
-    @server.resource("memo://items/{item}")
-    def item(item: str) -> str:
-        """One item."""
-        return f"item {item}"
-
-    @server.prompt()
-    def greet(name: str) -> str:
-        """Greet someone."""
-        return f"Hello, {name}!"
-
-    return server
 
 
 async def test_everything_in_process() -> None:
