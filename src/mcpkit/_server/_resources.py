@@ -166,7 +166,8 @@ class TemplateDef:
         )
 
     def match(self, uri: str) -> dict[str, Any] | None:
-        return self.matcher.match(uri)
+        found: dict[str, Any] | None = self.matcher.match(uri)
+        return found
 
     async def read(
         self, uri: str, variables: dict[str, Any], ctx: Context | None

@@ -237,7 +237,7 @@ class Server:
         allow_refs: bool = False,
     ) -> None:
         """Register ``fn`` as a tool (at any time: connected clients are told the list changed)."""
-        tool_name = name or _name_of(fn)
+        tool_name = name if name is not None else _name_of(fn)
         check_tool_name(tool_name)
         if tool_name in self._tools:
             raise ValueError(f"a tool named {tool_name!r} is already registered (remove it first)")
@@ -341,14 +341,14 @@ class Server:
                 )
             if uri in self._templates:
                 raise ValueError(f"a resource template {uri!r} is already registered")
-            info = self._describe(source)
+            tinfo = self._describe(source)
             self._templates[uri] = TemplateDef(
                 uri,
                 source,
-                info,
+                tinfo,
                 name=name or _name_of(source),
                 title=title,
-                description=description if description is not None else info.description,
+                description=description if description is not None else tinfo.description,
                 mime_type=mime_type,
                 annotations=annotations,
                 icons=icons,
@@ -431,7 +431,7 @@ class Server:
         """
         if callable(name):
             self.add_prompt(name)
-            return name  # type: ignore[return-value]
+            return name
 
         def decorator(fn: F) -> F:
             self.add_prompt(

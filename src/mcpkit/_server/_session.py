@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -50,14 +50,12 @@ class BoundSession(ServerSession):
         #: URIs this client subscribed to.
         self.subscriptions: set[str] = set()
         self._pending_changes: set[str] = set()
-        send, receive = anyio.create_memory_object_stream[_OutItem](OUTBOX_SIZE)
-        self._outbox: MemoryObjectSendStream[_OutItem] = send
-        self._outbox_receive: MemoryObjectReceiveStream[_OutItem] = receive
+        self._outbox: MemoryObjectSendStream[_OutItem] | None = None
         self._loop_thread: int | None = None
         self._token: Any = None
         self._tg: TaskGroup | None = None
 
-    def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+    def spawn(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
         """Run ``fn(*args)`` in the background for as long as the session runs."""
         if self._tg is None:
             raise RuntimeError("the session is not running")
@@ -67,29 +65,33 @@ class BoundSession(ServerSession):
         """Serve until the client disconnects; then the server forgets this session."""
         self._loop_thread = threading.get_ident()
         self._token = anyio.lowlevel.current_token()
+        send, receive = anyio.create_memory_object_stream[_OutItem](OUTBOX_SIZE)
+        self._outbox = send
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
-                tg.start_soon(self._drain)
+                tg.start_soon(self._drain, receive)
                 try:
                     await super().run()
                 finally:
                     tg.cancel_scope.cancel()
         finally:
+            self._tg = None
+            self._outbox = None
             self.server._unregister(self)
-            self._outbox.close()
+            send.close()
+            receive.close()
 
-    async def _drain(self) -> None:
+    async def _drain(self, receive: MemoryObjectReceiveStream[_OutItem]) -> None:
         await self.wait_initialized()
-        async with self._outbox_receive:
-            async for method, params, related in self._outbox_receive:
-                self._pending_changes.discard(method)
-                try:
-                    await self.notify(method, params, related_request_id=related)
-                except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    return
-                except Exception:  # pragma: no cover - a bug, but never kill the session for it
-                    logger.exception("could not send %s", method)
+        async for method, params, related in receive:
+            self._pending_changes.discard(method)
+            try:
+                await self.notify(method, params, related_request_id=related)
+            except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                return
+            except Exception:  # pragma: no cover - a bug, but never kill the session for it
+                logger.exception("could not send %s", method)
 
     def post(
         self, method: str, params: dict[str, Any] | None = None, related: RequestId | None = None
@@ -105,8 +107,11 @@ class BoundSession(ServerSession):
             logger.debug("dropped %s: the session's event loop is gone", method)
 
     def _post_now(self, item: _OutItem) -> None:
+        outbox = self._outbox
+        if outbox is None:
+            return  # not running: nobody to tell
         try:
-            self._outbox.send_nowait(item)
+            outbox.send_nowait(item)
         except anyio.WouldBlock:
             logger.warning("outbox of a session is full; dropped %s", item[0])
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):

@@ -262,7 +262,7 @@ def _jsonschema_validator(
 
 def _schema_checker(schema: dict[str, Any]) -> Callable[[dict[str, Any]], list[str]]:
     try:
-        import jsonschema
+        import jsonschema  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - jsonschema is optional
         required = [r for r in schema.get("required") or () if isinstance(r, str)]
         props = schema.get("properties") or {}
