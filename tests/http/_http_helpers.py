@@ -160,6 +160,8 @@ class ThreadServer:
         return asyncio.run_coroutine_threadsafe(fn(), self.loop).result(10)
 
     def stop(self) -> None:
+        if not self.thread.is_alive():
+            return
         if self.loop is not None and hasattr(self.app, "aclose"):
             try:
                 self.call(self.app.aclose)
@@ -182,3 +184,86 @@ def running(app: Any, **kw: Any) -> Iterator[ThreadServer]:
 CLIENT_INFO = {"name": "test-client", "version": "0.0.1"}
 INIT_PARAMS = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT_INFO}
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+class Recorder:
+    """ASGI middleware keeping (time, method, headers, body) of every HTTP request."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.requests: list[tuple[float, str, dict[str, str], bytes]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.app, name)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        body = bytearray()
+        entry = (time.monotonic(), scope["method"], headers, b"")
+        idx = len(self.requests)
+        self.requests.append(entry)
+
+        async def rec_receive() -> Any:
+            m = await receive()
+            if m["type"] == "http.request":
+                body.extend(m.get("body", b""))
+                self.requests[idx] = (entry[0], entry[1], entry[2], bytes(body))
+            return m
+
+        await self.app(scope, rec_receive, send)
+
+    def bodies(self) -> list[Any]:
+        import orjson
+
+        return [orjson.loads(b) for _, m, _, b in self.requests if m == "POST" and b]
+
+
+async def asgi_call(
+    app: Any, method: str, headers: dict[str, str], body: bytes = b"", path: str = "/mcp"
+) -> tuple[int, dict[str, str], bytes]:
+    """One request straight into an ASGI app (no server), for in-process load tests."""
+    scope = {
+        "type": "http",
+        "method": method,
+        "path": path,
+        "root_path": "",
+        "query_string": b"",
+        "headers": [
+            (k.encode(), v.encode()) for k, v in {"host": "127.0.0.1:9", **headers}.items()
+        ],
+    }
+    delivered = False
+    status = 0
+    out_headers: dict[str, str] = {}
+    chunks: list[bytes] = []
+
+    async def receive() -> Any:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await anyio.sleep_forever()
+
+    async def send(m: Any) -> None:
+        nonlocal status
+        if m["type"] == "http.response.start":
+            status = m["status"]
+            out_headers.update({k.decode(): v.decode() for k, v in m.get("headers", [])})
+        else:
+            chunks.append(m.get("body", b""))
+
+    await app(scope, receive, send)
+    return status, out_headers, b"".join(chunks)
+
+
+async def sse_events(resp: Any) -> Any:
+    """Parsed SSE events of an httpx2 streaming response, as they come."""
+    from mcpkit._http._sse import SSEParser
+
+    parser = SSEParser()
+    async for chunk in resp.aiter_bytes():
+        for ev in parser.feed(chunk):
+            yield ev

@@ -7,10 +7,9 @@ from contextlib import ExitStack
 from typing import Any
 
 import pytest
+from _http_helpers import DemoServer, ThreadServer, running
 
 from mcpkit._http import create_http_app
-
-from _http_helpers import DemoServer, ThreadServer, running
 
 
 @pytest.fixture

@@ -8,10 +8,9 @@ from typing import Any
 import httpx2 as httpx
 import orjson
 import pytest
+from _http_helpers import HEADERS, INIT_PARAMS
 
 from mcpkit._http._sse import SSEParser
-
-from _http_helpers import HEADERS, INIT_PARAMS
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -41,8 +40,15 @@ def _session(c: httpx.Client, url: str) -> dict[str, str]:
     return h
 
 
-def _call(c: httpx.Client, url: str, h: dict[str, str], rid: Any, name: str, **args: Any) -> httpx.Response:
-    body = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": name, "arguments": args}}
+def _call(
+    c: httpx.Client, url: str, h: dict[str, str], rid: Any, name: str, **args: Any
+) -> httpx.Response:
+    body = {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": args},
+    }
     return c.post(url, json=body, headers=h)
 
 
@@ -52,9 +58,11 @@ def client() -> Any:
         yield c
 
 
-@pytest.mark.req("HTTP-SESSION-ID-ASSIGN", "HTTP-SESSION-ID-ASCII", "HTTP-SSE-OR-JSON")
+@pytest.mark.req("HTTP-SESSION-ID-SECURE", "HTTP-SESSION-ID-ASCII", "HTTP-SSE-OR-JSON")
 @pytest.mark.parametrize("json_response", [False, True])
-def test_initialize_assigns_visible_ascii_session_id(serve: Any, client: httpx.Client, json_response: bool) -> None:
+def test_initialize_assigns_visible_ascii_session_id(
+    serve: Any, client: httpx.Client, json_response: bool
+) -> None:
     srv = serve(json_response=json_response)
     r = _init(client, srv.url)
     assert r.status_code == 200
@@ -72,7 +80,9 @@ def test_initialize_assigns_visible_ascii_session_id(serve: Any, client: httpx.C
 def test_notifications_and_responses_get_202_without_body(serve: Any, client: httpx.Client) -> None:
     srv = serve()
     h = _session(client, srv.url)
-    r = client.post(srv.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=h)
+    r = client.post(
+        srv.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=h
+    )
     assert r.status_code == 202 and r.content == b""
     r = client.post(srv.url, json={"jsonrpc": "2.0", "id": 99, "result": {}}, headers=h)
     assert r.status_code == 202 and r.content == b""
@@ -82,45 +92,74 @@ def test_notifications_and_responses_get_202_without_body(serve: Any, client: ht
 def test_missing_session_id_is_400(serve: Any, client: httpx.Client) -> None:
     srv = serve()
     _session(client, srv.url)
-    r = client.post(srv.url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=HEADERS)
+    r = client.post(
+        srv.url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=HEADERS
+    )
     assert r.status_code == 400
     assert r.json()["error"]["code"] == -32600
     assert r.json()["id"] is None
 
 
-@pytest.mark.req("HTTP-SESSION-404", "HTTP-DELETE")
+@pytest.mark.req("HTTP-SESSION-404")
 def test_unknown_and_deleted_sessions_are_404(serve: Any, client: httpx.Client) -> None:
     srv = serve()
     h = _session(client, srv.url)
     bogus = {**h, "mcp-session-id": "no-such-session"}
-    assert client.post(srv.url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=bogus).status_code == 404
-    assert client.post(srv.url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=h).status_code == 200
+    assert (
+        client.post(
+            srv.url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=bogus
+        ).status_code
+        == 404
+    )
+    assert (
+        client.post(
+            srv.url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=h
+        ).status_code
+        == 200
+    )
     assert len(srv.app.sessions) == 1
     r = client.delete(srv.url, headers=h)
     assert r.status_code == 200
     assert len(srv.app.sessions) == 0
-    assert client.post(srv.url, json={"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, headers=h).status_code == 404
+    assert (
+        client.post(
+            srv.url, json={"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, headers=h
+        ).status_code
+        == 404
+    )
     assert client.get(srv.url, headers={**h, "accept": "text/event-stream"}).status_code == 404
     assert client.delete(srv.url, headers=h).status_code == 404
 
 
-@pytest.mark.req("HTTP-ACCEPT-POST")
+@pytest.mark.req("HTTP-NOT-ACCEPTED-ERROR")
 def test_post_accept_and_content_type_checks(serve: Any, client: httpx.Client) -> None:
     srv = serve()
     body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS}
-    r = client.post(srv.url, json=body, headers={"accept": "application/json", "content-type": "application/json"})
+    r = client.post(
+        srv.url,
+        json=body,
+        headers={"accept": "application/json", "content-type": "application/json"},
+    )
     assert r.status_code == 406
-    r = client.post(srv.url, json=body, headers={"accept": "text/event-stream", "content-type": "application/json"})
+    r = client.post(
+        srv.url,
+        json=body,
+        headers={"accept": "text/event-stream", "content-type": "application/json"},
+    )
     assert r.status_code == 406
-    r = client.post(srv.url, content=orjson.dumps(body), headers={**HEADERS, "content-type": "text/plain"})
+    r = client.post(
+        srv.url, content=orjson.dumps(body), headers={**HEADERS, "content-type": "text/plain"}
+    )
     assert r.status_code == 415
     # Wildcards count as listing both.
-    r = client.post(srv.url, json=body, headers={"accept": "*/*", "content-type": "application/json"})
+    r = client.post(
+        srv.url, json=body, headers={"accept": "*/*", "content-type": "application/json"}
+    )
     assert r.status_code == 200
     assert not srv.app.sessions or len(srv.app.sessions) == 1
 
 
-@pytest.mark.req("HTTP-GET-SSE-OR-405", "HTTP-ACCEPT-GET")
+@pytest.mark.req("HTTP-GET-SSE-OR-405", "HTTP-SINGLE-ENDPOINT")
 def test_get_stream_or_405(serve: Any, client: httpx.Client) -> None:
     srv = serve(get_stream=False)
     h = _session(client, srv.url)
@@ -143,7 +182,7 @@ def test_protocol_version_header(serve: Any, client: httpx.Client) -> None:
     assert _messages(r)[-1]["result"]["tools"]
 
 
-@pytest.mark.req("HTTP-BODY-SINGLE-MESSAGE")
+@pytest.mark.req("HTTP-NOT-ACCEPTED-ERROR")
 @pytest.mark.parametrize(
     ("body", "code"),
     [
@@ -156,7 +195,9 @@ def test_protocol_version_header(serve: Any, client: httpx.Client) -> None:
         (b"42", -32600),
     ],
 )
-def test_malformed_bodies_get_400_with_jsonrpc_error(serve: Any, client: httpx.Client, body: bytes, code: int) -> None:
+def test_malformed_bodies_get_400_with_jsonrpc_error(
+    serve: Any, client: httpx.Client, body: bytes, code: int
+) -> None:
     srv = serve()
     h = _session(client, srv.url)
     r = client.post(srv.url, content=body, headers=h)
@@ -170,7 +211,14 @@ def test_malformed_bodies_get_400_with_jsonrpc_error(serve: Any, client: httpx.C
 def test_body_size_limit(serve: Any, client: httpx.Client) -> None:
     srv = serve(max_body_size=1000)
     h = _session(client, srv.url)
-    big = orjson.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "x" * 2000}}})
+    big = orjson.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 8,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "x" * 2000}},
+        }
+    )
     assert client.post(srv.url, content=big, headers=h).status_code == 413
 
     def chunks() -> Any:  # no Content-Length: the limit applies while reading
@@ -178,7 +226,12 @@ def test_body_size_limit(serve: Any, client: httpx.Client) -> None:
         yield big[500:]
 
     assert client.post(srv.url, content=chunks(), headers=h).status_code == 413
-    assert client.post(srv.url, json={"jsonrpc": "2.0", "id": 9, "method": "ping"}, headers=h).status_code == 200
+    assert (
+        client.post(
+            srv.url, json={"jsonrpc": "2.0", "id": 9, "method": "ping"}, headers=h
+        ).status_code
+        == 200
+    )
 
 
 def _raw_post(port: int, head_extra: str, body_chunks: Any) -> tuple[int, int]:
@@ -306,7 +359,9 @@ def test_same_id_in_flight_twice_is_rejected_not_crosswired(serve: Any, demo: An
         demo.gate.set()
         t.join(10)
         msgs = _messages(first["r"])
-        assert msgs[-1]["id"] == 42 and msgs[-1]["result"]["content"][0]["text"] == "through the gate"
+        assert (
+            msgs[-1]["id"] == 42 and msgs[-1]["result"]["content"][0]["text"] == "through the gate"
+        )
 
 
 def test_stateless_mode(serve: Any, client: httpx.Client) -> None:
@@ -321,7 +376,12 @@ def test_stateless_mode(serve: Any, client: httpx.Client) -> None:
     assert "error" in r.json() or r.json()["result"].get("isError")
     assert client.get(srv.url, headers={**h, "accept": "text/event-stream"}).status_code == 405
     assert client.delete(srv.url, headers=h).status_code == 405
-    assert client.post(srv.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=h).status_code == 202
+    assert (
+        client.post(
+            srv.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=h
+        ).status_code
+        == 202
+    )
 
 
 def test_stateless_sse_mode(serve: Any, client: httpx.Client) -> None:

@@ -100,6 +100,10 @@ class _Sink:
     def __init__(self) -> None:
         self.send, self.recv = anyio.create_memory_object_stream[Incoming](4096)
 
+    def close(self) -> None:
+        self.send.close()
+        self.recv.close()
+
     async def put(self, item: Incoming) -> None:
         try:
             await self.send.send(item)
@@ -189,7 +193,7 @@ class StreamableHTTPClientTransport:
                     await self._client.delete(self.url, headers=self._request_headers(None))
                 except httpx.HTTPError as e:
                     logger.debug("DELETE of the session failed: %s", e)
-        self._sink.send.close()
+        self._sink.close()
 
     # ------------------------------------------------------------------ POST
 
@@ -582,7 +586,7 @@ class SSEClientTransport:
     async def aclose(self) -> None:
         self._closed = True
         self._scope.cancel()
-        self._sink.send.close()
+        self._sink.close()
 
 
 def _client(

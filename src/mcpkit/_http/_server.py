@@ -171,13 +171,12 @@ class StreamableHTTPApp:
             await self._stop.wait()
 
     async def _reaper(self) -> None:
-        timeout = self.session_idle_timeout
-        if timeout is None:
-            return
-        interval = max(0.02, min(timeout / 4, 30.0))
+        # The timeout is read on every round, so it can be changed while serving.
         while True:
-            await anyio.sleep(interval)
-            self._reap(anyio.current_time() - timeout)
+            timeout = self.session_idle_timeout
+            await anyio.sleep(1.0 if timeout is None else max(0.02, min(timeout / 4, 1.0)))
+            if timeout is not None:
+                self._reap(anyio.current_time() - timeout)
 
     def _reap(self, before: float) -> None:
         for entry in list(self.sessions.values()):

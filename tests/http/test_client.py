@@ -1,0 +1,329 @@
+# ruff: noqa: ASYNC110  (polling state owned by a server thread)
+"""Our client transport with our sessions, over a real uvicorn server."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import anyio
+import httpx2 as httpx
+import orjson
+import pytest
+from _http_helpers import CLIENT_INFO, DemoServer, Recorder, running
+
+from mcpkit._exceptions import ConnectionClosed, ProtocolError
+from mcpkit._http import (
+    SessionExpired,
+    create_http_app,
+    create_sse_app,
+    open_http,
+    open_sse,
+    open_streamable_http,
+)
+from mcpkit._session import ClientSession
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
+
+
+def text(result: dict[str, Any]) -> str:
+    return str(result["content"][0]["text"])
+
+
+async def call(cs: ClientSession, name: str, **args: Any) -> dict[str, Any]:
+    r = await cs.send_request("tools/call", {"name": name, "arguments": args}, timeout=10)
+    assert isinstance(r, dict)
+    return r
+
+
+@pytest.mark.req(
+    "HTTP-CLIENT-BOTH-RESPONSE-TYPES",
+    "HTTP-CLIENT-POST",
+    "HTTP-CLIENT-ACCEPT-BOTH",
+    "HTTP-BODY-SINGLE-MESSAGE",
+    "HTTP-CLIENT-SESSION-HEADER",
+    "HTTP-CLIENT-PROTOCOL-VERSION",
+    "HTTP-CLIENT-NEGOTIATED-VERSION",
+    "HTTP-CLIENT-DELETE",
+    "HTTP-CLIENT-ACCEPT-GET",
+    "HTTP-SSE-INCLUDE-RESPONSE",
+    "HTTP-SSE-TERMINATE-AFTER-RESPONSE",
+)
+@pytest.mark.parametrize("json_response", [False, True])
+async def test_session_over_http(demo: DemoServer, json_response: bool) -> None:
+    rec = Recorder(create_http_app(demo, json_response=json_response))
+    with running(rec) as srv:
+        with anyio.fail_after(15):
+            async with (
+                open_streamable_http(srv.url) as t,
+                ClientSession(t, client_info=CLIENT_INFO, protocol_version="2025-06-18") as cs,
+            ):
+                await cs.initialize()
+                assert cs.protocol_version == "2025-06-18"
+                assert text(await call(cs, "echo", text="hi")) == "hi"
+                tools = await cs.send_request("tools/list", timeout=10)
+                assert len(tools["tools"]) == 7
+                sid = t.session_id
+                assert sid and len(rec.app.sessions) == 1
+                # Wait for the GET stream to be up, so the recording shows it.
+                while not any(m == "GET" for _, m, _, _ in rec.requests):
+                    await anyio.sleep(0.01)
+            assert len(rec.app.sessions) == 0  # DELETE freed it
+    posts = [(h, b) for _, m, h, b in rec.requests if m == "POST"]
+    assert len(posts) == 4  # initialize, initialized, tools/call, tools/list: one POST each
+    for h, b in posts:
+        assert "application/json" in h["accept"] and "text/event-stream" in h["accept"]
+        assert isinstance(orjson.loads(b), dict)
+    for h, _ in posts[1:]:
+        assert h["mcp-session-id"] == sid
+        assert h["mcp-protocol-version"] == "2025-06-18"
+    gets = [h for _, m, h, _ in rec.requests if m == "GET"]
+    assert gets and all(
+        h["accept"] == "text/event-stream" and h["mcp-session-id"] == sid for h in gets
+    )
+    assert rec.requests[-1][1] == "DELETE" and rec.requests[-1][2]["mcp-session-id"] == sid
+
+
+@pytest.mark.req("HTTP-SSE-RELATED-MESSAGES")
+async def test_sampling_travels_on_the_request_stream(demo: DemoServer) -> None:
+    async def sample(ctx: Any, params: Any) -> dict[str, Any]:
+        return {"role": "assistant", "content": {"type": "text", "text": "sampled!"}, "model": "m"}
+
+    # No GET stream: the server's request can only reach us on the tool call's stream.
+    with running(create_http_app(demo, get_stream=False)) as srv, anyio.fail_after(15):
+        async with (
+            open_streamable_http(srv.url) as t,
+            ClientSession(
+                t,
+                client_info=CLIENT_INFO,
+                capabilities={"sampling": {}},
+                handlers={"sampling/createMessage": sample},
+            ) as cs,
+        ):
+            await cs.initialize()
+            assert text(await call(cs, "sample")) == "sampled!"
+
+
+async def test_1000_progress_notifications_over_sse(demo: DemoServer) -> None:
+    got: list[float] = []
+
+    async def on_progress(p: float, total: float | None, message: str | None) -> None:
+        got.append(p)
+
+    with running(create_http_app(demo)) as srv, anyio.fail_after(20):
+        async with (
+            open_streamable_http(srv.url) as t,
+            ClientSession(t, client_info=CLIENT_INFO) as cs,
+        ):
+            await cs.initialize()
+            r = await cs.send_request(
+                "tools/call",
+                {"name": "progress", "arguments": {"n": 1000}},
+                on_progress=on_progress,
+                timeout=15,
+            )
+            assert text(r) == "sent 1000"
+            # On SSE, the stream is ordered: every notification arrived before the result.
+            assert got == [float(i) for i in range(1, 1001)]
+
+
+@pytest.mark.req(
+    "HTTP-RETRY-BEFORE-CLOSE",
+    "HTTP-CLIENT-POLL",
+    "HTTP-CLIENT-RESPECT-RETRY",
+    "HTTP-CLIENT-RESUME-GET",
+)
+async def test_server_closes_stream_and_client_resumes_after_retry(demo: DemoServer) -> None:
+    rec = Recorder(create_http_app(demo))
+    logs: list[Any] = []
+
+    async def on_log(params: Any) -> None:
+        logs.append(params["data"])
+
+    with running(rec) as srv, anyio.fail_after(15):
+        async with (
+            open_streamable_http(srv.url) as t,
+            ClientSession(
+                t, client_info=CLIENT_INFO, notification_handlers={"notifications/message": on_log}
+            ) as cs,
+        ):
+            await cs.initialize()
+            t0 = time.monotonic()
+            assert text(await call(cs, "poll", retry=300)) == "polled"
+            assert logs == ["before", "after"]
+    resumes = [(ts, h) for ts, m, h, _ in rec.requests if m == "GET" and "last-event-id" in h]
+    assert len(resumes) == 1
+    ts, h = resumes[0]
+    assert ts - t0 >= 0.3  # waited the retry the server asked for
+    assert h["last-event-id"].endswith("_1")  # the "before" notification was the last seen
+
+
+async def test_session_expired_is_clear(demo: DemoServer) -> None:
+    app = create_http_app(demo)
+    with running(app) as srv, anyio.fail_after(15):
+        async with (
+            open_streamable_http(srv.url) as t,
+            ClientSession(t, client_info=CLIENT_INFO) as cs,
+        ):
+            await cs.initialize()
+            entry = next(iter(app.sessions.values()))
+
+            async def drop() -> None:
+                app._drop(entry)
+
+            srv.call(drop)
+            with pytest.raises(ProtocolError, match="404"):
+                await call(cs, "echo", text="x")
+            with pytest.raises(SessionExpired):
+                await call(cs, "echo", text="x")
+            assert isinstance(SessionExpired("x"), ConnectionClosed)
+
+
+def _broken_app(kind: str) -> Any:
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):
+            pass
+        if kind == "500":
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 500,
+                    "headers": [(b"content-type", b"text/plain")],
+                }
+            )
+            await send({"type": "http.response.body", "body": b"boom"})
+        else:  # an SSE stream that ends before the response, without event ids
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream")],
+                }
+            )
+            await send({"type": "http.response.body", "body": b": hello\n\n", "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
+
+    return app
+
+
+@pytest.mark.parametrize("kind", ["500", "midstream"])
+async def test_broken_server_fails_promptly(kind: str) -> None:
+    with running(_broken_app(kind)) as srv:
+        t0 = time.monotonic()
+        with anyio.fail_after(10):
+            async with (
+                open_streamable_http(srv.url) as t,
+                ClientSession(t, client_info=CLIENT_INFO) as cs,
+            ):
+                with pytest.raises(ProtocolError) as ei:
+                    await cs.initialize(timeout=None)
+        assert time.monotonic() - t0 < 3
+        assert ("500" in str(ei.value)) if kind == "500" else ("closed the stream" in str(ei.value))
+
+
+async def test_custom_headers_and_auth_hooks(demo: DemoServer) -> None:
+    rec = Recorder(create_http_app(demo))
+
+    class Bearer(httpx.Auth):
+        def auth_flow(self, request: httpx.Request) -> Any:
+            request.headers["authorization"] = "Bearer from-auth-class"
+            yield request
+
+    async def async_hook() -> dict[str, str]:
+        return {"authorization": "Bearer from-async-hook"}
+
+    hooks: list[Any] = [lambda: {"authorization": "Bearer from-sync-hook"}, async_hook, Bearer()]
+    expected = ["Bearer from-sync-hook", "Bearer from-async-hook", "Bearer from-auth-class"]
+    with running(rec) as srv, anyio.fail_after(15):
+        for hook, want in zip(hooks, expected, strict=True):
+            rec.requests.clear()
+            async with (
+                open_streamable_http(srv.url, headers={"x-tenant": "t1"}, auth=hook) as t,
+                ClientSession(t, client_info=CLIENT_INFO) as cs,
+            ):
+                await cs.initialize()
+                await call(cs, "echo", text="x")
+            assert rec.requests
+            for _, _, h, _ in rec.requests:
+                assert h["x-tenant"] == "t1" and h["authorization"] == want
+
+
+async def test_read_timeout(demo: DemoServer) -> None:
+    with running(create_http_app(demo, json_response=True)) as srv, anyio.fail_after(10):
+        async with (
+            open_streamable_http(srv.url, sse_read_timeout=0.3) as t,
+            ClientSession(t, client_info=CLIENT_INFO) as cs,
+        ):
+            await cs.initialize()
+            t0 = time.monotonic()
+            with pytest.raises(ProtocolError, match="Timeout"):
+                await call(cs, "slow", seconds=3)
+            assert time.monotonic() - t0 < 2
+
+
+@pytest.mark.req("HTTP-CLIENT-CANCEL-EXPLICIT")
+async def test_timeout_sends_cancellation(demo: DemoServer) -> None:
+    rec = Recorder(create_http_app(demo))
+    with running(rec) as srv, anyio.fail_after(15):
+        async with (
+            open_streamable_http(srv.url) as t,
+            ClientSession(t, client_info=CLIENT_INFO) as cs,
+        ):
+            await cs.initialize()
+            with pytest.raises(Exception, match="no response"):
+                await cs.send_request("tools/call", {"name": "gated", "arguments": {}}, timeout=0.3)
+            while not any(b.get("method") == "notifications/cancelled" for b in rec.bodies()):
+                await anyio.sleep(0.01)
+    call_id = next(b["id"] for b in rec.bodies() if b.get("method") == "tools/call")
+    cancel = next(b for b in rec.bodies() if b.get("method") == "notifications/cancelled")
+    assert cancel["params"]["requestId"] == call_id
+
+
+async def test_legacy_sse_transport_and_fallback(demo: DemoServer) -> None:
+    with running(create_sse_app(demo)) as srv, anyio.fail_after(15):
+        async with (
+            open_sse(srv.base + "/sse") as t,
+            ClientSession(t, client_info=CLIENT_INFO) as cs,
+        ):
+            await cs.initialize()
+            assert text(await call(cs, "echo", text="legacy")) == "legacy"
+        # open_http: the initialize POST to /sse gets 404/405, so it falls back to HTTP+SSE.
+        async with (
+            open_http(srv.base + "/sse") as t,
+            ClientSession(t, client_info=CLIENT_INFO) as cs,
+        ):
+            await cs.initialize()
+            assert text(await call(cs, "log")) == "logged"
+
+
+async def test_open_http_prefers_streamable(demo: DemoServer) -> None:
+    with running(create_http_app(demo)) as srv, anyio.fail_after(15):
+        async with open_http(srv.url) as t, ClientSession(t, client_info=CLIENT_INFO) as cs:
+            await cs.initialize()
+            assert t.session_id is not None and t._legacy is None
+            assert text(await call(cs, "echo", text="new")) == "new"
+
+
+async def test_mounted_in_starlette(demo: DemoServer) -> None:
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Mount, Route
+
+    async def hello(request: Any) -> PlainTextResponse:
+        return PlainTextResponse("hello")
+
+    mcp_app = create_http_app(demo, path="/mcp")
+    app = Starlette(routes=[Route("/hello", hello), Mount("/api", app=mcp_app)])
+    with running(app) as srv, anyio.fail_after(15):
+        async with (
+            open_streamable_http(srv.base + "/api/mcp") as t,
+            ClientSession(t, client_info=CLIENT_INFO) as cs,
+        ):
+            await cs.initialize()
+            assert text(await call(cs, "echo", text="mounted")) == "mounted"
+        async with httpx.AsyncClient() as c:
+            assert (await c.get(srv.base + "/hello")).text == "hello"
+        # Starlette does not forward lifespan to mounts: the app started its host lazily.
+        srv.call(mcp_app.aclose)

@@ -1,0 +1,326 @@
+# ruff: noqa: ASYNC110, ASYNC220, ASYNC230  (polling state owned by a server thread; test-only blocking calls)
+"""Streams, resumability, session lifetime and shutdown of the Streamable HTTP server."""
+
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+import anyio
+import httpx2 as httpx
+import orjson
+import pytest
+from _http_helpers import (
+    CLIENT_INFO,
+    HEADERS,
+    INIT_PARAMS,
+    DemoServer,
+    asgi_call,
+    free_port,
+    running,
+    sse_events,
+)
+
+from mcpkit._http import InMemoryEventStore, create_http_app, open_streamable_http
+from mcpkit._session import ClientSession
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+
+INIT = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS})
+
+
+async def _session(c: httpx.AsyncClient, url: str) -> dict[str, str]:
+    r = await c.post(url, content=INIT, headers=HEADERS)
+    assert r.status_code == 200
+    h = {
+        **HEADERS,
+        "mcp-session-id": r.headers["mcp-session-id"],
+        "mcp-protocol-version": "2025-11-25",
+    }
+    r = await c.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=h)
+    assert r.status_code == 202
+    return h
+
+
+def _tool(rid: int, name: str, **args: Any) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": args},
+    }
+
+
+async def _read_all(c: httpx.AsyncClient, url: str, h: dict[str, str], body: Any) -> list[Any]:
+    async with c.stream("POST", url, json=body, headers=h) as r:
+        return [ev async for ev in sse_events(r)]
+
+
+@pytest.mark.req("HTTP-DISCONNECT-NOT-CANCEL", "HTTP-EVENT-ID-STREAM")
+async def test_client_disconnect_is_not_cancellation_and_result_resumes(
+    serve: Any, demo: DemoServer
+) -> None:
+    srv = serve()
+    with anyio.fail_after(15):
+        async with httpx.AsyncClient(timeout=10) as c:
+            h = await _session(c, srv.url)
+            async with c.stream("POST", srv.url, json=_tool(5, "gated"), headers=h) as r:
+                async for ev in sse_events(r):
+                    priming = ev
+                    break
+            # The connection is gone; the tool is not cancelled.
+            assert priming.id and priming.data == ""
+            demo.gate.set()
+            while "gated" not in demo.finished:
+                await anyio.sleep(0.01)
+            async with c.stream(
+                "GET",
+                srv.url,
+                headers={**h, "accept": "text/event-stream", "last-event-id": priming.id},
+            ) as r:
+                assert r.status_code == 200
+                evs = [ev async for ev in sse_events(r)]
+    msgs = [orjson.loads(e.data) for e in evs]
+    assert msgs == [
+        {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "result": {"content": [{"type": "text", "text": "through the gate"}]},
+        }
+    ]
+    # Event ids name their stream: the replayed one shares the priming event's stream part.
+    assert evs[0].id.rsplit("_", 1)[0] == priming.id.rsplit("_", 1)[0]
+
+
+@pytest.mark.req("HTTP-NO-CROSS-STREAM-REPLAY")
+async def test_replay_is_limited_to_the_stream_of_the_event_id(serve: Any) -> None:
+    srv = serve()
+    with anyio.fail_after(15):
+        async with httpx.AsyncClient(timeout=10) as c:
+            h = await _session(c, srv.url)
+            a = await _read_all(c, srv.url, h, _tool(6, "log"))
+            b = await _read_all(c, srv.url, h, _tool(7, "echo", text="b"))
+            assert len(a) == 5 and len(b) == 2  # priming + 3 logs + result; priming + result
+            get_h = {**h, "accept": "text/event-stream", "last-event-id": a[1].id}
+            async with c.stream("GET", srv.url, headers=get_h) as r:
+                replay = [ev async for ev in sse_events(r)]
+            assert [e.id for e in replay] == [e.id for e in a[2:]]
+            assert [e.data for e in replay] == [e.data for e in a[2:]]
+            assert all(orjson.loads(e.data).get("id") != 7 for e in replay)
+            # Another session's event id (or a made-up one) is refused, not replayed.
+            h2 = await _session(c, srv.url)
+            r = await c.get(
+                srv.url, headers={**h2, "accept": "text/event-stream", "last-event-id": a[1].id}
+            )
+            assert r.status_code == 400
+            r = await c.get(
+                srv.url, headers={**h, "accept": "text/event-stream", "last-event-id": "garbage"}
+            )
+            assert r.status_code == 400
+
+
+@pytest.mark.req("HTTP-GET-UNRELATED", "HTTP-GET-NO-RESPONSE", "HTTP-NO-BROADCAST")
+async def test_get_stream_carries_unrelated_messages_only(serve: Any, demo: DemoServer) -> None:
+    srv = serve()
+    get_events: list[Any] = []
+    with anyio.fail_after(15):
+        async with httpx.AsyncClient(timeout=10) as c:
+            h = await _session(c, srv.url)
+            entry = next(iter(srv.app.sessions.values()))
+            got_unrelated = anyio.Event()
+
+            async def listen(task_status: Any) -> None:
+                async with c.stream(
+                    "GET", srv.url, headers={**h, "accept": "text/event-stream"}
+                ) as r:
+                    assert r.status_code == 200
+                    task_status.started()
+                    async for ev in sse_events(r):
+                        if ev.data:
+                            get_events.append(orjson.loads(ev.data))
+                            got_unrelated.set()
+
+            async with anyio.create_task_group() as tg:
+                await tg.start(listen)
+                # A second GET stream for the same session is refused (one message, one stream).
+                r = await c.get(srv.url, headers={**h, "accept": "text/event-stream"})
+                assert r.status_code == 409
+                logs = await _read_all(c, srv.url, h, _tool(9, "log"))
+
+                async def unrelated() -> None:
+                    await entry.session.notify("notifications/tools/list_changed")
+
+                srv.call(unrelated)
+                await got_unrelated.wait()
+                await anyio.sleep(0.1)  # anything else wrongly sent to GET would show now
+                tg.cancel_scope.cancel()
+    assert get_events == [{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}]
+    post_msgs = [orjson.loads(e.data) for e in logs if e.data]
+    assert [m.get("method") for m in post_msgs] == ["notifications/message"] * 3 + [None]
+
+
+async def test_get_stream_backlog_is_delivered_when_it_connects(serve: Any) -> None:
+    srv = serve()
+    with anyio.fail_after(15):
+        async with httpx.AsyncClient(timeout=10) as c:
+            h = await _session(c, srv.url)
+            entry = next(iter(srv.app.sessions.values()))
+
+            async def unrelated() -> None:
+                await entry.session.notify("notifications/resources/list_changed")
+
+            srv.call(unrelated)
+            async with c.stream("GET", srv.url, headers={**h, "accept": "text/event-stream"}) as r:
+                async for ev in sse_events(r):
+                    if ev.data:
+                        assert (
+                            orjson.loads(ev.data)["method"]
+                            == "notifications/resources/list_changed"
+                        )
+                        break
+
+
+async def test_10000_sessions_dropped_without_delete_are_reaped() -> None:
+    demo = DemoServer()
+    demo.keep_sessions = False
+    store = InMemoryEventStore()
+    app = create_http_app(demo, session_idle_timeout=3600, event_store=store)
+    async with app:
+        # Warm up (imports, caches), then take the baseline.
+        for _ in range(50):
+            assert (await asgi_call(app, "POST", HEADERS, INIT))[0] == 200
+        for e in list(app.sessions.values()):
+            app._drop(e)
+        await anyio.sleep(0.05)
+        gc.collect()
+        base = len(gc.get_objects())
+        with anyio.fail_after(60):
+            for _ in range(10_000):
+                status, headers, _ = await asgi_call(app, "POST", HEADERS, INIT)
+                assert status == 200 and "mcp-session-id" in headers
+            assert len(app.sessions) == 10_000
+            gc.collect()
+            held = len(gc.get_objects()) - base
+            app.session_idle_timeout = 0.2  # nobody sends DELETE; the idle timeout ends them
+            while app.sessions:
+                await anyio.sleep(0.05)
+        await anyio.sleep(0.1)
+        gc.collect()
+        after = len(gc.get_objects()) - base
+    assert store.session_count() == 0
+    assert held > 100_000  # 10,000 live sessions are visible...
+    assert after < 1_000, f"{after} objects still alive after every session expired"  # ...and gone
+
+
+async def test_session_cap_evicts_idle_and_refuses_when_all_busy() -> None:
+    demo = DemoServer()
+    app = create_http_app(demo, max_sessions=2)
+    async with app:
+        sids = []
+        for _ in range(3):
+            status, headers, _ = await asgi_call(app, "POST", HEADERS, INIT)
+            assert status == 200
+            sids.append(headers["mcp-session-id"])
+        # The least recently active idle session made room.
+        assert list(app.sessions) == sids[1:]
+        status, _, _ = await asgi_call(
+            app,
+            "POST",
+            {**HEADERS, "mcp-session-id": sids[0]},
+            b'{"jsonrpc":"2.0","id":2,"method":"ping"}',
+        )
+        assert status == 404
+        # Both remaining sessions busy with a request: a new one is refused (503), nobody evicted.
+        async with anyio.create_task_group() as tg:
+            for sid in sids[1:]:
+                tg.start_soon(
+                    asgi_call,
+                    app,
+                    "POST",
+                    {**HEADERS, "mcp-session-id": sid},
+                    orjson.dumps(_tool(3, "gated")),
+                )
+            with anyio.fail_after(5):
+                while sum(len(e.transport.requests) for e in app.sessions.values()) < 2:
+                    await anyio.sleep(0.01)
+            status, _, body = await asgi_call(app, "POST", HEADERS, INIT)
+            assert status == 503 and b"too many sessions" in body
+            demo.gate.set()
+        assert list(app.sessions) == sids[1:]
+
+
+@pytest.mark.req("HTTP-BIND-LOCALHOST")
+async def test_serve_http_binds_loopback_and_shuts_down_gracefully(tmp_path: Any) -> None:
+    port = free_port()
+    script = tmp_path / "srv.py"
+    script.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {os.path.dirname(__file__)!r})\n"
+        "from _http_helpers import DemoServer\n"
+        "from mcpkit._http import serve_http\n"
+        f"serve_http(DemoServer(), port={port})\n"
+    )
+    proc = subprocess.Popen([sys.executable, str(script)], stderr=subprocess.PIPE)
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        with anyio.fail_after(20):
+            while True:
+                try:
+                    async with httpx.AsyncClient() as c:
+                        await c.get(url)
+                    break
+                except httpx.ConnectError:
+                    await anyio.sleep(0.05)
+            with open("/proc/net/tcp") as f:
+                listening = f.read().splitlines()[1:]
+            local = [ln.split()[1] for ln in listening if ln.split()[3] == "0A"]
+            assert f"0100007F:{port:04X}" in local  # 127.0.0.1 only
+            async with (
+                open_streamable_http(url) as t,
+                ClientSession(t, client_info=CLIENT_INFO) as cs,
+            ):
+                await cs.initialize()
+                while t._get_started is False:
+                    await anyio.sleep(0.01)
+                await anyio.sleep(0.2)  # the GET stream is open now
+                t0 = time.monotonic()
+                proc.terminate()
+                await anyio.to_thread.run_sync(proc.wait, 10)
+                # Open streams did not hold the shutdown up.
+                assert time.monotonic() - t0 < 4
+        # uvicorn re-raises the signal it handled once it has shut down.
+        assert proc.returncode in (0, -15), proc.stderr.read() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stderr:
+            proc.stderr.close()
+
+
+async def test_graceful_shutdown_ends_open_streams(demo: DemoServer) -> None:
+    app = create_http_app(demo)
+    with running(app) as srv, anyio.fail_after(15):
+        async with httpx.AsyncClient(timeout=10) as c:
+            h = await _session(c, srv.url)
+            ended = anyio.Event()
+
+            async def listen(task_status: Any) -> None:
+                async with c.stream(
+                    "GET", srv.url, headers={**h, "accept": "text/event-stream"}
+                ) as r:
+                    task_status.started()
+                    async for _ in sse_events(r):
+                        pass
+                ended.set()
+
+            async with anyio.create_task_group() as tg:
+                await tg.start(listen)
+                t0 = time.monotonic()
+                await anyio.to_thread.run_sync(srv.stop)
+                await ended.wait()
+                assert time.monotonic() - t0 < 4
