@@ -20,7 +20,7 @@ import anyio
 import pytest
 
 from mcpkit import Client
-from mcpkit._exceptions import MCPError
+from mcpkit._exceptions import TransportError
 
 pytestmark = pytest.mark.anyio
 
@@ -174,6 +174,6 @@ async def test_reference_typescript_server_over_streamable_http() -> None:
 
 async def test_unreachable_url_is_a_clear_error() -> None:
     port = free_port()  # nothing listens there
-    with anyio.fail_after(20), pytest.raises(MCPError):
+    with anyio.fail_after(20), pytest.raises(TransportError, match="cannot reach"):
         async with Client(f"http://127.0.0.1:{port}/mcp", timeout=5, init_timeout=5):
             pass  # pragma: no cover

@@ -23,6 +23,7 @@ from .._exceptions import (
     InvalidResponse,
     MCPError,
     ProtocolError,
+    TransportError,
 )
 from .._session._base import RequestContext
 from .._session._client import ClientSession
@@ -90,6 +91,9 @@ _LOG_LEVELS = {
 
 
 _URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+#: The code of the error response a transport delivers when a request could not be sent.
+_TRANSPORT_FAILURE = -32000
 
 #: Requests that may take long enough for progress to matter.
 _PROGRESS_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
@@ -374,6 +378,12 @@ class Client:
                 raise ConnectionClosed(
                     f"{describe(self.target)}: connection lost during initialize: {e}"
                 ) from None
+            except ProtocolError as e:
+                if e.code == _TRANSPORT_FAILURE:  # the HTTP transport could not deliver it
+                    raise TransportError(
+                        f"cannot reach {describe(self.target)}: {e.message}"
+                    ) from None
+                raise
             self._init = _parse(InitializeResult, raw, "initialize")
         except BaseException:
             # Not shielded: the stack holds task groups, which must exit in the scope they
