@@ -44,6 +44,17 @@ TOOL_CALL = {"name": "echo", "arguments": ARGS}
 
 Call = Callable[[], Awaitable[Any]]
 
+#: Set by ``--profile DIR``: servers run under cProfile, the client is profiled while measuring.
+PROFILE_DIR: Path | None = None
+_current_case = ""
+
+
+def _server_args(script: str) -> list[str]:
+    if PROFILE_DIR is None:
+        return [str(HERE / script)]
+    out = PROFILE_DIR / f"{_current_case.replace('/', '-')}-server.prof"
+    return ["-m", "cProfile", "-o", str(out), str(HERE / script)]
+
 
 # --------------------------------------------------------------------------- cases
 
@@ -81,7 +92,7 @@ async def engine_stdio() -> AsyncIterator[Call]:
         raise AssertionError("the server sends no requests")
 
     async with (
-        spawn_stdio(sys.executable, [str(HERE / "echo_engine_server.py")]) as transport,
+        spawn_stdio(sys.executable, _server_args("echo_engine_server.py")) as transport,
         JSONRPCEngine(transport, on_request=refuse, name="client") as client,
     ):
 
@@ -124,7 +135,7 @@ async def session_stdio() -> AsyncIterator[Call]:
     from mcpkit._transports import spawn_stdio
 
     async with (
-        spawn_stdio(sys.executable, [str(HERE / "session_server.py")]) as transport,
+        spawn_stdio(sys.executable, _server_args("session_server.py")) as transport,
         _client_session(transport) as call,
     ):
         yield call
@@ -136,7 +147,7 @@ async def official_stdio() -> AsyncIterator[Call]:
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     params = StdioServerParameters(
-        command=sys.executable, args=[str(HERE / "official_lowlevel_server.py")]
+        command=sys.executable, args=_server_args("official_lowlevel_server.py")
     )
     async with (
         stdio_client(params) as (read, write),
@@ -200,15 +211,28 @@ async def concurrent(call: Call, n: int, width: int) -> float:
 async def run_case(
     name: str, n: int, width: int, warmup: int, limit: float, repeat: int = 1
 ) -> dict[str, Any]:
+    global _current_case
+    _current_case = name
     row: dict[str, Any] = {"case": name, "n": n, "width": width, "repeat": repeat}
+    profiler = None
     with anyio.fail_after(limit):
         start = time.perf_counter()
         async with CASES[name]() as call:
             row["connect_ms"] = (time.perf_counter() - start) * 1e3
             for _ in range(warmup):
                 await call()
+            if PROFILE_DIR is not None:
+                import cProfile
+
+                profiler = cProfile.Profile()
+                profiler.enable()
             seqs = [await sequential(call, n) for _ in range(repeat)]
             concs = [await concurrent(call, n, width) for _ in range(repeat)]
+            if profiler is not None:
+                profiler.disable()
+    if profiler is not None:
+        assert PROFILE_DIR is not None
+        profiler.dump_stats(PROFILE_DIR / f"{name.replace('/', '-')}-client.prof")
     # On a shared machine the best of several runs is the least disturbed one.
     row.update(max(seqs, key=lambda r: r["seq_calls_s"]))
     row[f"conc{width}_calls_s"] = max(concs)
@@ -243,6 +267,39 @@ def ratios(rows: list[dict[str, Any]], width: int) -> dict[str, dict[str, float]
                 k: by[ours][k] / by[theirs][k] for k in ("seq_calls_s", f"conc{width}_calls_s")
             }
     return out
+
+
+_SELECT_WAIT = ("<method 'poll' of 'select.", "<method 'select' of 'select.", "<method 'control'")
+
+
+def print_profiles(row: dict[str, Any], top: int) -> None:
+    """Top functions by own time, per measured call, for each profile of one case."""
+    import pstats
+
+    assert PROFILE_DIR is not None
+    calls = 2 * row["n"] * row["repeat"]  # sequential + concurrent phases
+    for side in ("client", "server"):
+        path = PROFILE_DIR / f"{row['case'].replace('/', '-')}-{side}.prof"
+        if not path.is_file():
+            print(f"\n{row['case']} {side}: no profile ({path.name} missing)")
+            continue
+        stats: dict[Any, Any] = pstats.Stats(str(path)).stats  # type: ignore[attr-defined]
+        # Time blocked in the selector is waiting for the peer, not work: shown apart.
+        waiting = sum(v[2] for (_, _, fn), v in stats.items() if fn.startswith(_SELECT_WAIT))
+        busy = {k: v for k, v in stats.items() if not k[2].startswith(_SELECT_WAIT)}
+        total = sum(v[2] for v in busy.values())
+        note = " (whole process: start-up and warm-up included)" if side == "server" else ""
+        print(
+            f"\n{row['case']} {side}: {total / calls * 1e6:.0f} us busy + "
+            f"{waiting / calls * 1e6:.0f} us waiting in the selector per call{note}"
+        )
+        print(f"  {'own %':>6} {'us/call':>8} {'n/call':>7}  function")
+        for (file, line, fn), v in sorted(busy.items(), key=lambda kv: -kv[1][2])[:top]:
+            where = f"{Path(file).name}:{line}" if file != "~" else ""
+            print(
+                f"  {v[2] / total * 100:6.1f} {v[2] / calls * 1e6:8.2f} {v[1] / calls:7.2f}  "
+                f"{fn} {where}"
+            )
 
 
 async def amain(ns: argparse.Namespace) -> dict[str, Any]:
@@ -280,13 +337,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--backend", default="asyncio", choices=["asyncio", "trio"])
     ap.add_argument("--limit", type=float, default=300.0, help="seconds allowed per case")
     ap.add_argument("--json", type=Path, help="where to write the results")
+    ap.add_argument(
+        "--profile",
+        type=Path,
+        metavar="DIR",
+        help="cProfile the client while measuring and each server process; print the top "
+        "functions per call (figures are then slower: profiler overhead)",
+    )
+    ap.add_argument("--top", type=int, default=15, help="functions shown per profile")
     ns = ap.parse_args(argv)
+    if ns.profile is not None:
+        global PROFILE_DIR
+        ns.profile.mkdir(parents=True, exist_ok=True)
+        PROFILE_DIR = ns.profile.resolve()
     ns.n = ns.n or (50 if ns.quick else 3000)
     ns.warmup = ns.warmup if ns.warmup is not None else (5 if ns.quick else 300)
     result = anyio.run(amain, ns, backend=ns.backend)
     print(table(result["rows"], ns.width))
     for name, r in result["ratios"].items():
         print(f"{name}: " + ", ".join(f"{k} x{v:.2f}" for k, v in r.items()))
+    if PROFILE_DIR is not None:
+        for row in result["rows"]:
+            if "error" not in row:
+                print_profiles(row, ns.top)
     path = ns.json or RESULTS / f"engine-{time.strftime('%Y%m%d-%H%M%S')}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
