@@ -7,6 +7,7 @@ For the server SDK (``Server.http_app()``, ``mcpkit run FILE --transport http|ss
   allowed_hosts=None, allowed_origins=None, event_store=None, ...)`` -> ASGI app; ``server``
   is anything with ``create_session(transport) -> ServerSession``.
 - :func:`serve_http` ``(server, host="127.0.0.1", port=8000, **app_kwargs)``: uvicorn, blocking.
+- :func:`run` ``(server, transport="http"|"sse", **options)``: what ``mcpkit run`` calls.
 - :func:`create_sse_app` / :func:`serve_sse`: the legacy transport (``GET /sse`` +
   ``POST /messages/?session_id=...``).
 - :func:`serve_app` ``(app, host=, port=)``: async; serve any of these apps with uvicorn.
@@ -34,7 +35,7 @@ from ._client import (
 )
 from ._events import EventStore, InMemoryEventStore
 from ._legacy import SSEApp, create_sse_app
-from ._serve import serve_app, serve_http, serve_sse
+from ._serve import run, serve_app, serve_http, serve_sse
 from ._server import StreamableHTTPApp, close_sse_stream, create_http_app
 from ._transport import HTTPServerTransport
 
@@ -54,6 +55,7 @@ __all__ = [
     "open_http",
     "open_sse",
     "open_streamable_http",
+    "run",
     "serve_app",
     "serve_http",
     "serve_sse",

@@ -91,3 +91,17 @@ def serve_sse(
 
     app = create_sse_app(server, **app_kwargs)
     anyio.run(lambda: serve_app(app, host=host, port=port, log_level=log_level))
+
+
+def run(server: SessionFactory, transport: str = "http", **options: Any) -> None:
+    """Serve ``server`` over ``transport`` (``"http"``: Streamable HTTP, ``"sse"``: legacy
+    HTTP+SSE) with uvicorn, blocking; ``options`` go to :func:`serve_http`/:func:`serve_sse`.
+
+    This is what ``mcpkit run FILE --transport http|sse [--host H] [--port P]`` calls.
+    """
+    if transport in ("http", "streamable-http"):
+        serve_http(server, **options)
+    elif transport == "sse":
+        serve_sse(server, **options)
+    else:
+        raise ValueError(f"unknown HTTP transport {transport!r} (use 'http' or 'sse')")
