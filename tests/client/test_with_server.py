@@ -8,7 +8,7 @@ import anyio
 import pytest
 from tests.client.servers.ours import make_server
 
-from mcpkit import Client, SyncClient
+from mcpkit import Client, Context, Server, SyncClient
 from mcpkit.types import PromptReference
 
 pytestmark = pytest.mark.anyio
@@ -97,3 +97,75 @@ def test_sync_client_in_process() -> None:
             else None
         )
         assert done is None or isinstance(done.completion.values, list)
+
+
+async def served(server: Any) -> tuple[Any, Any, Any]:
+    from tests._schema import WireRecorder
+
+    from mcpkit._transports import memory_pair
+
+    client_end, server_end = memory_pair()
+    session = server.create_session(server_end)
+    return WireRecorder(client_end, side="client"), session, server_end
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"])
+async def test_every_revision_on_the_wire(version: str) -> None:
+    wire, session, server_end = await served(make_server())
+
+    async def sample(params: Any, ctx: Any) -> str:
+        return "ok"
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(session.run)
+            with anyio.fail_after(10):
+                async with Client(
+                    wire, protocol_version=version, sampling_handler=sample, roots=["file:///w"]
+                ) as c:
+                    assert c.protocol_version == version
+                    assert (await c.call_tool("add", {"a": 1, "b": 2})).content[0].text == "3"  # type: ignore[union-attr]
+                    assert text(await c.call_tool("ask", {"prompt": "?"})) == "model: ok"
+                    assert [t.name for t in await c.list_tools()][:2] == ["add", "work"]
+                    assert (await c.read_resource("memo://readme")).contents[0].text == "read me"  # type: ignore[union-attr]
+                    await c.set_roots(["file:///x"])
+            tg.cancel_scope.cancel()
+    finally:
+        await server_end.aclose()
+    assert wire.check() == version
+
+
+async def test_url_elicitation_with_our_server() -> None:
+    server = Server("url-elicit")
+    done = anyio.Event()
+
+    @server.tool()
+    async def connect_account(ctx: Context) -> str:
+        """Send the user to a URL, then report completion."""
+        answer = await ctx.elicit_url(
+            "Sign in to continue", "https://auth.example.com/start", elicitation_id="e-42"
+        )
+        if answer.accepted:
+            await ctx.complete_elicitation("e-42")
+        return answer.action
+
+    seen: list[Any] = []
+
+    async def on_url(params: Any, ctx: Any) -> dict[str, Any]:
+        seen.append((params.url, params.elicitation_id, params.message))
+        return {"action": "accept"}
+
+    async def on_complete(params: Any) -> None:
+        seen.append(("complete", params.elicitation_id))
+        done.set()
+
+    with anyio.fail_after(10):
+        async with Client(
+            server, url_elicitation_handler=on_url, elicitation_complete_handler=on_complete
+        ) as c:
+            assert text(await c.call_tool("connect_account")) == "accept"
+            await done.wait()
+    assert seen == [
+        ("https://auth.example.com/start", "e-42", "Sign in to continue"),
+        ("complete", "e-42"),
+    ]
