@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .._exceptions import CapabilityError
-from .._session._base import RequestContext
+from .._session._base import Negotiated, RequestContext
 from .._session._capabilities import elicitation_modes, has_capability
 from ..types._base import MCPModel
 from ._logging import LEVELS, LoggingLevel
@@ -114,19 +114,25 @@ class Context:
     @property
     def protocol_version(self) -> str | None:
         """The protocol revision this request is served under."""
-        return self._request.protocol_version if self._request is not None else None
+        n = self._negotiated()
+        return n.protocol_version if n is not None else None
 
     @property
     def client_info(self) -> dict[str, Any]:
         """The client's ``clientInfo`` (``name``, ``version``, ...)."""
-        n = self._request.negotiated if self._request is not None else None
+        n = self._negotiated()
         return n.peer_info if n is not None else {}
 
     @property
     def client_capabilities(self) -> dict[str, Any]:
         """The capabilities the client declared."""
-        n = self._request.negotiated if self._request is not None else None
+        n = self._negotiated()
         return n.peer_capabilities if n is not None else {}
+
+    def _negotiated(self) -> Negotiated | None:
+        if self._request is not None and self._request.negotiated is not None:
+            return self._request.negotiated
+        return self._session.negotiated if self._session is not None else None
 
     @property
     def lifespan_state(self) -> Any:

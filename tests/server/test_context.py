@@ -1,0 +1,271 @@
+"""The Context: progress, elicitation (form and URL), sampling (with tools), roots, lifespan."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from enum import Enum
+from typing import Any
+
+import anyio
+import pytest
+from pydantic import BaseModel
+from tests.server._harness import connect
+
+from mcpkit import Context, ElicitationResult, Server
+from mcpkit.types import ToolUseContent
+
+pytestmark = pytest.mark.anyio
+
+
+class Color(str, Enum):
+    red = "red"
+    blue = "blue"
+
+
+class Order(BaseModel):
+    item: str
+    quantity: int = 1
+    color: Color = Color.red
+    gift: bool | None = None
+
+
+def context_server() -> Server:
+    server = Server("ctx")
+
+    @server.tool()
+    async def progress(ctx: Context) -> str:
+        """Reports progress."""
+        for i in range(3):
+            await ctx.report_progress(i + 1, 3, f"step {i + 1}")
+        return "done"
+
+    @server.tool()
+    async def order(ctx: Context) -> str:
+        """Typed form elicitation."""
+        answer: ElicitationResult[Order] = await ctx.elicit("What do you want?", Order)
+        if answer.data is None:
+            return answer.action
+        return (
+            f"{answer.action}:{answer.data.item}:{answer.data.quantity}:{answer.data.color.value}"
+        )
+
+    @server.tool()
+    async def url(ctx: Context) -> str:
+        """URL elicitation."""
+        r = await ctx.elicit_url("Sign in", "https://example.com/login", elicitation_id="e-1")
+        if r.accepted:
+            await ctx.complete_elicitation("e-1")
+        return r.action
+
+    @server.tool()
+    async def sample(ctx: Context) -> str:
+        """Sampling with tools."""
+        r = await ctx.sample(
+            [{"role": "user", "content": {"type": "text", "text": "add 1 and 2"}}],
+            max_tokens=50,
+            system_prompt="be brief",
+            tools=["adder"],
+            tool_choice="required",
+        )
+        blocks = r.content if isinstance(r.content, list) else [r.content]
+        use = next(b for b in blocks if isinstance(b, ToolUseContent))
+        return f"{r.model}:{use.name}:{use.input}"
+
+    @server.tool()
+    def adder(a: int, b: int) -> int:
+        """Adds."""
+        return a + b
+
+    @server.tool()
+    async def roots(ctx: Context) -> list[str]:
+        """The client's roots."""
+        return [r.uri for r in await ctx.list_roots()]
+
+    @server.tool()
+    async def reads(ctx: Context) -> str:
+        """Reads a resource of this server."""
+        contents = await ctx.read_resource("mem://note")
+        return str(getattr(contents[0], "text", ""))
+
+    @server.resource("mem://note")
+    def note() -> str:
+        return "remember"
+
+    return server
+
+
+async def test_progress_notifications() -> None:
+    server = context_server()
+    got: list[Any] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        got.append((progress, total, message))
+
+    async with connect(server) as c:
+        await c.call("tools/call", {"name": "progress", "arguments": {}}, on_progress=on_progress)
+        # Without a progress token nothing is sent.
+        await c.tool("progress")
+    assert got == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+
+
+async def test_typed_form_elicitation() -> None:
+    server = context_server()
+    requests: list[Any] = []
+    answers = iter(
+        [
+            {"action": "accept", "content": {"item": "pen", "quantity": 3, "color": "blue"}},
+            {"action": "decline"},
+            {"action": "accept", "content": {"item": "pen", "quantity": "lots"}},
+        ]
+    )
+
+    async def elicit(ctx: Any, params: Any) -> Any:
+        requests.append(params)
+        return next(answers)
+
+    async with connect(
+        server, capabilities={"elicitation": {}}, handlers={"elicitation/create": elicit}
+    ) as c:
+        assert (await c.tool("order"))["content"][0]["text"] == "accept:pen:3:blue"
+        assert (await c.tool("order"))["content"][0]["text"] == "decline"
+        bad = await c.tool("order")
+        assert bad["isError"] is True and "does not match" in bad["content"][0]["text"]
+    schema = requests[0]["requestedSchema"]
+    assert requests[0]["mode"] == "form" and requests[0]["message"] == "What do you want?"
+    assert schema["properties"]["color"]["enum"] == ["red", "blue"]
+    assert schema["properties"]["gift"]["type"] == "boolean"
+    assert schema["required"] == ["item"]
+    assert "$ref" not in str(schema) and "$defs" not in schema
+
+
+async def test_url_elicitation_and_completion_notification() -> None:
+    server = context_server()
+    seen: list[Any] = []
+
+    async def elicit(ctx: Any, params: Any) -> Any:
+        seen.append(params)
+        return {"action": "accept"}
+
+    caps = {"elicitation": {"form": {}, "url": {}}}
+    async with connect(server, capabilities=caps, handlers={"elicitation/create": elicit}) as c:
+        assert (await c.tool("url"))["content"][0]["text"] == "accept"
+        done = await c.wait_for("notifications/elicitation/complete")
+    assert seen == [
+        {
+            "mode": "url",
+            "message": "Sign in",
+            "url": "https://example.com/login",
+            "elicitationId": "e-1",
+        }
+    ]
+    assert done == [{"elicitationId": "e-1"}]
+
+
+async def test_sampling_with_tools() -> None:
+    server = context_server()
+    seen: list[Any] = []
+
+    async def sampling(ctx: Any, params: Any) -> Any:
+        seen.append(params)
+        return {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "u1", "name": "adder", "input": {"a": 1, "b": 2}}
+            ],
+            "model": "test-model",
+            "stopReason": "toolUse",
+        }
+
+    caps = {"sampling": {"tools": {}}}
+    async with connect(
+        server, capabilities=caps, handlers={"sampling/createMessage": sampling}
+    ) as c:
+        r = await c.tool("sample")
+    assert r["content"][0]["text"] == "test-model:adder:{'a': 1, 'b': 2}"
+    assert seen[0]["tools"][0]["name"] == "adder"
+    assert seen[0]["tools"][0]["inputSchema"]["required"] == ["a", "b"]
+    assert seen[0]["toolChoice"] == {"mode": "required"}
+    assert seen[0]["systemPrompt"] == "be brief" and seen[0]["maxTokens"] == 50
+
+
+async def test_missing_client_capabilities_give_clear_errors() -> None:
+    server = context_server()
+    async with connect(server, capabilities={"sampling": {}, "elicitation": {}}) as c:
+        for tool, words in (
+            ("sample", "sampling.tools"),
+            ("roots", "'roots'"),
+            ("url", "URL-mode"),
+        ):
+            r = await c.tool(tool)
+            assert r["isError"] is True, tool
+            assert words in r["content"][0]["text"], r
+    async with connect(server) as c:
+        r = await c.tool("order")
+        assert r["isError"] is True and "'elicitation'" in r["content"][0]["text"]
+        assert (await c.tool("reads"))["content"][0]["text"] == "remember"
+
+
+async def test_roots_and_roots_changed_hook() -> None:
+    server = context_server()
+    hook_saw: list[list[str]] = []
+    hook_done = anyio.Event()
+
+    @server.on_roots_changed()
+    async def changed(ctx: Context) -> None:
+        hook_saw.append([r.uri for r in await ctx.list_roots()])
+        hook_done.set()
+
+    roots = [{"uri": "file:///a", "name": "a"}]
+
+    async def list_roots(ctx: Any, params: Any) -> Any:
+        return {"roots": roots}
+
+    caps = {"roots": {"listChanged": True}}
+    async with connect(server, capabilities=caps, handlers={"roots/list": list_roots}) as c:
+        assert (await c.tool("roots"))["structuredContent"] == {"result": ["file:///a"]}
+        roots.append({"uri": "file:///b"})
+        await c.client.notify("notifications/roots/list_changed")
+        with anyio.fail_after(5):
+            await hook_done.wait()
+    assert hook_saw == [["file:///a", "file:///b"]]
+
+
+async def test_lifespan_entered_once_and_reachable() -> None:
+    events: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def lifespan(server: Server) -> AsyncIterator[dict[str, Any]]:
+        events.append("start")
+        yield {"db": "connected"}
+        events.append("stop")
+
+    server = Server("life", lifespan=lifespan)
+
+    @server.tool()
+    def state(ctx: Context) -> str:
+        """Lifespan state from a sync tool."""
+        return str(ctx.lifespan_state["db"])
+
+    async with connect(server) as a, connect(server) as b:
+        assert (await a.tool("state"))["content"][0]["text"] == "connected"
+        assert (await b.tool("state"))["content"][0]["text"] == "connected"
+        assert events == ["start"]
+    assert events == ["start", "stop"]
+    assert server.lifespan_state is None
+
+
+async def test_sync_tool_can_use_async_context_methods() -> None:
+    server = Server("sync-ctx")
+
+    @server.tool()
+    def sync_logs(ctx: Context) -> str:
+        """Logs from a worker thread through anyio.from_thread."""
+        anyio.from_thread.run(ctx.info, "from a sync tool")
+        return "ok" if not ctx.cancelled else "cancelled"
+
+    async with connect(server) as c:
+        assert (await c.tool("sync_logs"))["content"][0]["text"] == "ok"
+        assert await c.wait_for("notifications/message") == [
+            {"level": "info", "data": "from a sync tool"}
+        ]
