@@ -23,6 +23,11 @@ from mcpkit._http import (
 )
 from mcpkit._session import ClientSession
 
+try:
+    from tests._schema import WireRecorder
+except ImportError:  # tests/ is not a package: pytest put tests/ itself on sys.path
+    from _schema import WireRecorder  # type: ignore[no-redef]
+
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 
 
@@ -56,7 +61,11 @@ async def test_session_over_http(demo: DemoServer, json_response: bool) -> None:
         with anyio.fail_after(15):
             async with (
                 open_streamable_http(srv.url) as t,
-                ClientSession(t, client_info=CLIENT_INFO, protocol_version="2025-06-18") as cs,
+                ClientSession(
+                    wire := WireRecorder(t, side="client"),
+                    client_info=CLIENT_INFO,
+                    protocol_version="2025-06-18",
+                ) as cs,
             ):
                 await cs.initialize()
                 assert cs.protocol_version == "2025-06-18"
@@ -69,6 +78,7 @@ async def test_session_over_http(demo: DemoServer, json_response: bool) -> None:
                 while not any(m == "GET" for _, m, _, _ in rec.requests):
                     await anyio.sleep(0.01)
             assert len(rec.app.sessions) == 0  # DELETE freed it
+    assert wire.check() == "2025-06-18"
     posts = [(h, b) for _, m, h, b in rec.requests if m == "POST"]
     assert len(posts) == 4  # initialize, initialized, tools/call, tools/list: one POST each
     for h, b in posts:
@@ -94,7 +104,7 @@ async def test_sampling_travels_on_the_request_stream(demo: DemoServer) -> None:
         async with (
             open_streamable_http(srv.url) as t,
             ClientSession(
-                t,
+                wire := WireRecorder(t, side="client"),
                 client_info=CLIENT_INFO,
                 capabilities={"sampling": {}},
                 handlers={"sampling/createMessage": sample},
@@ -102,6 +112,11 @@ async def test_sampling_travels_on_the_request_stream(demo: DemoServer) -> None:
         ):
             await cs.initialize()
             assert text(await call(cs, "sample")) == "sampled!"
+    wire.check()
+    assert any(
+        isinstance(r.message, dict) and r.message.get("method") == "sampling/createMessage"
+        for r in wire.messages
+    )
 
 
 async def test_1000_progress_notifications_over_sse(demo: DemoServer) -> None:
@@ -113,7 +128,7 @@ async def test_1000_progress_notifications_over_sse(demo: DemoServer) -> None:
     with running(create_http_app(demo)) as srv, anyio.fail_after(20):
         async with (
             open_streamable_http(srv.url) as t,
-            ClientSession(t, client_info=CLIENT_INFO) as cs,
+            ClientSession(wire := WireRecorder(t, side="client"), client_info=CLIENT_INFO) as cs,
         ):
             await cs.initialize()
             r = await cs.send_request(
@@ -123,6 +138,7 @@ async def test_1000_progress_notifications_over_sse(demo: DemoServer) -> None:
                 timeout=15,
             )
             assert text(r) == "sent 1000"
+            wire.check()
             # On SSE, the stream is ordered: every notification arrived before the result.
             assert got == [float(i) for i in range(1, 1001)]
 
