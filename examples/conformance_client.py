@@ -10,7 +10,9 @@ as the last argument; the exit status says whether the client got through. Scena
 * ``elicitation-sep1034-client-defaults``: call ``test_client_elicitation_defaults`` and
   accept the form without filling it: the client applies the schema's defaults;
 * ``sse-retry``: call ``test_reconnection``; the HTTP transport resumes the interrupted
-  SSE stream after the server's ``retry`` delay, sending ``Last-Event-ID``.
+  SSE stream after the server's ``retry`` delay, sending ``Last-Event-ID``;
+* ``json-schema-2020-12-preservation`` (newer harnesses): list the tools and echo the typed
+  ``inputSchema`` of ``json_schema_2020_12_tool`` back through ``json_schema_echo``.
 
 Other scenarios (authorization) run the ``initialize`` steps.
 """
@@ -53,6 +55,11 @@ async def _scenario(scenario: str, url: str) -> None:
             result = await client.call_tool("test_client_elicitation_defaults", {})
         elif scenario == "sse-retry":
             result = await client.call_tool("test_reconnection", {})
+        elif scenario == "json-schema-2020-12-preservation":
+            # Echo the typed tool's inputSchema back: every keyword must survive our parsing.
+            tools = {t.name: t for t in await client.list_tools()}
+            schema = tools["json_schema_2020_12_tool"].input_schema.to_wire()
+            result = await client.call_tool("json_schema_echo", {"schema": schema})
         else:
             if client.server_capabilities.tools is not None:
                 await client.list_tools()

@@ -134,9 +134,15 @@ class ClientGroup:
                 ready.set()
                 continue
             tg.start_soon(self._hold, name, client, ready)
-        # Each connect is bounded by its client's own timeouts.
-        for ready in readies:
-            await ready.wait()
+        try:
+            # Each connect is bounded by its client's own timeouts.
+            for ready in readies:
+                await ready.wait()
+        except BaseException:
+            self._stop.set()
+            tg.cancel_scope.cancel()
+            await tg.__aexit__(None, None, None)
+            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
