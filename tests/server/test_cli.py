@@ -1,0 +1,75 @@
+"""``mcpkit run``: loading the server object, and clear errors when it cannot."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from mcpkit import Server
+from mcpkit._server._cli import load_server, main
+
+
+def write(tmp_path: Path, name: str, body: str) -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def test_loads_by_default_name_explicit_name_and_factory(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "srv_default.py",
+        """
+        from mcpkit import Server
+        server = Server("default")
+        other = Server("other")
+        def make():
+            return Server("made")
+        """,
+    )
+    assert load_server(str(path)).name == "default"
+    assert load_server(f"{path}:other").name == "other"
+    assert load_server(f"{path}:make").name == "made"
+
+
+def test_single_server_found_under_any_name(tmp_path: Path) -> None:
+    path = write(tmp_path, "srv_any.py", "from mcpkit import Server\nmy_thing = Server('x')\n")
+    server = load_server(str(path))
+    assert isinstance(server, Server) and server.name == "x"
+
+
+@pytest.mark.parametrize(
+    ("body", "spec_suffix", "message"),
+    [
+        ("x = 1\n", "", "defines no mcpkit.Server"),
+        ("from mcpkit import Server\na = Server('a')\nb = Server('b')\n", "", "several servers"),
+        ("x = 1\n", ":missing", "no object named 'missing'"),
+        ("x = 1\n", ":x", "not a mcpkit.Server"),
+    ],
+)
+def test_errors_are_clear(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str, spec_suffix: str, message: str
+) -> None:
+    path = write(tmp_path, f"srv_err_{abs(hash(body + spec_suffix))}.py", body)
+    assert main("run", [f"{path}{spec_suffix}"]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_missing_file_and_bad_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main("run", [str(tmp_path / "nope.py")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    path = write(tmp_path, "srv_opts.py", "from mcpkit import Server\nserver = Server('s')\n")
+    assert main("run", [str(path), "--port", "9000"]) == 2
+    assert "HTTP transports only" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main("run", [str(path), "--transport", "carrier-pigeon"])
+
+
+def test_module_path_is_accepted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path, "srv_mod.py", "from mcpkit import Server\nserver = Server('mod')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert load_server("srv_mod").name == "mod"
+    sys.modules.pop("srv_mod", None)
