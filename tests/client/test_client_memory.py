@@ -542,3 +542,29 @@ async def test_declares_exactly_the_capabilities_it_has_handlers_for() -> None:
             "elicitation": {"form": {}, "url": {}},
             "roots": {"listChanged": True},
         }
+
+
+@pytest.mark.req("LIFECYCLE-TIMEOUT-MAXIMUM")
+async def test_max_timeout_caps_progress_resets() -> None:
+    async def call(ctx: RequestContext, params: Any) -> Any:
+        i = 0
+        while True:  # progress forever, never an answer
+            i += 1
+            await ctx.report_progress(i)
+            await anyio.sleep(0.05)
+
+    async def tools(ctx: RequestContext, params: Any) -> Any:
+        return {"tools": []}
+
+    async with session_server({"tools/list": tools, "tools/call": call}) as srv:
+        with anyio.fail_after(5):
+            async with Client(srv.wire, timeout=0.2, max_timeout=0.6) as client:
+                seen: list[float] = []
+                t0 = anyio.current_time()
+                with pytest.raises(RequestTimeout):
+                    await client.call_tool(
+                        "forever", progress_handler=lambda p, t, m: seen.append(p)
+                    )
+                elapsed = anyio.current_time() - t0
+                assert 0.5 < elapsed < 2.0
+                assert len(seen) >= 5  # progress did keep the 0.2 s timeout from firing

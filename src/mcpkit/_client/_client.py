@@ -68,6 +68,8 @@ M = TypeVar("M", bound=BaseModel)
 
 #: Seconds a request may wait for its answer unless told otherwise (reset by progress).
 DEFAULT_TIMEOUT = 60.0
+#: Seconds any request may take at most, however much progress it reports.
+DEFAULT_MAX_TIMEOUT = 3600.0
 #: Seconds the ``initialize`` exchange may take.
 DEFAULT_INIT_TIMEOUT = 30.0
 #: Pages fetched at most when listing everything (a server looping on cursors cannot hang us).
@@ -217,7 +219,8 @@ class Client:
             print(result.structured_content)
 
     Every wait is bounded: requests time out after ``timeout`` seconds (each progress
-    notification restarts the clock), ``initialize`` after ``init_timeout``. A server that
+    notification restarts the clock, up to ``max_timeout``, one hour by default, even with
+    ``timeout=None``), ``initialize`` after ``init_timeout``. A server that
     exits raises :class:`~mcpkit.ConnectionClosed` (with its exit code and last stderr lines)
     from every call in flight and every later call.
 
@@ -256,6 +259,7 @@ class Client:
         client_info: Mapping[str, Any] | Implementation | None = None,
         protocol_version: str = LATEST_PROTOCOL_VERSION,
         timeout: float | None = DEFAULT_TIMEOUT,
+        max_timeout: float | None = DEFAULT_MAX_TIMEOUT,
         init_timeout: float = DEFAULT_INIT_TIMEOUT,
         sampling_handler: Callable[..., Any] | None = None,
         sampling_tools: bool = False,
@@ -284,6 +288,7 @@ class Client:
         )
         self._protocol_version = protocol_version
         self.timeout = timeout
+        self.max_timeout = max_timeout
         self.init_timeout = init_timeout
         self._sampling_handler = sampling_handler
         self._sampling_tools = sampling_tools
@@ -463,15 +468,26 @@ class Client:
             if self._progress_handler is not None and method in _PROGRESS_METHODS:
                 # A client-wide progress handler asks for progress on every long request.
                 return await session.send_request(
-                    method, params, timeout=t, reset_timeout_on_progress=True
+                    method,
+                    params,
+                    timeout=t,
+                    reset_timeout_on_progress=True,
+                    max_timeout=self.max_timeout,
                 )
-            return await session.send_request(method, params, timeout=t)
+            return await session.send_request(
+                method, params, timeout=t, max_timeout=self.max_timeout
+            )
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             await _call(progress_handler, progress, total, message)
 
         return await session.send_request(
-            method, params, timeout=t, on_progress=on_progress, reset_timeout_on_progress=True
+            method,
+            params,
+            timeout=t,
+            on_progress=on_progress,
+            reset_timeout_on_progress=True,
+            max_timeout=self.max_timeout,
         )
 
     async def ping(self, *, timeout: float | None = _DEFAULT) -> None:
