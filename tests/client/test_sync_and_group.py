@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
@@ -80,15 +81,25 @@ def test_sync_client_with_sync_callbacks() -> None:
 # ---------------------------------------------------------------- ClientGroup
 
 
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
 def test_load_config_forms(tmp_path: Path) -> None:
     cfg = {
         "mcpServers": {
             "a": {"command": "python", "args": ["a.py"], "env": {"X": "1"}},
             "b": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer t"}},
             "off": {"command": "x", "disabled": True},
+            "c": {"serverUrl": "https://example.com/c", "type": "http"},
         }
     }
-    assert set(load_config(cfg)) == {"a", "b"}
+    assert set(load_config(cfg)) == {"a", "b", "c"}
+    assert load_config(cfg)["c"]["url"] == "https://example.com/c"
     f = tmp_path / "mcp.json"
     f.write_text(json.dumps(cfg))
     assert load_config(f) == load_config(str(f)) == load_config(json.dumps(cfg))
@@ -137,6 +148,9 @@ async def test_group_prefixes_routes_and_survives_a_failing_server() -> None:
             with pytest.raises(MCPError, match="not connected"):
                 group.client("dead")
             assert group.client("calc").name == "calc"
+            pids = [c.session.engine.transport.process.pid for c in group.clients.values()]  # type: ignore[attr-defined]
+    # Leaving the group stops every server it started.
+    assert pids and all(gone(pid) for pid in pids)
 
 
 @pytest.mark.anyio

@@ -23,7 +23,8 @@ def load_config(config: Mapping[str, Any] | str | os.PathLike[str]) -> dict[str,
     """The server entries of an ``mcpServers`` config (a dict, JSON text or a JSON file path).
 
     Each entry is ``{"command", "args", "env", "cwd"}`` (stdio) or ``{"url", "headers"}``
-    (HTTP); entries with ``"disabled": true`` are left out.
+    (HTTP; ``serverUrl`` is accepted for ``url``); entries with ``"disabled": true`` are left
+    out; other keys (``type``, ``description``, ...) are ignored.
     """
     if isinstance(config, os.PathLike) or (
         isinstance(config, str) and not config.lstrip().startswith("{")
@@ -44,9 +45,12 @@ def load_config(config: Mapping[str, Any] | str | os.PathLike[str]) -> dict[str,
             raise ValueError(f"server {name!r}: the entry must be an object")
         if entry.get("disabled") is True:
             continue
-        if not ("command" in entry or "url" in entry):
+        item = dict(entry)
+        if "url" not in item and isinstance(item.get("serverUrl"), str):
+            item["url"] = item["serverUrl"]  # the spelling some hosts use
+        if not ("command" in item or "url" in item):
             raise ValueError(f"server {name!r}: needs 'command' (stdio) or 'url' (HTTP)")
-        out[str(name)] = dict(entry)
+        out[str(name)] = item
     return out
 
 
