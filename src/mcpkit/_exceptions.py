@@ -118,6 +118,12 @@ class URLElicitationRequired(ProtocolError):
 
     code = URL_ELICITATION_REQUIRED
 
+    @property
+    def elicitations(self) -> list[dict[str, Any]]:
+        """The URL-mode elicitations (``data.elicitations``) to complete before retrying."""
+        items = self.data.get("elicitations") if isinstance(self.data, dict) else None
+        return [e for e in items if isinstance(e, dict)] if isinstance(items, list) else []
+
 
 _BY_CODE: dict[int, type[ProtocolError]] = {
     c.code: c

@@ -391,3 +391,44 @@ async def test_roots_from_a_function() -> None:
     async with session_server({}) as srv, Client(srv.wire) as client:
         with pytest.raises(MCPError, match="roots"):
             await client.set_roots([])
+
+
+async def test_url_elicitation_required_error() -> None:
+    from mcpkit._exceptions import URLElicitationRequired
+
+    pending = {
+        "mode": "url",
+        "elicitationId": "e-7",
+        "url": "https://mcp.example.com/connect?elicitationId=e-7",
+        "message": "Authorization is required.",
+    }
+
+    async def call(ctx: Any, params: Any) -> Any:
+        raise URLElicitationRequired(
+            message="This request requires more information.", data={"elicitations": [pending]}
+        )
+
+    shown: list[Any] = []
+    completed = anyio.Event()
+
+    def on_url(params: ElicitRequestURLParams, ctx: Any) -> dict[str, Any]:
+        shown.append((params.url, ctx.request_id, ctx.name))
+        return {"action": "accept"}
+
+    async with (
+        session_server({"tools/call": call}) as srv,
+        Client(
+            srv.wire,
+            url_elicitation_handler=on_url,
+            elicitation_complete_handler=lambda p: completed.set(),
+        ) as client,
+    ):
+        with anyio.fail_after(5):
+            with pytest.raises(URLElicitationRequired) as ei:
+                await client.call_tool("needs_auth")
+            assert ei.value.code == -32042
+            assert ei.value.elicitations == [pending]
+            assert shown == [(pending["url"], None, "test-server")]
+            # The server's completion notification for that id now reaches the application.
+            await srv.session.notify("notifications/elicitation/complete", {"elicitationId": "e-7"})
+            await completed.wait()

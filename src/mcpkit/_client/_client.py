@@ -24,6 +24,7 @@ from .._exceptions import (
     MCPError,
     ProtocolError,
     TransportError,
+    URLElicitationRequired,
 )
 from .._session._base import RequestContext
 from .._session._client import ClientSession
@@ -181,20 +182,20 @@ class ServerRequestContext:
 
     __slots__ = ("_ctx", "client", "name")
 
-    def __init__(self, client: Client, ctx: RequestContext) -> None:
+    def __init__(self, client: Client, ctx: RequestContext | None) -> None:
         self.client = client
         self._ctx = ctx
         self.name = client.name
 
     @property
-    def request_id(self) -> str | int:
-        """The JSON-RPC id of the server's request."""
-        return self._ctx.request_id
+    def request_id(self) -> str | int | None:
+        """The JSON-RPC id of the server's request (None for the elicitations of a -32042 error)."""
+        return self._ctx.request_id if self._ctx is not None else None
 
     @property
     def cancelled(self) -> bool:
         """True once the server cancelled the request."""
-        return self._ctx.cancelled
+        return self._ctx.cancelled if self._ctx is not None else False
 
 
 class Client:
@@ -234,7 +235,9 @@ class Client:
       dict) for form mode; the accepted content is checked against ``requestedSchema`` and,
       unless ``elicitation_defaults=False``, missing fields get the schema's defaults;
     * ``url_elicitation_handler(params: ElicitRequestURLParams, ctx) -> ElicitResult`` for
-      URL mode, and ``elicitation_complete_handler(params)`` when the server reports one done;
+      URL mode (also called for each elicitation of a ``-32042`` URLElicitationRequired
+      error, before it is raised), and ``elicitation_complete_handler(params)`` when the
+      server reports one done;
     * ``roots``: a list of roots (paths, ``file://`` URIs, :class:`Root`) or a function
       returning one; change them with :meth:`set_roots`.
 
@@ -462,6 +465,19 @@ class Client:
         progress_handler: ProgressFn | None = None,
     ) -> Any:
         """Send any request and return its raw ``result`` (for methods without a helper)."""
+        try:
+            return await self._send(method, params, timeout, progress_handler)
+        except URLElicitationRequired as e:
+            await self._url_elicitations_required(e)
+            raise
+
+    async def _send(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: Any,
+        progress_handler: ProgressFn | None,
+    ) -> Any:
         session = self.session
         t = self.timeout if timeout is _DEFAULT else timeout
         if progress_handler is None:
@@ -911,6 +927,25 @@ class Client:
         raise InternalError(
             message=f"the elicitation callback returned {type(result).__name__}, not an ElicitResult"
         )
+
+    async def _url_elicitations_required(self, error: URLElicitationRequired) -> None:
+        # The server refused until the user completes these URL elicitations: show them
+        # through the URL callback (if any) so the user can act, then let the error go on
+        # (the caller retries once done; notifications/elicitation/complete tells when).
+        handler = self._url_elicitation_handler
+        if handler is None:
+            return
+        for item in error.elicitations:
+            try:
+                params = ElicitRequestURLParams.model_validate(item)
+            except PydanticValidationError as e:
+                logger.warning("ignored a malformed elicitation in a -32042 error: %s", _short(e))
+                continue
+            answer = self._elicit_result(
+                await _call(handler, params, ServerRequestContext(self, None))
+            )
+            if answer.action == "accept":
+                self._url_elicitations.add(params.elicitation_id)
 
     async def _on_roots(self, ctx: RequestContext, params: dict[str, Any] | None) -> Any:
         roots = await self._current_roots()
