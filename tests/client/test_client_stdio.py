@@ -183,3 +183,15 @@ async def test_http_url_without_transport_module(monkeypatch: Any) -> None:
     with anyio.fail_after(5), pytest.raises(TransportError, match="HTTP transport"):
         async with Client("http://127.0.0.1:9/mcp"):
             pass  # pragma: no cover
+
+
+async def test_path_target_with_spaces(tmp_path: Path) -> None:
+    import shutil
+
+    folder = tmp_path / "my servers"
+    folder.mkdir()
+    script = folder / "session stdio.py"
+    shutil.copy(HERE / "servers" / "session_stdio.py", script)
+    with anyio.fail_after(10):
+        async with Client(script) as client:
+            assert client.server_info.name == "session-stdio"

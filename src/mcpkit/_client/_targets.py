@@ -30,7 +30,7 @@ def is_transport(target: object) -> bool:
     return all(callable(getattr(target, name, None)) for name in ("send", "receive", "aclose"))
 
 
-def command_argv(target: str | Sequence[str]) -> list[str]:
+def command_argv(target: str | Sequence[str | os.PathLike[str]]) -> list[str]:
     """The argv of a command target: a string is split like a shell would, a list is kept.
 
     A first word ending in ``.py`` runs with this Python, so ``Client("server.py")`` works.
@@ -85,7 +85,8 @@ async def open_target(
     if isinstance(target, (str, Path)) or (
         isinstance(target, (list, tuple)) and all(isinstance(a, (str, Path)) for a in target)
     ):
-        argv = command_argv(os.fspath(target) if isinstance(target, Path) else target)
+        # A Path is one program (spaces and all), never a command line to split.
+        argv = command_argv([target] if isinstance(target, Path) else target)
         return await stack.enter_async_context(
             spawn_stdio(argv, env=env, inherit_env=inherit_env, cwd=cwd, on_stderr=on_stderr)
         )
