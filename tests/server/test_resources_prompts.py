@@ -76,6 +76,7 @@ def resource_server(**kw: Any) -> Server:
     return server
 
 
+@pytest.mark.req("RESOURCES-DECLARE-CAPABILITY", "RESOURCES-BINARY-ENCODED")
 async def test_list_and_read_every_kind() -> None:
     server = resource_server()
     async with connect(server) as c:
@@ -124,6 +125,7 @@ async def test_list_and_read_every_kind() -> None:
         assert (await read("search://q?limit=2&term=dogs"))[0]["text"] == "dogs:2"
 
 
+@pytest.mark.req("RESOURCES-ERRORS", "RESOURCES-VALIDATE-URIS")
 async def test_read_errors_are_clear_and_the_server_keeps_serving() -> None:
     server = resource_server()
     async with connect(server) as c:
@@ -172,6 +174,7 @@ async def test_subscriptions_reach_only_subscribed_sessions() -> None:
         assert len(a.of("notifications/resources/updated")) == 1
 
 
+@pytest.mark.req("RESOURCES-LIST-CHANGED-NOTIFY", "PROMPTS-LIST-CHANGED-NOTIFY")
 async def test_runtime_resource_changes_notify() -> None:
     server = resource_server()
     async with connect(server) as c:
@@ -181,6 +184,18 @@ async def test_runtime_resource_changes_notify() -> None:
         assert "test://new" in [r["uri"] for r in (await c.call("resources/list"))["resources"]]
         with pytest.raises(ProtocolError):
             await c.call("resources/read", {"uri": "items://1"})
+        # The server declared no prompts: listing them is refused, and adding one later does
+        # not notify a client that was never told prompts exist.
+        assert "prompts" not in c.client.server_capabilities
+
+    prompts = Server("p", capabilities={"prompts": {"listChanged": True}})
+    async with connect(prompts) as c:
+        assert (await c.call("prompts/list"))["prompts"] == []
+        prompts.add_prompt(lambda: "hi", name="later")
+        await c.wait_for("notifications/prompts/list_changed")
+        assert [p["name"] for p in (await c.call("prompts/list"))["prompts"]] == ["later"]
+        prompts.remove_prompt("later")
+        await c.wait_for("notifications/prompts/list_changed", 2)
 
 
 def test_resource_registration_errors() -> None:
@@ -253,6 +268,9 @@ def prompt_server() -> Server:
     return server
 
 
+@pytest.mark.req(
+    "PROMPTS-DECLARE-CAPABILITY", "PROMPTS-IMAGE-BASE64", "PROMPTS-EMBEDDED-RESOURCE-FIELDS"
+)
 async def test_prompts_list_and_get() -> None:
     server = prompt_server()
     async with connect(server) as c:
@@ -277,6 +295,7 @@ async def test_prompts_list_and_get() -> None:
         assert r["messages"][0]["content"]["text"] == "xxx"
 
 
+@pytest.mark.req("PROMPTS-ERRORS", "PROMPTS-VALIDATE-ARGUMENTS", "PROMPTS-VALIDATE-IO")
 async def test_prompt_errors() -> None:
     server = prompt_server()
     async with connect(server) as c:
@@ -305,6 +324,12 @@ async def test_prompt_errors() -> None:
 # ---------------------------------------------------------------------------- completion
 
 
+@pytest.mark.req(
+    "COMPLETION-DECLARE-CAPABILITY",
+    "COMPLETION-ERRORS",
+    "COMPLETION-VALIDATE-INPUTS",
+    "COMPLETION-MUST-VALIDATE",
+)
 async def test_completion_of_prompt_arguments_and_template_variables() -> None:
     server = prompt_server()
 
@@ -389,6 +414,7 @@ async def test_completion_not_declared_without_a_handler() -> None:
 # ---------------------------------------------------------------------------- logging
 
 
+@pytest.mark.req("LOGGING-DECLARE-CAPABILITY", "LOGGING-ERRORS")
 async def test_set_level_filters_context_logging() -> None:
     server = Server("log")
 
@@ -459,6 +485,11 @@ async def test_python_logging_bridge_from_sync_and_async_tools() -> None:
 # ---------------------------------------------------------------------------- pagination
 
 
+@pytest.mark.req(
+    "PAGINATION-STABLE-CURSORS",
+    "PAGINATION-INVALID-CURSOR-GRACEFUL",
+    "PAGINATION-INVALID-CURSOR-32602",
+)
 async def test_pagination_on_every_list() -> None:
     server = Server("pages", page_size=3)
     for i in range(7):
@@ -510,6 +541,7 @@ async def test_without_page_size_everything_comes_in_one_page() -> None:
             await c.call("tools/list", {"cursor": "bogus"})
 
 
+@pytest.mark.req("PROMPTS-RESPECT-CAPABILITIES")
 async def test_capabilities_derived_from_registrations() -> None:
     server = Server("empty")
     async with connect(server) as c:

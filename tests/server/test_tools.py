@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal
 
 import anyio
+import jsonschema
 import pytest
 from pydantic import BaseModel, Field
 from tests.server._harness import connect
+from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
 from mcpkit import Context, Server, ToolError
 from mcpkit._exceptions import InvalidParams, ProtocolError, URLElicitationRequired
@@ -129,6 +131,7 @@ def make_server(**kw: Any) -> Server:
     return server
 
 
+@pytest.mark.req("TOOLS-DECLARE-CAPABILITY", "TOOLS-INPUT-SCHEMA-VALID")
 async def test_list_tools_schema_and_descriptions() -> None:
     server = make_server()
     async with connect(server) as c:
@@ -161,6 +164,7 @@ async def test_list_tools_schema_and_descriptions() -> None:
     assert "outputSchema" not in tools["image"]
 
 
+@pytest.mark.req("TOOLS-STRUCTURED-CONFORMS")
 async def test_call_results_of_every_kind() -> None:
     server = make_server()
     async with connect(server) as c:
@@ -181,6 +185,11 @@ async def test_call_results_of_every_kind() -> None:
         mixed = (await c.tool("mixed"))["content"]
         assert [b["type"] for b in mixed] == ["text", "image"]
         assert await c.tool("nothing") == {"content": []}
+        # Structured results conform to the advertised output schemas.
+        schemas = {t["name"]: t.get("outputSchema") for t in (await c.call("tools/list"))["tools"]}
+        for name, args in (("add", {"a": 1}), ("point", {"x": 3}), ("box", {}), ("movie", {})):
+            result = await c.tool(name, args)
+            jsonschema.validate(result["structuredContent"], schemas[name])
         # Lax coercion: "5" is an acceptable int.
         assert (await c.tool("add", {"a": "5", "b": 1}))["structuredContent"] == {"result": 6}
 
@@ -238,6 +247,7 @@ async def test_unknown_tool_is_invalid_params_naming_it() -> None:
         assert (await c.tool("echo", {"text": "ok"}))["content"][0]["text"] == "ok"
 
 
+@pytest.mark.req("TOOLS-SERVER-VALIDATE-INPUTS")
 async def test_bad_arguments_are_a_tool_error_naming_each_problem() -> None:
     server = make_server()
     async with connect(server) as c:
@@ -321,6 +331,7 @@ async def test_metadata_annotations_icons_meta_execution() -> None:
         assert await c.tool("get.data-v2") == {"content": [{"type": "text", "text": "1"}]}
 
 
+@pytest.mark.req("TOOLS-NAME-LENGTH", "TOOLS-NAME-CHARACTERS", "TOOLS-NAME-NO-SPECIAL")
 @pytest.mark.parametrize("name", ["", "has space", "comma,", "x" * 129, "slash/x", "é"])
 def test_tool_names_are_validated(name: str) -> None:
     server = Server("s")
@@ -328,6 +339,7 @@ def test_tool_names_are_validated(name: str) -> None:
         server.add_tool(lambda: "x", name=name)
 
 
+@pytest.mark.req("TOOLS-NAME-UNIQUE")
 def test_registration_errors_are_clear() -> None:
     server = Server("s")
 
@@ -345,6 +357,7 @@ def test_registration_errors_are_clear() -> None:
         server.add_tool(dup)
 
 
+@pytest.mark.req("TOOLS-LIST-CHANGED-NOTIFY")
 async def test_runtime_add_and_remove_send_list_changed() -> None:
     server = make_server()
     async with connect(server) as c:
