@@ -269,3 +269,34 @@ async def test_sync_tool_can_use_async_context_methods() -> None:
         assert await c.wait_for("notifications/message") == [
             {"level": "info", "data": "from a sync tool"}
         ]
+
+
+async def test_session_enters_the_lifespan_when_its_transport_did_not() -> None:
+    from mcpkit._session import ClientSession
+    from mcpkit._transports import memory_pair
+
+    events: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def lifespan(server: Server) -> AsyncIterator[str]:
+        events.append("start")
+        yield "state"
+        events.append("stop")
+
+    server = Server("bare", lifespan=lifespan)
+
+    @server.tool()
+    async def state(ctx: Context) -> str:
+        """The lifespan state."""
+        return str(ctx.lifespan_state)
+
+    client_end, server_end = memory_pair()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.create_session(server_end).run)
+        async with ClientSession(client_end, client_info={"name": "c", "version": "1"}) as client:
+            with anyio.fail_after(5):
+                await client.initialize()
+                r = await client.send_request("tools/call", {"name": "state", "arguments": {}})
+        assert r["content"][0]["text"] == "state"
+        await server_end.aclose()
+    assert events == ["start", "stop"]

@@ -68,7 +68,9 @@ class BoundSession(ServerSession):
         send, receive = anyio.create_memory_object_stream[_OutItem](OUTBOX_SIZE)
         self._outbox = send
         try:
-            async with anyio.create_task_group() as tg:
+            # Normally the transport entered the lifespan already (serve_stdio, serve, an
+            # HTTP app's lifespan); this keeps it entered for transports that did not.
+            async with self.server.running(), anyio.create_task_group() as tg:
                 self._tg = tg
                 tg.start_soon(self._drain, receive)
                 try:
