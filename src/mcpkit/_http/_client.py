@@ -1,6 +1,7 @@
 """HTTP client transports: Streamable HTTP, the legacy HTTP+SSE one, and the fallback between them.
 
-Built on httpx2 (see docs/dependencies.md). Each outgoing request is POSTed from its own
+Built on a small h11 client (``_h11client``; on httpx2 when the caller brings an httpx2
+client or auth; see docs/dependencies.md). Each outgoing request is POSTed from its own
 task, so a long-running call never blocks other traffic; its answer (one JSON body or an
 SSE stream) is fed to the engine as it arrives. Notifications and responses are POSTed
 inline, so their errors surface to the caller and their order is kept.
@@ -8,20 +9,19 @@ inline, so their errors surface to the caller and their order is kept.
 
 from __future__ import annotations
 
-import inspect
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import anyio
-import httpx2 as httpx
 import orjson
 from anyio.abc import TaskGroup
 
 from .._exceptions import ConnectionClosed, TransportError
 from .._transports._base import Incoming, Message, RequestId
+from ._h11client import H11Client, HTTPError, HttpxAdapter
 from ._sse import SSEParser
 
 logger = logging.getLogger("mcpkit.http.client")
@@ -33,7 +33,10 @@ DEFAULT_RETRY_MS = 1000
 ACCEPT_BOTH = "application/json, text/event-stream"
 
 HeaderHook = Callable[[], Mapping[str, str] | Awaitable[Mapping[str, str]]]
-AuthLike = httpx.Auth | HeaderHook | None
+#: An ``httpx2.Auth``, a callable returning headers (sync or async), or None.
+AuthLike = Any
+#: What the transports talk HTTP through (:class:`H11Client` or :class:`HttpxAdapter`).
+HTTPClient = Any
 
 
 class SessionExpired(ConnectionClosed):
@@ -48,28 +51,10 @@ class HTTPStatusFailure(TransportError):
         self.status = status
 
 
-class _HeaderAuth(httpx.Auth):
-    """Adapts a callable returning headers (sync or async) to an httpx auth hook."""
-
-    def __init__(self, hook: HeaderHook) -> None:
-        self._hook = hook
-
-    async def async_auth_flow(
-        self, request: httpx.Request
-    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
-        got = self._hook()
-        if inspect.isawaitable(got):
-            got = await got
-        request.headers.update(dict(got))
-        yield request
-
-
-def _auth(auth: AuthLike) -> httpx.Auth | None:
-    if auth is None or isinstance(auth, httpx.Auth):
-        return auth
-    if callable(auth):
-        return _HeaderAuth(auth)
-    raise TypeError("auth must be an httpx2.Auth or a callable returning headers")
+def _is_httpx_auth(auth: Any) -> bool:
+    return any(
+        c.__name__ == "Auth" and c.__module__.startswith("httpx") for c in type(auth).__mro__
+    )
 
 
 def _error(rid: RequestId, message: str, status: int | None = None) -> dict[str, Any]:
@@ -79,11 +64,11 @@ def _error(rid: RequestId, message: str, status: int | None = None) -> dict[str,
     return {"jsonrpc": "2.0", "id": rid, "error": err}
 
 
-async def _error_text(resp: httpx.Response) -> str:
+async def _error_text(resp: Any) -> str:
     try:
         body = await resp.aread()
-    except httpx.HTTPError:
-        return resp.reason_phrase
+    except HTTPError:
+        return str(resp.reason_phrase)
     try:
         msg = orjson.loads(body[:65536])
         if isinstance(msg, dict) and isinstance(msg.get("error"), dict):
@@ -91,7 +76,7 @@ async def _error_text(resp: httpx.Response) -> str:
     except orjson.JSONDecodeError:
         pass
     text = body[:200].decode("utf-8", "replace").strip()
-    return text or resp.reason_phrase
+    return text or str(resp.reason_phrase)
 
 
 class _Sink:
@@ -117,7 +102,7 @@ class StreamableHTTPClientTransport:
     def __init__(
         self,
         url: str,
-        client: httpx.AsyncClient,
+        client: HTTPClient,
         tg: TaskGroup,
         *,
         headers: Mapping[str, str] | None = None,
@@ -191,7 +176,7 @@ class StreamableHTTPClientTransport:
             with anyio.move_on_after(min(self.timeout, 5.0)), anyio.CancelScope(shield=True):
                 try:
                     await self._client.delete(self.url, headers=self._request_headers(None))
-                except httpx.HTTPError as e:
+                except HTTPError as e:
                     logger.debug("DELETE of the session failed: %s", e)
         self._sink.close()
 
@@ -220,7 +205,7 @@ class StreamableHTTPClientTransport:
                 headers=self._post_headers(),
                 timeout=self.timeout,
             )
-        except httpx.HTTPError as e:
+        except HTTPError as e:
             if _is_cancel(message):
                 return
             raise ConnectionClosed(f"POST to {self.url} failed: {e or type(e).__name__}") from e
@@ -241,7 +226,7 @@ class StreamableHTTPClientTransport:
         is_init = rid in self._init_ids
         try:
             await self._exchange(message, rid, is_init)
-        except httpx.HTTPError as e:
+        except HTTPError as e:
             await self._sink.put(_error(rid, f"HTTP request failed: {type(e).__name__}: {e}"))
         except ValueError as e:  # malformed SSE or JSON from the server
             await self._sink.put(_error(rid, f"malformed response from the server: {e}"))
@@ -251,7 +236,7 @@ class StreamableHTTPClientTransport:
                 self._mode_known.set()
 
     async def _exchange(self, message: dict[str, Any], rid: RequestId, is_init: bool) -> None:
-        timeout = httpx.Timeout(self.timeout, read=self.sse_read_timeout)
+        timeout = (self.timeout, self.sse_read_timeout)
         async with self._client.stream(
             "POST",
             self.url,
@@ -301,7 +286,7 @@ class StreamableHTTPClientTransport:
             await self._resume(rid, last_id, retry)
 
     async def _read_sse(
-        self, resp: httpx.Response, rid: RequestId | None
+        self, resp: Any, rid: RequestId | None
     ) -> tuple[bool, str | None, int | None]:
         """Feed a stream's messages to the engine. Returns (saw the response to rid, last id, retry)."""
         parser = SSEParser()
@@ -326,7 +311,7 @@ class StreamableHTTPClientTransport:
                         got = True
                 if got:
                     break
-        except httpx.HTTPError as e:
+        except HTTPError as e:
             logger.debug("SSE stream broke: %s", e)
         return got, last_id, retry
 
@@ -351,7 +336,7 @@ class StreamableHTTPClientTransport:
             await anyio.sleep((retry if retry is not None else DEFAULT_RETRY_MS) / 1000)
             headers = self._request_headers("text/event-stream")
             headers["last-event-id"] = last_id
-            timeout = httpx.Timeout(self.timeout, read=self.sse_read_timeout)
+            timeout = (self.timeout, self.sse_read_timeout)
             try:
                 async with self._client.stream(
                     "GET", self.url, headers=headers, timeout=timeout
@@ -372,7 +357,7 @@ class StreamableHTTPClientTransport:
                         )
                         return
                     got, new_last, new_retry = await self._read_sse(resp, rid)
-            except httpx.HTTPError as e:
+            except HTTPError as e:
                 logger.debug("resumption attempt failed: %s", e)
                 continue
             if got:
@@ -412,7 +397,7 @@ class StreamableHTTPClientTransport:
             headers = self._request_headers("text/event-stream")
             if last_id is not None:
                 headers["last-event-id"] = last_id
-            timeout = httpx.Timeout(self.timeout, read=self.sse_read_timeout)
+            timeout = (self.timeout, self.sse_read_timeout)
             try:
                 async with self._client.stream(
                     "GET", self.url, headers=headers, timeout=timeout
@@ -433,7 +418,7 @@ class StreamableHTTPClientTransport:
                         last_id = new_last
                     if new_retry is not None:
                         retry = new_retry
-            except httpx.HTTPError as e:
+            except HTTPError as e:
                 logger.debug("GET stream broke: %s", e)
                 failures += 1
                 if failures > self.max_reconnects:
@@ -456,7 +441,7 @@ class StreamableHTTPClientTransport:
                 sse_read_timeout=self.sse_read_timeout,
                 sink=self._sink,
             )
-        except (TransportError, httpx.HTTPError) as e:
+        except (TransportError, HTTPError) as e:
             await self._sink.put(
                 _error(initialize["id"], f"neither Streamable HTTP nor HTTP+SSE worked: {e}")
             )
@@ -475,7 +460,7 @@ class SSEClientTransport:
 
     def __init__(
         self,
-        client: httpx.AsyncClient,
+        client: HTTPClient,
         endpoint: str,
         sink: _Sink,
         headers: Mapping[str, str],
@@ -494,7 +479,7 @@ class SSEClientTransport:
     async def connect(
         cls,
         url: str,
-        client: httpx.AsyncClient,
+        client: HTTPClient,
         tg: TaskGroup,
         *,
         headers: Mapping[str, str] | None = None,
@@ -512,7 +497,7 @@ class SSEClientTransport:
             with scope:
                 try:
                     req_h = {**h, "accept": "text/event-stream"}
-                    t = httpx.Timeout(timeout, read=sse_read_timeout)
+                    t = (timeout, sse_read_timeout)
                     async with client.stream("GET", url, headers=req_h, timeout=t) as resp:
                         if resp.status_code >= 400:
                             raise HTTPStatusFailure(resp.status_code, await _error_text(resp))
@@ -532,7 +517,7 @@ class SSEClientTransport:
                                         await sink.put(orjson.loads(ev.data))
                                     except orjson.JSONDecodeError:
                                         logger.warning("dropped an SSE event that is not JSON")
-                except (TransportError, httpx.HTTPError, ValueError) as e:
+                except (TransportError, HTTPError, ValueError) as e:
                     if not got_endpoint.is_set():
                         endpoint_box.append(e)
                         got_endpoint.set()
@@ -574,7 +559,7 @@ class SSEClientTransport:
                 headers={**self._headers, "content-type": "application/json"},
                 timeout=self.timeout,
             )
-        except httpx.HTTPError as e:
+        except HTTPError as e:
             if _is_cancel(message):
                 return
             raise ConnectionClosed(
@@ -589,12 +574,16 @@ class SSEClientTransport:
         self._sink.close()
 
 
-def _client(
-    auth: AuthLike, timeout: float, http_client: httpx.AsyncClient | None
-) -> httpx.AsyncClient:
+def _client(auth: AuthLike, timeout: float, http_client: Any) -> HTTPClient:
     if http_client is not None:
-        return http_client
-    return httpx.AsyncClient(auth=_auth(auth), timeout=timeout, follow_redirects=False)
+        return HttpxAdapter(http_client)
+    if auth is not None and _is_httpx_auth(auth):
+        import httpx2
+
+        return HttpxAdapter(httpx2.AsyncClient(auth=auth, timeout=timeout, follow_redirects=False))
+    if auth is not None and not callable(auth):
+        raise TypeError("auth must be an httpx2.Auth or a callable returning headers")
+    return H11Client(auth=auth, timeout=timeout)
 
 
 @asynccontextmanager
@@ -606,7 +595,7 @@ async def open_streamable_http(
     timeout: float = 30.0,
     sse_read_timeout: float = 300.0,
     max_reconnects: int = 5,
-    http_client: httpx.AsyncClient | None = None,
+    http_client: Any = None,
 ) -> AsyncIterator[StreamableHTTPClientTransport]:
     """Connect to a Streamable HTTP MCP endpoint; yields the transport for a ``ClientSession``.
 
@@ -658,7 +647,7 @@ async def open_sse(
     auth: AuthLike = None,
     timeout: float = 30.0,
     sse_read_timeout: float = 300.0,
-    http_client: httpx.AsyncClient | None = None,
+    http_client: Any = None,
 ) -> AsyncIterator[SSEClientTransport]:
     """Connect to a legacy (2024-11-05) HTTP+SSE server at its SSE ``url`` (e.g. ``.../sse``)."""
     async with (
@@ -684,7 +673,7 @@ async def open_http(
     timeout: float = 30.0,
     sse_read_timeout: float = 300.0,
     max_reconnects: int = 5,
-    http_client: httpx.AsyncClient | None = None,
+    http_client: Any = None,
 ) -> AsyncIterator[StreamableHTTPClientTransport]:
     """Connect over Streamable HTTP, falling back to legacy HTTP+SSE when the server answers
     the ``initialize`` POST with 400, 404 or 405 (the spec's backwards-compatibility rule).
@@ -713,12 +702,12 @@ async def open_http(
 
 
 @asynccontextmanager
-async def _maybe_close(client: httpx.AsyncClient, close: bool) -> AsyncIterator[httpx.AsyncClient]:
-    if close:
-        async with client:
-            yield client
-    else:
+async def _maybe_close(client: HTTPClient, close: bool) -> AsyncIterator[HTTPClient]:
+    try:
         yield client
+    finally:
+        if close:
+            await client.aclose()
 
 
 __all__ = [

@@ -1,0 +1,457 @@
+"""A small HTTP/1.1 client: h11 over anyio sockets, with keep-alive, for the MCP transports.
+
+Why not httpx: for one MCP call it spends about 1.2 ms of client CPU where this spends about
+0.3 ms (measured, docs/dependencies.md), and MCP needs none of what the difference buys
+(cookies, redirects, proxies, HTTP/2, rich URL and header models). Users who need those
+pass an ``httpx2.AsyncClient`` (or an ``httpx2.Auth``), and the transports use httpx2 instead
+through :class:`HttpxAdapter`. Works on asyncio and trio.
+"""
+
+from __future__ import annotations
+
+import inspect
+import ssl
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import h11
+from anyio.abc import ByteStream
+
+#: (connect/write timeout, read timeout) in seconds; None = no limit.
+Timeouts = tuple["float | None", "float | None"]
+HeaderHook = Callable[[], "Mapping[str, str] | Awaitable[Mapping[str, str]]"]
+
+_READ_SIZE = 65536
+_MAX_IDLE_PER_ORIGIN = 8
+
+
+class HTTPError(Exception):
+    """The HTTP exchange failed (connection, protocol or timeout)."""
+
+
+class ConnectError(HTTPError):
+    """The server could not be reached."""
+
+
+class ReadTimeout(HTTPError):
+    """The server sent nothing for longer than the read timeout."""
+
+
+class RemoteProtocolError(HTTPError):
+    """The server broke the connection or HTTP/1.1."""
+
+
+class Headers:
+    """Response headers: case-insensitive ``get``; repeated headers joined with commas."""
+
+    __slots__ = ("_d",)
+
+    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
+        d: dict[str, str] = {}
+        for k, v in raw:
+            name = k.decode("latin-1").lower()
+            value = v.decode("latin-1")
+            d[name] = f"{d[name]}, {value}" if name in d else value
+        self._d = d
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._d.get(name.lower(), default)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._d
+
+    def __getitem__(self, name: str) -> str:
+        return self._d[name.lower()]
+
+
+class _Conn:
+    __slots__ = ("h11", "key", "stream")
+
+    def __init__(self, stream: ByteStream, key: tuple[str, str, int]) -> None:
+        self.stream = stream
+        self.key = key
+        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
+
+    async def close(self) -> None:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(1):
+            try:
+                await self.stream.aclose()
+            except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+
+
+class Response:
+    """A response whose body is read as it arrives (:meth:`aiter_bytes`) or at once (:meth:`aread`)."""
+
+    def __init__(
+        self, client: H11Client, conn: _Conn, head: h11.Response, read_timeout: float | None
+    ) -> None:
+        self._client = client
+        self._conn = conn
+        self.status_code: int = head.status_code
+        self.reason_phrase = head.reason.decode("latin-1", "replace")
+        self.headers = Headers(list(head.headers))
+        self._read_timeout = read_timeout
+        self._done = False
+        self._closed = False
+        self._body: bytes | None = None
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        if self._body is not None:
+            if self._body:
+                yield self._body
+            return
+        conn = self._conn
+        while not self._done:
+            ev = await self._client._next_event(conn, self._read_timeout)
+            if type(ev) is h11.Data:
+                yield bytes(ev.data)
+            elif (
+                type(ev) is h11.EndOfMessage or ev is h11.PAUSED or type(ev) is h11.ConnectionClosed
+            ):
+                self._done = True
+
+    async def aread(self) -> bytes:
+        if self._body is None:
+            self._body = b"".join([c async for c in self.aiter_bytes()])
+        return self._body
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        await self._client._release(self._conn, reusable=self._done)
+
+
+class H11Client:
+    """A keep-alive HTTP/1.1 client with the subset of httpx's API the transports use.
+
+    Args:
+        headers: sent with every request.
+        auth: a callable (sync or async) returning headers to add to each request.
+        timeout: default connect/write timeout (and read timeout of :meth:`request`).
+        ssl_context: for ``https`` (default: the system's trust store via ``ssl``).
+    """
+
+    def __init__(
+        self,
+        *,
+        auth: HeaderHook | None = None,
+        timeout: float | None = 30.0,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        self._auth = auth
+        self.timeout = timeout
+        self._ssl = ssl_context
+        self._idle: dict[tuple[str, str, int], list[_Conn]] = {}
+        self._closed = False
+
+    async def __aenter__(self) -> H11Client:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        self._closed = True
+        idle, self._idle = self._idle, {}
+        for conns in idle.values():
+            for c in conns:
+                await c.close()
+
+    # ------------------------------------------------------------------ requests
+
+    @asynccontextmanager
+    async def stream(
+        self,
+        method: str,
+        url: str,
+        *,
+        content: bytes = b"",
+        headers: Mapping[str, str] | None = None,
+        timeout: Timeouts | float | None = None,
+    ) -> AsyncIterator[Response]:
+        resp = await self._send(method, url, content, headers, timeout)
+        try:
+            yield resp
+        finally:
+            await resp.aclose()
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        content: bytes = b"",
+        headers: Mapping[str, str] | None = None,
+        timeout: Timeouts | float | None = None,
+    ) -> Response:
+        """Send and read the whole body."""
+        resp = await self._send(method, url, content, headers, timeout)
+        try:
+            await resp.aread()
+        finally:
+            await resp.aclose()
+        return resp
+
+    async def post(
+        self,
+        url: str,
+        *,
+        content: bytes = b"",
+        headers: Mapping[str, str] | None = None,
+        timeout: Timeouts | float | None = None,
+    ) -> Response:
+        return await self.request("POST", url, content=content, headers=headers, timeout=timeout)
+
+    async def get(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout: Timeouts | float | None = None,
+    ) -> Response:
+        return await self.request("GET", url, headers=headers, timeout=timeout)
+
+    async def delete(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout: Timeouts | float | None = None,
+    ) -> Response:
+        return await self.request("DELETE", url, headers=headers, timeout=timeout)
+
+    # ------------------------------------------------------------------ internals
+
+    def _timeouts(self, timeout: Timeouts | float | None) -> Timeouts:
+        if timeout is None:
+            return (self.timeout, self.timeout)
+        if isinstance(timeout, tuple):
+            return timeout
+        return (timeout, timeout)
+
+    async def _send(
+        self,
+        method: str,
+        url: str,
+        content: bytes,
+        headers: Mapping[str, str] | None,
+        timeout: Timeouts | float | None,
+    ) -> Response:
+        if self._closed:
+            raise HTTPError("the HTTP client is closed")
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        if scheme not in ("http", "https") or not parts.hostname:
+            raise HTTPError(f"unsupported URL {url!r}")
+        port = parts.port or (443 if scheme == "https" else 80)
+        key = (scheme, parts.hostname, port)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        hdrs: dict[str, str] = {"host": parts.netloc, "user-agent": "mcpkit"}
+        if headers:
+            hdrs.update({k.lower(): v for k, v in headers.items()})
+        if self._auth is not None:
+            extra = self._auth()
+            if inspect.isawaitable(extra):
+                extra = await extra
+            hdrs.update({k.lower(): v for k, v in dict(extra).items()})
+        if content or method in ("POST", "PUT", "PATCH"):
+            hdrs["content-length"] = str(len(content))
+        connect_t, read_t = self._timeouts(timeout)
+        request = h11.Request(method=method, target=target, headers=list(hdrs.items()))
+        for attempt in (0, 1):
+            conn, reused = await self._acquire(key, connect_t)
+            try:
+                data = conn.h11.send(request) or b""
+                if content:
+                    data += conn.h11.send(h11.Data(data=content)) or b""
+                data += conn.h11.send(h11.EndOfMessage()) or b""
+                with anyio.fail_after(connect_t):
+                    await conn.stream.send(data)
+                while True:
+                    ev = await self._next_event(conn, read_t)
+                    if type(ev) is h11.Response:
+                        return Response(self, conn, ev, read_t)
+                    if type(ev) is h11.ConnectionClosed:
+                        raise RemoteProtocolError(
+                            "the server closed the connection without answering"
+                        )
+            except BaseException as e:
+                await conn.close()
+                # A kept-alive connection the server had already closed: retry once, fresh.
+                stale = isinstance(e, (RemoteProtocolError, OSError, anyio.BrokenResourceError))
+                if reused and attempt == 0 and stale:
+                    continue
+                if isinstance(e, TimeoutError):
+                    raise ReadTimeout(f"no answer from {parts.netloc} within {read_t} s") from e
+                if isinstance(e, (OSError, anyio.BrokenResourceError)):
+                    raise RemoteProtocolError(f"connection to {parts.netloc} failed: {e}") from e
+                raise
+        raise RemoteProtocolError("unreachable")  # pragma: no cover
+
+    async def _acquire(
+        self, key: tuple[str, str, int], connect_t: float | None
+    ) -> tuple[_Conn, bool]:
+        idle = self._idle.get(key)
+        while idle:
+            conn = idle.pop()
+            if conn.h11.our_state is h11.IDLE:
+                return conn, True
+            await conn.close()
+        scheme, host, port = key
+        try:
+            with anyio.fail_after(connect_t):
+                if scheme == "https":
+                    ctx = self._ssl or ssl.create_default_context()
+                    stream: ByteStream = await anyio.connect_tcp(
+                        host, port, tls=True, ssl_context=ctx, tls_hostname=host
+                    )
+                else:
+                    stream = await anyio.connect_tcp(host, port)
+        except TimeoutError as e:
+            raise ConnectError(f"could not connect to {host}:{port} within {connect_t} s") from e
+        except OSError as e:
+            raise ConnectError(f"could not connect to {host}:{port}: {e}") from e
+        return _Conn(stream, key), False
+
+    async def _next_event(self, conn: _Conn, read_t: float | None) -> Any:
+        while True:
+            try:
+                ev = conn.h11.next_event()
+            except h11.RemoteProtocolError as e:
+                raise RemoteProtocolError(f"invalid HTTP from the server: {e}") from e
+            if ev is not h11.NEED_DATA:
+                return ev
+            try:
+                with anyio.fail_after(read_t):
+                    chunk = await conn.stream.receive(_READ_SIZE)
+            except TimeoutError as e:
+                raise ReadTimeout(f"no data from the server within {read_t} s") from e
+            except (anyio.EndOfStream, anyio.BrokenResourceError, OSError):
+                chunk = b""
+            conn.h11.receive_data(chunk)
+
+    async def _release(self, conn: _Conn, *, reusable: bool) -> None:
+        c = conn.h11
+        if reusable and not self._closed and c.our_state is h11.DONE and c.their_state is h11.DONE:
+            try:
+                c.start_next_cycle()
+            except h11.LocalProtocolError:
+                await conn.close()
+                return
+            idle = self._idle.setdefault(conn.key, [])
+            if len(idle) < _MAX_IDLE_PER_ORIGIN:
+                idle.append(conn)
+                return
+        await conn.close()
+
+
+class HttpxAdapter:
+    """Gives an ``httpx2.AsyncClient`` the :class:`H11Client` API (errors mapped to ours)."""
+
+    def __init__(self, client: Any) -> None:
+        import httpx2
+
+        self._httpx = httpx2
+        self._client = client
+
+    def _t(self, timeout: Timeouts | float | None) -> Any:
+        if timeout is None:
+            return self._httpx.USE_CLIENT_DEFAULT
+        if isinstance(timeout, tuple):
+            return self._httpx.Timeout(timeout[0], read=timeout[1])
+        return timeout
+
+    def _map(self, e: Exception) -> HTTPError:
+        h = self._httpx
+        if isinstance(e, h.ConnectError | h.ConnectTimeout):
+            return ConnectError(str(e) or type(e).__name__)
+        if isinstance(e, h.TimeoutException):
+            return ReadTimeout(str(e) or type(e).__name__)
+        return RemoteProtocolError(f"{type(e).__name__}: {e}")
+
+    @asynccontextmanager
+    async def stream(
+        self,
+        method: str,
+        url: str,
+        *,
+        content: bytes = b"",
+        headers: Mapping[str, str] | None = None,
+        timeout: Timeouts | float | None = None,
+    ) -> AsyncIterator[Any]:
+        try:
+            async with self._client.stream(
+                method, url, content=content, headers=headers, timeout=self._t(timeout)
+            ) as r:
+                yield _AdaptedResponse(r, self)
+        except self._httpx.HTTPError as e:
+            raise self._map(e) from e
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        content: bytes = b"",
+        headers: Mapping[str, str] | None = None,
+        timeout: Timeouts | float | None = None,
+    ) -> Any:
+        try:
+            r = await self._client.request(
+                method, url, content=content, headers=headers, timeout=self._t(timeout)
+            )
+        except self._httpx.HTTPError as e:
+            raise self._map(e) from e
+        return _AdaptedResponse(r, self)
+
+    async def post(
+        self,
+        url: str,
+        *,
+        content: bytes = b"",
+        headers: Mapping[str, str] | None = None,
+        timeout: Timeouts | float | None = None,
+    ) -> Any:
+        return await self.request("POST", url, content=content, headers=headers, timeout=timeout)
+
+    async def delete(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout: Timeouts | float | None = None,
+    ) -> Any:
+        return await self.request("DELETE", url, headers=headers, timeout=timeout)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+class _AdaptedResponse:
+    def __init__(self, r: Any, adapter: HttpxAdapter) -> None:
+        self._r = r
+        self._a = adapter
+        self.status_code: int = r.status_code
+        self.reason_phrase: str = r.reason_phrase
+        self.headers = r.headers
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._r.aiter_bytes():
+                yield chunk
+        except self._a._httpx.HTTPError as e:
+            raise self._a._map(e) from e
+
+    async def aread(self) -> bytes:
+        try:
+            return bytes(await self._r.aread())
+        except self._a._httpx.HTTPError as e:
+            raise self._a._map(e) from e
+
+    async def aclose(self) -> None:
+        await self._r.aclose()
