@@ -432,9 +432,9 @@ async def test_timeout_sends_cancel_and_connection_stays_usable() -> None:
 
 async def test_progress_resets_the_timeout() -> None:
     async def call(ctx: RequestContext, params: Any) -> Any:
-        for i in range(6):
-            await anyio.sleep(0.1)
-            await ctx.report_progress(i + 1, 6, f"step {i + 1}")
+        for i in range(12):
+            await anyio.sleep(0.05)
+            await ctx.report_progress(i + 1, 12, f"step {i + 1}")
         return text_result("done")
 
     async def tools(ctx: RequestContext, params: Any) -> Any:
@@ -444,13 +444,13 @@ async def test_progress_resets_the_timeout() -> None:
     async with session_server({"tools/list": tools, "tools/call": call}) as srv:
         with anyio.fail_after(5):
             async with Client(srv.wire) as client:
-                # 0.6 s of work, 0.3 s timeout, but progress every 0.1 s keeps it alive.
+                # 0.6 s of work, 0.4 s timeout, but progress every 0.05 s keeps it alive.
                 r = await client.call_tool(
-                    "slow", timeout=0.3, progress_handler=lambda p, t, m: seen.append((p, t, m))
+                    "slow", timeout=0.4, progress_handler=lambda p, t, m: seen.append((p, t, m))
                 )
                 assert r.content[0].text == "done"  # type: ignore[union-attr]
-        assert [s[0] for s in seen] == [1, 2, 3, 4, 5, 6]
-        assert seen[0] == (1, 6, "step 1")
+        assert [s[0] for s in seen] == list(range(1, 13))
+        assert seen[0] == (1, 12, "step 1")
         srv.wire.check()
 
 
