@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import os
@@ -110,6 +111,7 @@ class _Default:
 _DEFAULT: Any = _Default()
 
 
+@functools.lru_cache(maxsize=1)
 def _package_version() -> str:
     try:
         from importlib.metadata import version
@@ -246,6 +248,13 @@ class Client:
     and prompt get: with it set, those requests all ask for progress),
     ``resource_updated_handler(params)``, ``list_changed_handler(kind)`` with kind
     ``"tools"``, ``"resources"`` or ``"prompts"`` (the cached list is dropped first).
+
+    Also: ``name`` (how callbacks and :class:`ClientGroup` call this server; default: its
+    ``serverInfo.name``), ``client_info`` (our ``clientInfo``; default ``mcpkit`` and its
+    version), ``protocol_version`` (the revision to ask for; default the latest; older
+    servers are answered in their own revision), ``validate_output`` (check
+    ``structuredContent`` against ``outputSchema``; default on), ``on_stderr`` (each stderr
+    line of a spawned server; default: copied to ours).
     """
 
     def __init__(
