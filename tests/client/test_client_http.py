@@ -150,15 +150,10 @@ async def test_official_sdk_server_over_streamable_http() -> None:
                 assert (await client.read_resource("memo://readme")).contents[0].text  # type: ignore[union-attr]
 
 
-async def test_reference_typescript_server_over_streamable_http() -> None:
-    entry = (
-        Path.home() / ".cache" / "mcpkit-tests" / "npm" / "node_modules" / "@modelcontextprotocol"
-    )
-    entry = entry / "server-everything" / "dist" / "index.js"
-    if not entry.exists():
-        pytest.skip("server-everything not installed yet (test_interop_servers.py installs it)")
+async def test_reference_typescript_server_over_streamable_http(everything_js: str) -> None:
+    entry = everything_js
     port = free_port()
-    with listening(["node", str(entry), "streamableHttp"], port, env={"PORT": str(port)}):
+    with listening(["node", entry, "streamableHttp"], port, env={"PORT": str(port)}):
         with anyio.fail_after(30):
             async with Client(f"http://127.0.0.1:{port}/mcp", sampling_handler=sample) as client:
                 assert client.server_info.name == "mcp-servers/everything"

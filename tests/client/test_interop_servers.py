@@ -8,9 +8,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -42,12 +39,6 @@ def real(path: Path) -> str:
 
 HERE = Path(__file__).parent
 OFFICIAL = [sys.executable, str(HERE / "servers" / "official_sdk.py")]
-
-EVERYTHING_PACKAGE = "@modelcontextprotocol/server-everything"
-EVERYTHING_VERSION = "2026.8.31"
-NPM_PREFIX = Path(
-    os.environ.get("MCPKIT_TEST_NPM", Path.home() / ".cache" / "mcpkit-tests" / "npm")
-)
 
 
 # ---------------------------------------------------------------- the official Python SDK
@@ -135,53 +126,6 @@ async def test_official_sdk_server_everything_a_client_does(tmp_path: Path) -> N
 
 
 # ---------------------------------------------------------------- server-everything (TypeScript)
-
-
-def _npm_registry_reachable(npm: str) -> tuple[bool, str]:
-    try:
-        p = subprocess.run(
-            [npm, "view", EVERYTHING_PACKAGE, "version"], capture_output=True, text=True, timeout=60
-        )
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return False, str(e)
-    return p.returncode == 0, (p.stderr or p.stdout).strip()[-500:]
-
-
-@pytest.fixture(scope="module")
-def everything_js() -> str:
-    entry = NPM_PREFIX / "node_modules" / EVERYTHING_PACKAGE / "dist" / "index.js"
-    installed = NPM_PREFIX / "node_modules" / EVERYTHING_PACKAGE / "package.json"
-    if installed.exists() and f'"version": "{EVERYTHING_VERSION}"' in installed.read_text():
-        return str(entry)
-    npm = shutil.which("npm")
-    node = shutil.which("node")
-    if npm is None or node is None:
-        pytest.fail("node and npm are needed for the server-everything interop test")
-    NPM_PREFIX.mkdir(parents=True, exist_ok=True)
-    p = subprocess.run(
-        [
-            npm,
-            "install",
-            "--no-audit",
-            "--no-fund",
-            "--prefix",
-            str(NPM_PREFIX),
-            f"{EVERYTHING_PACKAGE}@{EVERYTHING_VERSION}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if p.returncode != 0:
-        reachable, why = _npm_registry_reachable(npm)
-        if not reachable:
-            pytest.skip(
-                f"SKIPPED LOUDLY: the npm registry is unreachable, so {EVERYTHING_PACKAGE} could not be "
-                f"installed and our client was NOT tested against the reference TypeScript server ({why})"
-            )
-        pytest.fail(f"npm install {EVERYTHING_PACKAGE} failed:\n{p.stderr[-2000:]}")
-    assert entry.exists(), entry
-    return str(entry)
 
 
 async def test_reference_typescript_server(everything_js: str, tmp_path: Path) -> None:
