@@ -195,3 +195,17 @@ async def test_path_target_with_spaces(tmp_path: Path) -> None:
     with anyio.fail_after(10):
         async with Client(script) as client:
             assert client.server_info.name == "session-stdio"
+
+
+async def test_cancelled_while_connecting_leaves_nothing_behind() -> None:
+    import subprocess as sp
+
+    marker = "mcpkit-cancel-connect-marker"
+    with anyio.fail_after(15):
+        with anyio.move_on_after(0.5) as scope:
+            async with Client([sys.executable, BAD, "silent", marker]):
+                pass  # pragma: no cover
+        assert scope.cancelled_caught
+    # The server process was stopped although the connect was cancelled.
+    ps = sp.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True).stdout
+    assert marker not in ps
