@@ -198,8 +198,6 @@ async def test_path_target_with_spaces(tmp_path: Path) -> None:
 
 
 async def test_cancelled_while_connecting_leaves_nothing_behind() -> None:
-    import subprocess as sp
-
     marker = "mcpkit-cancel-connect-marker"
     with anyio.fail_after(15):
         with anyio.move_on_after(0.5) as scope:
@@ -207,5 +205,5 @@ async def test_cancelled_while_connecting_leaves_nothing_behind() -> None:
                 pass  # pragma: no cover
         assert scope.cancelled_caught
     # The server process was stopped although the connect was cancelled.
-    ps = sp.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True).stdout
-    assert marker not in ps
+    ps = await anyio.run_process(["ps", "-eo", "args"])
+    assert marker not in ps.stdout.decode()
