@@ -14,10 +14,11 @@ import logging
 import math
 import secrets
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 import anyio
+import anyio.lowlevel
 import orjson
 from anyio.abc import TaskGroup
 
@@ -367,8 +368,11 @@ class StreamableHTTPApp:
         if self.json_response:
             stream = transport.new_request_stream(rid, json=True)
             await transport.feed(msg)
-            got = await _wait_or_disconnect(stream.done_event, receive)
-            if not got or stream.result is None:
+            if not await _settled(lambda: stream.done_event.is_set()):
+                got = await _wait_or_disconnect(stream.done_event, receive)
+                if not got:
+                    return
+            if stream.result is None:
                 return
             await respond(send, 200, stream.result, content_type=JSON, headers=extra)
             return
@@ -379,16 +383,36 @@ class StreamableHTTPApp:
             transport.event_store is not None
             and (version or DEFAULT_HEADER_VERSION) >= PRIMING_SINCE
         )
+        head = (
+            encode_event(b"", event=None, id=f"{stream.id}_0", retry=self.retry_ms)
+            if prime
+            else b""
+        )
+        # Most requests are answered within a few loop turns: then the whole stream goes
+        # out as one body with a Content-Length (one write, no chunked framing).
+        ready: list[bytes] = []
+        final = False
+
+        def drain() -> bool:
+            nonlocal final
+            while not final:
+                try:
+                    _, chunk, final = conn.receive_nowait()
+                except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+                    break
+                ready.append(chunk)
+            return final
+
+        if await _settled(drain):
+            conn.close()
+            await respond(send, 200, head + b"".join(ready), headers=[*SSE_HEADERS, *extra])
+            return
         await send(
             {"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *extra]}
         )
-        if prime:
+        if head or ready:
             await send(
-                {
-                    "type": "http.response.body",
-                    "body": encode_event(b"", event=None, id=f"{stream.id}_0", retry=self.retry_ms),
-                    "more_body": True,
-                }
+                {"type": "http.response.body", "body": head + b"".join(ready), "more_body": True}
             )
         await self._pump(stream, conn, receive, send, replayed=0, keepalive=False)
 
@@ -556,6 +580,7 @@ class StreamableHTTPApp:
         if conn is None or final:
             if conn is not None and live is not None:
                 live.detach()
+                conn.close()
             await send({"type": "http.response.body", "body": b""})
             return
         assert live is not None
@@ -710,6 +735,18 @@ class StreamableHTTPApp:
                     stream.detach()
                 conn.close()
                 tg.cancel_scope.cancel()
+
+
+async def _settled(check: Callable[[], bool], turns: int = 12) -> bool:
+    """Give the session a few event-loop turns to answer; True as soon as ``check()`` is.
+
+    Cheaper than a watcher task for the common quick answer; slow ones cost ~12 turns.
+    """
+    for _ in range(turns):
+        if check():
+            return True
+        await anyio.lowlevel.checkpoint()
+    return check()
 
 
 async def _wait_or_disconnect(event: anyio.Event, receive: Receive) -> bool:

@@ -73,12 +73,12 @@ class Stream:
         return recv
 
     def detach(self) -> None:
+        # Only the sending side: the connection still drains what was queued, then ends
+        # (and closes its receiving side itself).
         if self.conn is not None:
             self.conn.close()
             self.conn = None
-        if self.conn_recv is not None:
-            self.conn_recv.close()
-            self.conn_recv = None
+        self.conn_recv = None
 
     def push(self, item: Chunk) -> None:
         conn = self.conn
