@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import anyio
@@ -169,3 +170,21 @@ async def test_url_elicitation_with_our_server() -> None:
         ("https://auth.example.com/start", "e-42", "Sign in to continue"),
         ("complete", "e-42"),
     ]
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_on_trio(anyio_backend: str) -> None:
+    server = make_server()
+
+    async def sample(params: Any, ctx: Any) -> str:
+        return "trio"
+
+    with anyio.fail_after(10):
+        async with Client(server, sampling_handler=sample) as client:
+            assert (await client.call_tool("add", {"a": 1, "b": 2})).structured_content == {
+                "result": 3
+            }
+            assert text(await client.call_tool("ask", {"prompt": "?"})) == "model: trio"
+        # stdio on trio too: a subprocess, its pipes and its shutdown.
+        async with Client([sys.executable, "-m", "tests.client.servers.ours"]) as c2:
+            assert (await c2.call_tool("add", {"a": 2, "b": 2})).structured_content == {"result": 4}
