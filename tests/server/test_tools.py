@@ -411,3 +411,23 @@ async def test_cancellation_stops_the_tool() -> None:
             await cancelled.wait()
         assert not finished.is_set()
         assert server.tools[0]["name"] == "forever"
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_works_on_trio(anyio_backend: str) -> None:
+    server = make_server()
+
+    @server.tool()
+    def sync_logs(ctx: Context) -> str:
+        """Logs from a worker thread."""
+        anyio.from_thread.run(ctx.info, "hello from trio's worker")
+        return threading.current_thread().name
+
+    async with connect(server) as c:
+        assert (await c.tool("echo", {"text": "t"}))["content"][0]["text"] == "t"
+        assert (await c.tool("add", {"a": 1}))["structuredContent"] == {"result": 3}
+        assert (await c.tool("sync_logs"))["content"][0]["text"] != threading.current_thread().name
+        assert await c.wait_for("notifications/message") == [
+            {"level": "info", "data": "hello from trio's worker"}
+        ]
+        assert (await c.tool("fails_tool_error"))["isError"] is True
