@@ -300,3 +300,24 @@ async def test_session_enters_the_lifespan_when_its_transport_did_not() -> None:
         assert r["content"][0]["text"] == "state"
         await server_end.aclose()
     assert events == ["start", "stop"]
+
+
+async def test_elicitation_form_must_be_flat() -> None:
+    class Inner(BaseModel):
+        x: int
+
+    class Nested(BaseModel):
+        inner: Inner
+
+    server = Server("flat")
+
+    @server.tool()
+    async def nested(ctx: Context) -> str:
+        """Asks with a nested model."""
+        await ctx.elicit("?", Nested)
+        return "unreachable"
+
+    async with connect(server, capabilities={"elicitation": {}}) as c:
+        r = await c.tool("nested")
+    assert r["isError"] is True
+    assert r["content"][0]["text"] == "Error executing tool nested"

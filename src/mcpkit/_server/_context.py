@@ -456,4 +456,22 @@ def elicitation_schema(adapter: TypeAdapter[Any]) -> dict[str, Any]:
             if isinstance(prop, dict) and prop.get("default", 0) is None:
                 props[name].pop("default", None)
     out["type"] = "object"
+    for name, prop in (props or {}).items():
+        if not _is_primitive_field(prop):
+            raise TypeError(
+                f"elicitation forms take flat fields (str, int, float, bool, enums, lists of enum "
+                f"values); field {name!r} is not one: {prop!r}"
+            )
     return out
+
+
+def _is_primitive_field(prop: Any) -> bool:
+    if not isinstance(prop, dict):
+        return False
+    kind = prop.get("type")
+    if kind in ("string", "number", "integer", "boolean"):
+        return True
+    if kind == "array":
+        items = prop.get("items")
+        return isinstance(items, dict) and ("enum" in items or "anyOf" in items)
+    return False
