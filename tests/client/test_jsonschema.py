@@ -124,3 +124,71 @@ def test_deep_recursion_is_bounded() -> None:
     for _ in range(200):
         value = [value]
     assert validate(value, {"type": "array", "items": {"$ref": "#"}}) in (True, False)
+
+
+# ---------------------------------------------------------------- elicitation answers
+
+SEP1330 = {
+    "type": "object",
+    "properties": {
+        "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+        "titledSingle": {
+            "type": "string",
+            "oneOf": [
+                {"const": "value1", "title": "First"},
+                {"const": "value2", "title": "Second"},
+            ],
+        },
+        "legacyEnum": {"type": "string", "enum": ["opt1", "opt2"], "enumNames": ["One", "Two"]},
+        "untitledMulti": {
+            "type": "array",
+            "items": {"type": "string", "enum": ["option1", "option2"]},
+        },
+        "titledMulti": {
+            "type": "array",
+            "items": {
+                "anyOf": [{"const": "value1", "title": "A"}, {"const": "value2", "title": "B"}]
+            },
+            "minItems": 1,
+            "maxItems": 2,
+        },
+        "when": {"type": "string", "format": "date"},
+        "site": {"type": "string", "format": "uri"},
+        "at": {"type": "string", "format": "date-time"},
+        "n": {"type": "number", "minimum": 0, "default": 1.5},
+    },
+    "required": ["untitledSingle"],
+}
+GOOD = {
+    "untitledSingle": "option1",
+    "titledSingle": "value1",
+    "legacyEnum": "opt1",
+    "untitledMulti": ["option1", "option2"],
+    "titledMulti": ["value1", "value2"],
+    "when": "2025-11-25",
+    "site": "https://example.com/x",
+    "at": "2025-11-25T10:00:00Z",
+}
+
+
+def test_elicitation_answers_every_enum_shape() -> None:
+    from mcpkit._client._elicitation import apply_defaults, check_answer
+
+    assert check_answer(GOOD, SEP1330) == []
+    assert apply_defaults(GOOD, SEP1330)["n"] == 1.5
+    assert apply_defaults({"n": 3}, SEP1330)["n"] == 3  # given values win
+    bad = {
+        "titledSingle": "value9",
+        "legacyEnum": "One",
+        "untitledMulti": ["option9"],
+        "titledMulti": [],
+        "when": "25/11/2025",
+        "site": "not a uri",
+        "at": "noon",
+        "n": -1,
+    }
+    errors = check_answer({**GOOD, **bad}, SEP1330)
+    joined = " | ".join(errors)
+    for field in bad:
+        assert field in joined, (field, errors)
+    assert "missing required property 'untitledSingle'" in " ".join(check_answer({}, SEP1330))
