@@ -343,3 +343,74 @@ async def test_mounted_in_starlette(demo: DemoServer) -> None:
             assert (await c.get(srv.base + "/hello")).text == "hello"
         # Starlette does not forward lifespan to mounts: the app started its host lazily.
         srv.call(mcp_app.aclose)
+
+
+@pytest.mark.parametrize("json_response", [False, True])
+async def test_concurrent_calls_each_get_their_own_answer(
+    demo: DemoServer, json_response: bool
+) -> None:
+    with running(create_http_app(demo, json_response=json_response)) as srv, anyio.fail_after(15):
+        async with (
+            open_streamable_http(srv.url) as t,
+            ClientSession(t, client_info=CLIENT_INFO) as cs,
+        ):
+            await cs.initialize()
+            answers: dict[int, str] = {}
+
+            async def one(i: int) -> None:
+                if i % 2:
+                    await call(cs, "slow", seconds=0.2)
+                answers[i] = text(await call(cs, "echo", text=f"answer {i}"))
+
+            t0 = time.monotonic()
+            async with anyio.create_task_group() as tg:
+                for i in range(40):
+                    tg.start_soon(one, i)
+            assert answers == {i: f"answer {i}" for i in range(40)}
+            assert time.monotonic() - t0 < 3  # the slow calls ran side by side
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_client_on_trio(demo: DemoServer, anyio_backend: str) -> None:
+    with running(create_http_app(demo)) as srv, anyio.fail_after(15):
+        async with (
+            open_http(srv.url) as t,
+            ClientSession(t, client_info=CLIENT_INFO) as cs,
+        ):
+            await cs.initialize()
+            assert text(await call(cs, "log")) == "logged"
+            assert text(await call(cs, "poll", retry=50)) == "polled"
+
+
+async def test_mounted_in_fastapi(demo: DemoServer) -> None:
+    fastapi = pytest.importorskip("fastapi")
+    mcp_app = create_http_app(demo, path="/")
+
+    async def lifespan(app: Any) -> Any:
+        async with mcp_app:  # FastAPI does not forward lifespan to mounts: enter it here
+            yield
+
+    from contextlib import asynccontextmanager
+
+    app = fastapi.FastAPI(lifespan=asynccontextmanager(lifespan))
+    app.mount("/mcp", mcp_app)
+    with running(app) as srv, anyio.fail_after(15):
+        async with (
+            open_streamable_http(srv.base + "/mcp/") as t,
+            ClientSession(t, client_info=CLIENT_INFO) as cs,
+        ):
+            await cs.initialize()
+            assert text(await call(cs, "echo", text="fastapi")) == "fastapi"
+
+
+async def test_legacy_session_ends_with_its_stream(demo: DemoServer) -> None:
+    app = create_sse_app(demo)
+    with running(app) as srv, anyio.fail_after(15):
+        async with (
+            open_sse(srv.base + "/sse") as t,
+            ClientSession(t, client_info=CLIENT_INFO) as cs,
+        ):
+            await cs.initialize()
+            assert len(app.sessions) == 1
+        while app.sessions:
+            await anyio.sleep(0.02)

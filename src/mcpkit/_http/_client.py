@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -294,23 +294,24 @@ class StreamableHTTPClientTransport:
         retry: int | None = None
         got = False
         try:
-            async for chunk in resp.aiter_bytes():
-                for ev in parser.feed(chunk):
-                    if ev.id is not None:
-                        last_id = ev.id
-                    if ev.retry is not None:
-                        retry = ev.retry
-                    if ev.event != "message" or not ev.data:
-                        continue
-                    try:
-                        msg = orjson.loads(ev.data)
-                    except orjson.JSONDecodeError:
-                        logger.warning("dropped an SSE event that is not JSON")
-                        continue
-                    if await self._incoming(msg) == rid and rid is not None:
-                        got = True
-                if got:
-                    break
+            async with aclosing(resp.aiter_bytes()) as chunks:
+                async for chunk in chunks:
+                    for ev in parser.feed(chunk):
+                        if ev.id is not None:
+                            last_id = ev.id
+                        if ev.retry is not None:
+                            retry = ev.retry
+                        if ev.event != "message" or not ev.data:
+                            continue
+                        try:
+                            msg = orjson.loads(ev.data)
+                        except orjson.JSONDecodeError:
+                            logger.warning("dropped an SSE event that is not JSON")
+                            continue
+                        if await self._incoming(msg) == rid and rid is not None:
+                            got = True
+                    if got:
+                        break
         except HTTPError as e:
             logger.debug("SSE stream broke: %s", e)
         return got, last_id, retry
@@ -502,21 +503,22 @@ class SSEClientTransport:
                         if resp.status_code >= 400:
                             raise HTTPStatusFailure(resp.status_code, await _error_text(resp))
                         parser = SSEParser()
-                        async for chunk in resp.aiter_bytes():
-                            for ev in parser.feed(chunk):
-                                if ev.event == "endpoint" and not got_endpoint.is_set():
-                                    target = urljoin(url, ev.data.strip())
-                                    if urlsplit(target)[:2] != urlsplit(url)[:2]:
-                                        raise TransportError(
-                                            f"the server's endpoint {target!r} is on another origin"
-                                        )
-                                    endpoint_box.append(target)
-                                    got_endpoint.set()
-                                elif ev.event == "message" and ev.data:
-                                    try:
-                                        await sink.put(orjson.loads(ev.data))
-                                    except orjson.JSONDecodeError:
-                                        logger.warning("dropped an SSE event that is not JSON")
+                        async with aclosing(resp.aiter_bytes()) as chunks:
+                            async for chunk in chunks:
+                                for ev in parser.feed(chunk):
+                                    if ev.event == "endpoint" and not got_endpoint.is_set():
+                                        target = urljoin(url, ev.data.strip())
+                                        if urlsplit(target)[:2] != urlsplit(url)[:2]:
+                                            raise TransportError(
+                                                f"the server's endpoint {target!r} is on another origin"
+                                            )
+                                        endpoint_box.append(target)
+                                        got_endpoint.set()
+                                    elif ev.event == "message" and ev.data:
+                                        try:
+                                            await sink.put(orjson.loads(ev.data))
+                                        except orjson.JSONDecodeError:
+                                            logger.warning("dropped an SSE event that is not JSON")
                 except (TransportError, HTTPError, ValueError) as e:
                     if not got_endpoint.is_set():
                         endpoint_box.append(e)
