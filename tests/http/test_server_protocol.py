@@ -396,3 +396,25 @@ def test_wrong_path_and_method(serve: Any, client: httpx.Client) -> None:
     srv = serve()
     assert client.post(srv.base + "/other", json={}, headers=HEADERS).status_code == 404
     assert client.put(srv.url, json={}, headers=HEADERS).status_code == 405
+
+
+def test_sessions_bound_to_their_owner(serve: Any, client: httpx.Client) -> None:
+    srv = serve(session_owner=lambda h: h.get("authorization"))
+    alice = {"authorization": "Bearer alice"}
+    r = _init(client, srv.url, **alice)
+    sid = r.headers["mcp-session-id"]
+    h = {**HEADERS, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25"}
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    assert client.post(srv.url, json=ping, headers={**h, **alice}).status_code == 200
+    # A stolen session id is useless to another user (and looks unknown).
+    assert (
+        client.post(
+            srv.url, json=ping, headers={**h, "authorization": "Bearer mallory"}
+        ).status_code
+        == 404
+    )
+    assert client.post(srv.url, json=ping, headers=h).status_code == 404
+    assert (
+        client.delete(srv.url, headers={**h, "authorization": "Bearer mallory"}).status_code == 404
+    )
+    assert len(srv.app.sessions) == 1

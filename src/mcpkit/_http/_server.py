@@ -64,12 +64,13 @@ class SessionFactory(Protocol):
 
 
 class _Entry:
-    __slots__ = ("busy", "id", "last_active", "scope", "session", "transport")
+    __slots__ = ("busy", "id", "last_active", "owner", "scope", "session", "transport")
 
     def __init__(self, id: str, transport: HTTPServerTransport, session: ServerSession) -> None:
         self.id = id
         self.transport = transport
         self.session = session
+        self.owner: str | None = None
         self.busy = 0
         self.last_active = anyio.current_time()
         self.scope = anyio.CancelScope()
@@ -100,6 +101,7 @@ class StreamableHTTPApp:
         max_body_size: int = 4 * 1024 * 1024,
         retry_ms: int = 1000,
         sse_ping_interval: float | None = 15.0,
+        session_owner: Callable[[dict[str, str]], str | None] | None = None,
     ) -> None:
         self.server = server
         self.path = path
@@ -115,6 +117,7 @@ class StreamableHTTPApp:
         self.max_body_size = max_body_size
         self.retry_ms = retry_ms
         self.sse_ping_interval = sse_ping_interval
+        self.session_owner = session_owner
         self.sessions: OrderedDict[str, _Entry] = OrderedDict()
         self._tg: TaskGroup | None = None
         self._host_started: anyio.Event | None = None
@@ -322,9 +325,11 @@ class StreamableHTTPApp:
                     send, 503, INTERNAL_ERROR, "Service Unavailable: too many sessions"
                 )
                 return
+            if self.session_owner is not None:
+                entry.owner = self.session_owner(headers)
             await self._serve_initialize(entry, msg, receive, send)
             return
-        entry = self._lookup(sid)
+        entry = self._lookup(sid, headers)
         if entry is None:
             await respond_error(
                 send, 404, INVALID_REQUEST, "Not Found: unknown or terminated session"
@@ -620,15 +625,22 @@ class StreamableHTTPApp:
                 f"Bad Request: unsupported MCP-Protocol-Version {version!r}",
             )
             return None
-        entry = self._lookup(sid)
+        entry = self._lookup(sid, headers)
         if entry is None:
             await respond_error(
                 send, 404, INVALID_REQUEST, "Not Found: unknown or terminated session"
             )
         return entry
 
-    def _lookup(self, sid: str) -> _Entry | None:
+    def _lookup(self, sid: str, headers: dict[str, str]) -> _Entry | None:
         entry = self.sessions.get(sid)
+        if (
+            entry is not None
+            and self.session_owner is not None
+            and entry.owner != self.session_owner(headers)
+        ):
+            # Someone else's session: answered as unknown, so ids cannot be probed.
+            return None
         if entry is not None:
             entry.last_active = anyio.current_time()
             self.sessions.move_to_end(sid)
@@ -806,6 +818,7 @@ def create_http_app(
     max_body_size: int = 4 * 1024 * 1024,
     retry_ms: int = 1000,
     sse_ping_interval: float | None = 15.0,
+    session_owner: Callable[[dict[str, str]], str | None] | None = None,
 ) -> StreamableHTTPApp:
     """An ASGI application serving ``server`` over Streamable HTTP at ``path``.
 
@@ -830,6 +843,9 @@ def create_http_app(
         max_body_size: largest POST body accepted (413 above).
         retry_ms: the SSE ``retry`` sent to clients (reconnection delay).
         sse_ping_interval: comment lines sent on idle GET streams to detect dead peers.
+        session_owner: ``fn(request headers) -> user identity``: binds each session to the
+            user who created it (e.g. the subject of the bearer token); another user's
+            requests with that session id get 404, as for an unknown session.
 
     Example::
 
@@ -851,6 +867,7 @@ def create_http_app(
         max_body_size=max_body_size,
         retry_ms=retry_ms,
         sse_ping_interval=sse_ping_interval,
+        session_owner=session_owner,
     )
 
 
