@@ -73,3 +73,20 @@ async def test_interactive() -> None:
     ) as c:
         assert (await c.tool("translate", {"text": "hello"}))["content"][0]["text"] == "Bonjour"
         assert (await c.tool("index_workspace"))["content"][0]["text"] == "indexed 2 root(s)"
+
+
+async def test_bench_server() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_example", EXAMPLES / "bench.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    server = module.setup(tools=2)
+    async with connect(server) as c:
+        names = [t["name"] for t in (await c.call("tools/list"))["tools"]]
+        assert names == ["echo", "big_out", "big_in", "tool_0", "tool_1"]
+        assert (await c.tool("echo", {"text": "x"})) == {"content": [{"type": "text", "text": "x"}]}
+        assert (await c.tool("big_in", {"data": "abc"}))["content"][0]["text"] == "3"
+        assert len((await c.tool("big_out"))["content"][0]["text"]) == 1 << 20
+        assert (await c.tool("tool_1", {"x": 4, "y": "z"}))["content"][0]["text"] == "4z"

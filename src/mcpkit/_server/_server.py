@@ -619,7 +619,8 @@ class Server:
         if kind == "resources":
             self._lists.pop("templates", None)
         method = _LIST_CHANGED[kind]
-        for s in self._sessions:
+        # A copy: registration may happen in a worker thread while sessions come and go.
+        for s in list(self._sessions):
             if s.initialized and kind in s.capabilities:
                 s.post_list_changed(method)
 
