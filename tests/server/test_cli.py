@@ -73,3 +73,22 @@ def test_module_path_is_accepted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.syspath_prepend(str(tmp_path))
     assert load_server("srv_mod").name == "mod"
     sys.modules.pop("srv_mod", None)
+
+
+def test_http_transport_hook(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "srv_http.py", "from mcpkit import Server\nserver = Server('h')\n")
+    calls: list[tuple[object, str, dict[str, object]]] = []
+
+    class FakeHTTP:
+        @staticmethod
+        def run(server: object, transport: str, **options: object) -> None:
+            calls.append((server, transport, options))
+
+    monkeypatch.setitem(sys.modules, "mcpkit._http", FakeHTTP)  # type: ignore[arg-type]
+    assert main("run", [str(path), "--transport", "sse", "--port", "9123"]) == 0
+    assert calls and calls[0][1] == "sse" and calls[0][2] == {"port": 9123}
+    monkeypatch.setitem(sys.modules, "mcpkit._http", None)  # type: ignore[arg-type]
+    assert main("run", [str(path), "--transport", "http"]) == 2
+    assert "HTTP transports are not available" in capsys.readouterr().err
