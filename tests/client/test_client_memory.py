@@ -568,3 +568,51 @@ async def test_max_timeout_caps_progress_resets() -> None:
                 elapsed = anyio.current_time() - t0
                 assert 0.5 < elapsed < 2.0
                 assert len(seen) >= 5  # progress did keep the 0.2 s timeout from firing
+
+
+async def test_resources_list_changed_drops_resources_and_templates() -> None:
+    calls = {"resources/list": 0, "resources/templates/list": 0, "prompts/list": 0}
+    changed: list[str] = []
+    got = anyio.Event()
+
+    def counting(method: str, key: str) -> Any:
+        async def handler(ctx: RequestContext, params: Any) -> Any:
+            calls[method] += 1
+            return {key: []}
+
+        return handler
+
+    handlers = {
+        "resources/list": counting("resources/list", "resources"),
+        "resources/templates/list": counting("resources/templates/list", "resourceTemplates"),
+        "prompts/list": counting("prompts/list", "prompts"),
+    }
+    caps = {"resources": {"listChanged": True}, "prompts": {"listChanged": True}}
+
+    def on_change(kind: str) -> None:
+        changed.append(kind)
+        got.set()
+
+    async with session_server(handlers, caps) as srv:
+        with anyio.fail_after(5):
+            async with Client(srv.wire, list_changed_handler=on_change) as client:
+                for _ in range(2):
+                    await client.list_resources()
+                    await client.list_resource_templates()
+                    await client.list_prompts()
+                assert calls == {
+                    "resources/list": 1,
+                    "resources/templates/list": 1,
+                    "prompts/list": 1,
+                }
+                await srv.session.notify("notifications/resources/list_changed")
+                await got.wait()
+                await client.list_resources()
+                await client.list_resource_templates()
+                await client.list_prompts()
+                assert calls == {
+                    "resources/list": 2,
+                    "resources/templates/list": 2,
+                    "prompts/list": 1,
+                }
+    assert changed == ["resources"]

@@ -14,6 +14,7 @@ from ..types import (
     CompleteResult,
     GetPromptResult,
     Implementation,
+    InitializeResult,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
@@ -123,6 +124,16 @@ class SyncClient:
     def protocol_version(self) -> str:
         """The negotiated protocol revision."""
         return self.client.protocol_version
+
+    @property
+    def initialize_result(self) -> InitializeResult:
+        """The server's whole answer to ``initialize``."""
+        return self.client.initialize_result
+
+    @property
+    def connected(self) -> bool:
+        """True while open and the server is reachable."""
+        return self._portal is not None and self.client.connected
 
     # ------------------------------------------------------------------ methods
 
@@ -270,3 +281,7 @@ class SyncClient:
     def set_roots(self, roots: RootsSource) -> None:
         """See :meth:`Client.set_roots`."""
         self._run(self.client.set_roots, roots)
+
+    def notify_roots_changed(self) -> None:
+        """See :meth:`Client.notify_roots_changed`."""
+        self._run(self.client.notify_roots_changed)
