@@ -46,7 +46,7 @@ from ._asgi import (
 from ._events import EventStore, InMemoryEventStore
 from ._security import HostOriginPolicy
 from ._sse import encode_event
-from ._transport import Chunk, HTTPServerTransport, Stream, parse_event_id
+from ._transport import Chunk, HTTPServerTransport, SessionGone, Stream, parse_event_id
 
 logger = logging.getLogger("mcpkit.http")
 
@@ -230,6 +230,8 @@ class StreamableHTTPApp:
                 )
         except ClientGone:
             pass
+        except SessionGone:
+            await respond_error(send, 404, INVALID_REQUEST, "Not Found: the session ended")
 
     def _allow(self) -> bytes:
         if self.stateless:

@@ -32,6 +32,10 @@ STANDALONE_BACKLOG = 1000
 Chunk = tuple[int, bytes, bool]
 
 
+class SessionGone(Exception):
+    """The session ended while a request for it was being handled."""
+
+
 class Stream:
     """One logical SSE stream: a request's (POST) or the session's standalone (GET) one.
 
@@ -174,8 +178,11 @@ class HTTPServerTransport:
     # ------------------------------------------------------------------ app side
 
     async def feed(self, message: Message) -> None:
-        """Hand a POSTed message to the engine."""
-        await self._in_send.send(message)
+        """Hand a POSTed message to the engine (:class:`SessionGone` if the session ended)."""
+        try:
+            await self._in_send.send(message)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError) as e:
+            raise SessionGone from e
 
     def new_request_stream(self, request_id: RequestId, *, json: bool) -> Stream:
         self._n += 1
@@ -276,4 +283,4 @@ def parse_event_id(event_id: str) -> tuple[str, int] | None:
     return sid, int(seq)
 
 
-__all__ = ["HTTPServerTransport", "Stream", "parse_event_id"]
+__all__ = ["HTTPServerTransport", "SessionGone", "Stream", "parse_event_id"]
