@@ -34,7 +34,9 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def listening(argv: list[str], port: int, env: dict[str, str] | None = None) -> Iterator[None]:
+def listening(
+    argv: list[str], port: int, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
     """Run a server process until its port accepts connections (bounded); stop it after."""
     proc = subprocess.Popen(
         argv,
@@ -56,7 +58,7 @@ def listening(argv: list[str], port: int, env: dict[str, str] | None = None) -> 
             if time.monotonic() > deadline:
                 raise RuntimeError("server did not start listening within 20 s")
             time.sleep(0.05)
-        yield
+        yield proc
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, 15)
@@ -165,6 +167,18 @@ async def test_reference_typescript_server_over_streamable_http(everything_js: s
                 assert "forty-two" in text(r)
                 r = await client.call_tool("get-structured-content", {"location": "New York"})
                 assert r.structured_content is not None
+
+
+async def test_server_dying_is_a_clear_error() -> None:
+    port = free_port()
+    argv = [sys.executable, str(HERE / "servers" / "ours.py"), "http", str(port)]
+    with listening(argv, port) as proc, anyio.fail_after(20):
+        async with Client(f"http://127.0.0.1:{port}/mcp", timeout=5) as client:
+            await client.ping()
+            os.killpg(proc.pid, 9)
+            proc.wait(5)
+            with pytest.raises(TransportError, match="cannot reach"):
+                await client.call_tool("add", {"a": 1, "b": 2})
 
 
 async def test_unreachable_url_is_a_clear_error() -> None:

@@ -99,6 +99,12 @@ _URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 #: The code of the error response a transport delivers when a request could not be sent.
 _TRANSPORT_FAILURE = -32000
 
+
+def _undeliverable(e: ProtocolError) -> bool:
+    """True for the error the HTTP transport reports when the request never got through."""
+    return e.code == _TRANSPORT_FAILURE and e.message.startswith("HTTP request failed")
+
+
 #: Requests that may take long enough for progress to matter.
 _PROGRESS_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
 
@@ -396,7 +402,7 @@ class Client:
                     f"{describe(self.target)}: connection lost during initialize: {e}"
                 ) from None
             except ProtocolError as e:
-                if e.code == _TRANSPORT_FAILURE:  # the HTTP transport could not deliver it
+                if _undeliverable(e):
                     raise TransportError(
                         f"cannot reach {describe(self.target)}: {e.message}"
                     ) from None
@@ -478,6 +484,12 @@ class Client:
             return await self._send(method, params, timeout, progress_handler)
         except URLElicitationRequired as e:
             await self._url_elicitations_required(e)
+            raise
+        except ProtocolError as e:
+            if _undeliverable(e):
+                raise TransportError(
+                    f"{method}: cannot reach {describe(self.target)}: {e.message}"
+                ) from None
             raise
 
     async def _send(
