@@ -431,3 +431,24 @@ async def test_works_on_trio(anyio_backend: str) -> None:
             {"level": "info", "data": "hello from trio's worker"}
         ]
         assert (await c.tool("fails_tool_error"))["isError"] is True
+
+
+@pytest.mark.req("TOOLS-STRUCTURED-CONFORMS")
+async def test_a_result_breaking_the_output_schema_is_not_sent() -> None:
+    server = Server("s")
+
+    @server.tool()
+    def count() -> int:
+        """Claims an int, returns text."""
+        return "many"  # type: ignore[return-value]
+
+    @server.tool()
+    def model() -> Point:
+        """Returns a dict that fits the model."""
+        return {"x": 1}  # type: ignore[return-value]
+
+    async with connect(server) as c:
+        r = await c.tool("count")
+        assert r["isError"] is True and "output schema" in r["content"][0]["text"]
+        assert "structuredContent" not in r
+        assert (await c.tool("model"))["structuredContent"] == {"x": 1}

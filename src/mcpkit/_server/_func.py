@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
 from ._schema import ToolSignature, build_signature
 
 
@@ -36,6 +38,9 @@ class FuncInfo:
     wrap_output: bool
     #: ``serialize(value)``: the ``structuredContent`` for a return value.
     serialize: Callable[[Any], Any]
+    #: ``check_output(value)``: None when a return value fits the return annotation, else why
+    #: not (None as a whole when there is no structured output to check).
+    check_output: Callable[[Any], str | None] | None
 
 
 def describe(fn: Callable[..., Any], context_type: type, *, allow_refs: bool = False) -> FuncInfo:
@@ -52,4 +57,29 @@ def describe(fn: Callable[..., Any], context_type: type, *, allow_refs: bool = F
         output_schema=sig.output_schema,
         wrap_output=sig.wrap_output,
         serialize=sig.serialize_output,
+        check_output=_output_checker(sig),
     )
+
+
+def _output_checker(sig: ToolSignature) -> Callable[[Any], str | None] | None:
+    if sig.output_schema is None:
+        return None
+    adapter = getattr(sig, "_output_adapter", None)
+    if adapter is None:
+        try:
+            adapter = TypeAdapter(sig.return_annotation)
+        except Exception:
+            return None
+    validate = adapter.validate_python
+
+    def check(value: Any) -> str | None:
+        try:
+            validate(value)
+        except ValidationError as e:
+            return "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'result'}: {err['msg']}"
+                for err in e.errors(include_url=False)
+            )
+        return None
+
+    return check

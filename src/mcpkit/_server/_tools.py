@@ -61,6 +61,7 @@ class ToolDef:
 
     __slots__ = (
         "_call",
+        "check_output",
         "context_param",
         "definition",
         "fn",
@@ -107,6 +108,7 @@ class ToolDef:
             self.validate = info.validate
         out: dict[str, Any] | None
         self.serialize: Callable[[Any], Any] = info.serialize
+        self.check_output: Callable[[Any], str | None] | None = info.check_output
         if output_schema is False:
             out, self.wrap_output = None, False
         elif output_schema is None or output_schema is True:
@@ -115,6 +117,7 @@ class ToolDef:
             # An explicit output schema: results are sent as the function returns them.
             out, self.wrap_output = dict(output_schema), False
             self.serialize = jsonable
+            self.check_output = None
         self.output_schema = out
         d: dict[str, Any] = {"name": name}
         if title is not None:
@@ -181,6 +184,20 @@ class ToolDef:
             if wire.get("type") in _CONTENT_TYPES:
                 return {"content": [wire]}
         if self.output_schema is not None:
+            check = self.check_output
+            if check is not None:
+                problem = check(value)
+                if problem is not None:
+                    # The output schema is a promise (servers MUST conform to it): a result
+                    # that breaks it is reported as a failure, not sent.
+                    logger.error(
+                        "tool %r returned a value not matching its return type: %s",
+                        self.name,
+                        problem,
+                    )
+                    return error_result(
+                        f"Error executing tool {self.name}: its result does not match its output schema ({problem})"
+                    )
             data = self.serialize(value)
             shown = data["result"] if self.wrap_output else data
             return {
