@@ -321,3 +321,31 @@ async def test_elicitation_form_must_be_flat() -> None:
         r = await c.tool("nested")
     assert r["isError"] is True
     assert r["content"][0]["text"] == "Error executing tool nested"
+
+
+async def test_lifespan_entered_once_when_sessions_start_together() -> None:
+    starts: list[int] = []
+    release = anyio.Event()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(server: Server) -> AsyncIterator[str]:
+        starts.append(1)
+        await release.wait()  # a slow start: the other session must wait for it
+        yield "ready"
+
+    server = Server("together", lifespan=lifespan)
+    seen: list[Any] = []
+
+    async def user() -> None:
+        async with server.running():
+            seen.append(server.lifespan_state)
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(user)
+            tg.start_soon(user)
+            await anyio.wait_all_tasks_blocked()
+            release.set()
+    assert starts == [1]
+    assert seen == ["ready", "ready"]
+    assert server.lifespan_state is None

@@ -112,6 +112,7 @@ class Server:
         self.lifespan_state: Any = None
         self._lifespan_users = 0
         self._lifespan_stack: contextlib.AsyncExitStack | None = None
+        self._lifespan_ready: anyio.Event | None = None
         self._tools: dict[str, ToolDef] = {}
         self._resources: dict[str, ResourceDef] = {}
         self._templates: dict[str, TemplateDef] = {}
@@ -560,23 +561,38 @@ class Server:
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Server]:
-        """Enter the lifespan (once, however many transports serve at the same time)."""
-        if self._lifespan_users == 0 and self.lifespan is not None:
-            stack = contextlib.AsyncExitStack()
-            self.lifespan_state = await stack.enter_async_context(self.lifespan(self))
-            self._lifespan_stack = stack
+        """Enter the lifespan (once, however many transports serve at the same time).
+
+        The lifespan is exited by whoever leaves last; transports serving many clients
+        should enter this once for their whole life (an HTTP app's own lifespan).
+        """
         self._lifespan_users += 1
         try:
+            if self._lifespan_users == 1 and self.lifespan is not None:
+                ready = self._lifespan_ready = anyio.Event()
+                try:
+                    stack = contextlib.AsyncExitStack()
+                    self.lifespan_state = await stack.enter_async_context(self.lifespan(self))
+                    self._lifespan_stack = stack
+                finally:
+                    ready.set()
+            elif self._lifespan_ready is not None:
+                # Another task is entering it right now: serve only once it is ready.
+                await self._lifespan_ready.wait()
+                if self._lifespan_stack is None and self.lifespan is not None:
+                    raise RuntimeError("the server's lifespan failed to start")
             yield self
         finally:
             self._lifespan_users -= 1
-            if self._lifespan_users == 0 and self._lifespan_stack is not None:
-                stack, self._lifespan_stack = self._lifespan_stack, None
-                try:
-                    with anyio.CancelScope(shield=True):
-                        await stack.aclose()
-                finally:
-                    self.lifespan_state = None
+            if self._lifespan_users == 0:
+                self._lifespan_ready = None
+                if self._lifespan_stack is not None:
+                    stack, self._lifespan_stack = self._lifespan_stack, None
+                    try:
+                        with anyio.CancelScope(shield=True):
+                            await stack.aclose()
+                    finally:
+                        self.lifespan_state = None
 
     async def serve(self, transport: Transport) -> None:
         """Serve one client over ``transport`` until it disconnects (lifespan included)."""
