@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -61,3 +63,34 @@ def everything_js() -> str:
         pytest.fail(f"npm install {EVERYTHING_PACKAGE} failed:\n{p.stderr[-2000:]}")
     assert entry.exists(), entry
     return str(entry)
+
+
+def _children() -> set[int]:
+    """Live (non-zombie) processes whose parent is this test process."""
+    me = str(os.getpid())
+    found: set[int] = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me and fields[0] != "Z":
+            found.add(int(entry))
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_processes() -> Any:
+    """Every server a test starts must be gone when the test ends (bounded wait)."""
+    if not os.path.isdir("/proc"):
+        yield
+        return
+    before = _children()
+    yield
+    deadline = time.monotonic() + 3
+    while (left := _children() - before) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not left, f"processes left running by the test: {sorted(left)}"
