@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import base64
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
 
 from pydantic import BaseModel
 
 from .._exceptions import InvalidParams, MCPError, ProtocolError
 from ..types._base import MCPModel
 from ._func import FuncInfo
+from ._uritemplate import UriTemplate
 from ._util import dumps_text, jsonable, make_caller, to_wire
 
 if TYPE_CHECKING:
@@ -238,53 +237,12 @@ def _is_contents(v: Any) -> bool:
 # ---------------------------------------------------------------------------- templates
 
 
-class _Matcher:
-    """Matches URIs against a template; produced by :func:`compile_template`."""
-
-    variables: list[str]
-
-    def match(self, uri: str) -> dict[str, Any] | None:  # pragma: no cover - interface
-        raise NotImplementedError
-
-
-def compile_template(template: str) -> Any:
+def compile_template(template: str) -> UriTemplate:
     """A matcher for ``template`` (RFC 6570): ``.variables`` and ``.match(uri)``."""
-    try:
-        from ._uritemplate import UriTemplate
-    except ImportError:  # pragma: no cover - until the RFC 6570 module is in place
-        return _SimpleMatcher(template)
     try:
         return UriTemplate(template)
     except ValueError as e:
         raise ValueError(f"invalid URI template {template!r}: {e}") from None
-
-
-class _SimpleMatcher(_Matcher):
-    """Level-1/2 matching (``{var}``, ``{+var}``) until the full RFC 6570 module is in place."""
-
-    _EXPR = re.compile(r"\{([+]?)([A-Za-z0-9_.]+)\}")
-
-    def __init__(self, template: str) -> None:
-        self.variables = []
-        pattern = ""
-        pos = 0
-        for m in self._EXPR.finditer(template):
-            pattern += re.escape(template[pos : m.start()])
-            name = m.group(2)
-            self.variables.append(name)
-            pattern += f"(?P<{name}>[^/?#]+)" if not m.group(1) else f"(?P<{name}>[^?#]+)"
-            pos = m.end()
-        pattern += re.escape(template[pos:])
-        self._re = re.compile(pattern)
-
-    def match(self, uri: str) -> dict[str, Any] | None:
-        m = self._re.fullmatch(uri)
-        if m is None:
-            return None
-        values = {k: unquote(v) for k, v in m.groupdict().items()}
-        if any(v in (".", "..") or "/../" in f"/{v}/" for v in values.values()):
-            return None
-        return values
 
 
 def read_error(uri: str, exc: Exception) -> ProtocolError:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -304,7 +304,3 @@ def _schema_checker(schema: dict[str, Any]) -> Callable[[dict[str, Any]], list[s
         return problems
 
     return full
-
-
-ToolFn = Callable[..., Any]
-ToolCall = Callable[[dict[str, Any]], Awaitable[Any]]
