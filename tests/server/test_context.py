@@ -109,6 +109,7 @@ async def test_progress_notifications() -> None:
     assert got == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
 
 
+@pytest.mark.req("ELICIT-SERVER-VALIDATE-RESPONSES")
 async def test_typed_form_elicitation() -> None:
     server = context_server()
     requests: list[Any] = []
@@ -189,6 +190,7 @@ async def test_sampling_with_tools() -> None:
     assert seen[0]["systemPrompt"] == "be brief" and seen[0]["maxTokens"] == 50
 
 
+@pytest.mark.req("ELICIT-SERVER-SUPPORTED-MODES-ONLY", "SAMPLING-SERVER-TOOLS-NEED-CAPABILITY")
 async def test_missing_client_capabilities_give_clear_errors() -> None:
     server = context_server()
     async with connect(server, capabilities={"sampling": {}, "elicitation": {}}) as c:
@@ -349,3 +351,128 @@ async def test_lifespan_entered_once_when_sessions_start_together() -> None:
     assert starts == [1]
     assert seen == ["ready", "ready"]
     assert server.lifespan_state is None
+
+
+def test_form_answers_are_checked_against_dict_schemas() -> None:
+    from mcpkit._server._context import check_form_answer
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "age": {"type": "integer"},
+            "score": {"type": "number"},
+            "ok": {"type": "boolean"},
+            "color": {"type": "string", "enum": ["red", "blue"]},
+            "size": {
+                "type": "string",
+                "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}],
+            },
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
+        },
+        "required": ["name"],
+    }
+    good = {
+        "name": "x",
+        "age": 3,
+        "score": 1,
+        "ok": False,
+        "color": "red",
+        "size": "l",
+        "tags": ["a"],
+    }
+    assert check_form_answer(schema, good) == []
+    bad = {"age": "3", "score": True, "ok": 1, "color": "green", "size": "m", "tags": ["c"]}
+    problems = check_form_answer(schema, bad)
+    assert len(problems) == 7, problems
+    assert problems[0] == "`name` is required"
+
+
+@pytest.mark.req("ELICIT-SERVER-VALIDATE-RESPONSES")
+async def test_dict_schema_elicitation_answers_are_validated() -> None:
+    server = Server("dict-form")
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        """Dict-schema elicitation."""
+        schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+        answer = await ctx.elicit("n?", schema)
+        return str(answer.data)
+
+    answers = iter(
+        [{"action": "accept", "content": {"n": 2}}, {"action": "accept", "content": {"n": "two"}}]
+    )
+
+    async def elicit(ctx: Any, params: Any) -> Any:
+        return next(answers)
+
+    async with connect(
+        server, capabilities={"elicitation": {}}, handlers={"elicitation/create": elicit}
+    ) as c:
+        assert (await c.tool("ask"))["content"][0]["text"] == "{'n': 2}"
+        bad = await c.tool("ask")
+        assert (
+            bad["isError"] is True and "`n` should be of type integer" in bad["content"][0]["text"]
+        )
+
+
+@pytest.mark.req("SAMPLING-SERVER-ANSWER-EVERY-TOOL-USE")
+async def test_sampling_tool_results_must_answer_every_tool_use() -> None:
+    server = Server("tool-loop")
+
+    @server.tool()
+    async def wrong(ctx: Context) -> str:
+        """Answers a tool use with mixed content."""
+        await ctx.sample(
+            [
+                "add 1 and 2",
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "u1", "name": "add", "input": {}}],
+                },
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "toolUseId": "u1", "content": []},
+                        {"type": "text", "text": "extra"},
+                    ],
+                },
+            ],
+            tools=[{"name": "add", "inputSchema": {"type": "object"}}],
+        )
+        return "sent"
+
+    @server.tool()
+    async def unanswered(ctx: Context) -> str:
+        """Leaves a tool use unanswered."""
+        await ctx.sample(
+            [
+                "add",
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "u1", "name": "add", "input": {}}],
+                },
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "toolUseId": "u2", "content": []}],
+                },
+            ],
+            tools=[{"name": "add", "inputSchema": {"type": "object"}}],
+        )
+        return "sent"
+
+    sent: list[Any] = []
+
+    async def sampling(ctx: Any, params: Any) -> Any:
+        sent.append(params)
+        return {"role": "assistant", "content": {"type": "text", "text": "x"}, "model": "m"}
+
+    caps = {"sampling": {"tools": {}}}
+    async with connect(
+        server, capabilities=caps, handlers={"sampling/createMessage": sampling}
+    ) as c:
+        r = await c.tool("wrong")
+        assert r["isError"] is True
+        r = await c.tool("unanswered")
+        assert r["isError"] is True
+    assert sent == []

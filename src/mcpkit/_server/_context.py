@@ -246,6 +246,11 @@ class Context:
         if action != "accept" or content is None:
             return ElicitationResult(action, None, content)
         if adapter is None:
+            problems = check_form_answer(requested, content)
+            if problems:
+                from ._tools import ToolError
+
+                raise ToolError("the user's answer does not match the form: " + "; ".join(problems))
             return ElicitationResult(action, content, content)  # type: ignore[arg-type]
         try:
             data = adapter.validate_python(content)
@@ -337,7 +342,9 @@ class Context:
             raise CapabilityError(
                 "the client did not declare 'sampling.context': use include_context='none'"
             )
-        params: dict[str, Any] = {"messages": _sampling_messages(messages), "maxTokens": max_tokens}
+        wire_messages = _sampling_messages(messages)
+        _check_tool_results(wire_messages)
+        params: dict[str, Any] = {"messages": wire_messages, "maxTokens": max_tokens}
         if system_prompt is not None:
             params["systemPrompt"] = system_prompt
         if temperature is not None:
@@ -405,6 +412,93 @@ def _parse_elicit_result(
         raise ProtocolError(message=f"malformed elicitation result from the client: {raw!r}")
     content = raw.get("content")
     return raw["action"], content if isinstance(content, dict) else None
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "boolean": (bool,),
+    "integer": (int,),
+    "number": (int, float),
+    "array": (list,),
+}
+
+
+def _allowed_values(prop: dict[str, Any]) -> list[Any] | None:
+    if isinstance(prop.get("enum"), list):
+        return list(prop["enum"])
+    for key in ("oneOf", "anyOf"):
+        options = prop.get(key)
+        if isinstance(options, list) and all(isinstance(o, dict) and "const" in o for o in options):
+            return [o["const"] for o in options]
+    return None
+
+
+def check_form_answer(schema: Mapping[str, Any], content: Mapping[str, Any]) -> list[str]:
+    """Problems of an accepted form answer against a flat ``requestedSchema`` (empty: it fits).
+
+    Forms are flat (primitive fields, enums, arrays of enum values), so this small check
+    covers what they can express without a JSON Schema library.
+    """
+    props = schema.get("properties") or {}
+    problems = [
+        f"`{name}` is required" for name in schema.get("required") or () if name not in content
+    ]
+    for name, value in content.items():
+        prop = props.get(name)
+        if not isinstance(prop, dict):
+            continue  # fields the form did not ask for are ignored
+        kind = prop.get("type")
+        types_ = _JSON_TYPES.get(kind) if isinstance(kind, str) else None
+        if types_ is not None and (
+            not isinstance(value, types_) or (kind != "boolean" and isinstance(value, bool))
+        ):
+            problems.append(f"`{name}` should be of type {kind}, got {value!r}")
+            continue
+        if kind == "array":
+            items = prop.get("items")
+            allowed = _allowed_values(items) if isinstance(items, dict) else None
+            if allowed is not None:
+                problems += [
+                    f"`{name}`: {v!r} is not one of {allowed}" for v in value if v not in allowed
+                ]
+            continue
+        allowed = _allowed_values(prop)
+        if allowed is not None and value not in allowed:
+            problems.append(f"`{name}`: {value!r} is not one of {allowed}")
+    return problems
+
+
+def _check_tool_results(messages: list[dict[str, Any]]) -> None:
+    """The spec's rule for answering tool use: every ``tool_use`` of an assistant message is
+    answered by a ``tool_result`` with its id in the next user message, which holds nothing else.
+    """
+    for i, msg in enumerate(messages):
+        blocks = msg.get("content")
+        blocks = blocks if isinstance(blocks, list) else [blocks]
+        kinds = {b.get("type") for b in blocks if isinstance(b, dict)}
+        if msg.get("role") == "user" and "tool_result" in kinds and kinds != {"tool_result"}:
+            raise ValueError(
+                f"sampling message {i}: a user message with tool results must hold only tool results"
+            )
+        if msg.get("role") != "assistant" or "tool_use" not in kinds or i + 1 >= len(messages):
+            continue
+        wanted = {
+            b.get("id") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"
+        }
+        nxt = messages[i + 1].get("content")
+        nxt = nxt if isinstance(nxt, list) else [nxt]
+        answered = {
+            b.get("toolUseId")
+            for b in nxt
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        }
+        if messages[i + 1].get("role") != "user" or wanted != answered:
+            missing = sorted(str(x) for x in wanted - answered)
+            raise ValueError(
+                f"sampling message {i + 1} must be a user message answering every tool use of message {i} "
+                f"with a tool_result (missing: {', '.join(missing) or 'none'}; unexpected: "
+                f"{', '.join(sorted(str(x) for x in answered - wanted)) or 'none'})"
+            )
 
 
 def _sampling_messages(messages: str | Sequence[Any]) -> list[dict[str, Any]]:
