@@ -476,3 +476,62 @@ async def test_sampling_tool_results_must_answer_every_tool_use() -> None:
         r = await c.tool("unanswered")
         assert r["isError"] is True
     assert sent == []
+
+
+@pytest.mark.req("SAMPLING-TOOL-LOOP-LIMIT", "SAMPLING-SERVER-ANSWER-EVERY-TOOL-USE")
+async def test_sample_with_tools_runs_the_loop() -> None:
+    server = Server("loop")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        """Adds."""
+        return a + b
+
+    @server.tool()
+    async def solve(question: str, ctx: Context) -> str:
+        """Lets the model use `add`."""
+        result = await ctx.sample_with_tools(question, tools=["add"], max_rounds=3)
+        return str(getattr(result.content, "text", ""))
+
+    @server.tool()
+    async def forever(ctx: Context) -> str:
+        """The model never stops asking."""
+        await ctx.sample_with_tools("loop", tools=["add"], max_rounds=2)
+        return "unreachable"
+
+    seen: list[Any] = []
+
+    async def sampling(ctx: Any, params: Any) -> Any:
+        seen.append(params["messages"])
+        last = params["messages"][-1]
+        if params["messages"][0]["content"]["text"] == "loop" or (
+            last["role"] == "user" and not isinstance(last["content"], list)
+        ):
+            return {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": f"u{len(seen)}",
+                        "name": "add",
+                        "input": {"a": 2, "b": 3},
+                    }
+                ],
+                "model": "m",
+                "stopReason": "toolUse",
+            }
+        result = last["content"][0]
+        return {
+            "role": "assistant",
+            "content": {"type": "text", "text": f"it is {result['structuredContent']['result']}"},
+            "model": "m",
+        }
+
+    caps = {"sampling": {"tools": {}}}
+    async with connect(
+        server, capabilities=caps, handlers={"sampling/createMessage": sampling}
+    ) as c:
+        assert (await c.tool("solve", {"question": "2+3?"}))["content"][0]["text"] == "it is 5"
+        assert [m["role"] for m in seen[-1]] == ["user", "assistant", "user"]
+        r = await c.tool("forever")
+        assert r["isError"] is True and "after 2 rounds" in r["content"][0]["text"]

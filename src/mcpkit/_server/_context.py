@@ -366,6 +366,75 @@ class Context:
         raw = await self._send("sampling/createMessage", params, timeout)
         return CreateMessageResult.model_validate(raw)
 
+    async def sample_with_tools(
+        self,
+        messages: str | Sequence[Any],
+        tools: Sequence[str],
+        *,
+        max_rounds: int = 8,
+        max_tokens: int = 1000,
+        tool_choice: Literal["auto", "required", "none"] | Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> CreateMessageResult:
+        """Sample with this server's tools, running the ones the model asks for, until it answers.
+
+        Each round sends the conversation so far; when the model asks for tool calls, the
+        named tools of this server are run (arguments validated as for ``tools/call``) and
+        their results sent back. Returns the first result without tool use. Raises
+        :class:`~mcpkit.ToolError` after ``max_rounds`` rounds of tool use (a loop limit,
+        as the spec recommends). Other keywords go to :meth:`sample`.
+
+        Example::
+
+            answer = await ctx.sample_with_tools("What is 2 + 3?", tools=["add"])
+            print(answer.content.text)
+        """
+        from ..types import ToolUseContent
+        from ._tools import ToolError
+
+        known = {}
+        for name in tools:
+            tool = self._server._tools.get(name)
+            if tool is None:
+                raise ValueError(f"no tool named {name!r} on this server")
+            known[name] = tool
+        conversation = _sampling_messages(messages)
+        for _ in range(max_rounds):
+            result = await self.sample(
+                conversation,
+                tools=list(tools),
+                tool_choice=tool_choice,
+                max_tokens=max_tokens,
+                **options,
+            )
+            blocks = result.content if isinstance(result.content, list) else [result.content]
+            uses = [b for b in blocks if isinstance(b, ToolUseContent)]
+            if not uses:
+                return result
+            conversation.append({"role": "assistant", "content": [to_wire(b) for b in blocks]})
+            answers = []
+            for use in uses:
+                tool = known.get(use.name)
+                if tool is None:
+                    outcome: dict[str, Any] = {
+                        "content": [{"type": "text", "text": f"Unknown tool: {use.name}"}],
+                        "isError": True,
+                    }
+                else:
+                    outcome = await tool.call(dict(use.input), self)
+                answer = {
+                    "type": "tool_result",
+                    "toolUseId": use.id,
+                    "content": outcome.get("content", []),
+                }
+                if "structuredContent" in outcome:
+                    answer["structuredContent"] = outcome["structuredContent"]
+                if outcome.get("isError"):
+                    answer["isError"] = True
+                answers.append(answer)
+            conversation.append({"role": "user", "content": answers})
+        raise ToolError(f"the model was still asking for tools after {max_rounds} rounds")
+
     def _tool_definition(self, tool: Any) -> dict[str, Any]:
         if isinstance(tool, str):
             found = self._server._tools.get(tool)
