@@ -46,6 +46,8 @@ class InMemoryEventStore:
         max_events_per_stream: events kept per stream (oldest dropped first).
         max_streams_per_session: streams kept per session (least recently written dropped).
         max_sessions: sessions kept (least recently written dropped).
+        max_events: events kept in all; past it, whole sessions are dropped, least recently
+            written first (their clients can no longer resume; nothing else breaks).
     """
 
     def __init__(
@@ -54,13 +56,16 @@ class InMemoryEventStore:
         max_events_per_stream: int = 1000,
         max_streams_per_session: int = 100,
         max_sessions: int = 10_000,
+        max_events: int = 100_000,
     ) -> None:
         self.max_events_per_stream = max_events_per_stream
         self.max_streams_per_session = max_streams_per_session
         self.max_sessions = max_sessions
+        self.max_events = max_events
         self._sessions: OrderedDict[str, OrderedDict[str, deque[tuple[int, Message]]]] = (
             OrderedDict()
         )
+        self._count = 0
 
     async def store_event(
         self, session_key: str, stream_id: str, seq: int, message: Message
@@ -69,17 +74,26 @@ class InMemoryEventStore:
         if streams is None:
             streams = self._sessions[session_key] = OrderedDict()
             while len(self._sessions) > self.max_sessions:
-                self._sessions.popitem(last=False)
+                self._evict_oldest()
         else:
             self._sessions.move_to_end(session_key)
         q = streams.get(stream_id)
         if q is None:
             q = streams[stream_id] = deque(maxlen=self.max_events_per_stream)
             while len(streams) > self.max_streams_per_session:
-                streams.popitem(last=False)
+                self._count -= len(streams.popitem(last=False)[1])
         else:
             streams.move_to_end(stream_id)
+        if len(q) == q.maxlen:
+            self._count -= 1
         q.append((seq, message))
+        self._count += 1
+        while self._count > self.max_events and len(self._sessions) > 1:
+            self._evict_oldest()
+
+    def _evict_oldest(self) -> None:
+        _, streams = self._sessions.popitem(last=False)
+        self._count -= sum(len(q) for q in streams.values())
 
     async def events_after(
         self, session_key: str, stream_id: str, seq: int
@@ -91,11 +105,13 @@ class InMemoryEventStore:
         return [(s, m) for s, m in q if s > seq]
 
     async def forget_session(self, session_key: str) -> None:
-        self._sessions.pop(session_key, None)
+        streams = self._sessions.pop(session_key, None)
+        if streams is not None:
+            self._count -= sum(len(q) for q in streams.values())
 
     def event_count(self) -> int:
         """Events held in all (tests and metrics)."""
-        return sum(len(q) for streams in self._sessions.values() for q in streams.values())
+        return self._count
 
     def session_count(self) -> int:
         return len(self._sessions)
