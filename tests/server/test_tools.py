@@ -452,3 +452,22 @@ async def test_a_result_breaking_the_output_schema_is_not_sent() -> None:
         assert r["isError"] is True and "output schema" in r["content"][0]["text"]
         assert "structuredContent" not in r
         assert (await c.tool("model"))["structuredContent"] == {"x": 1}
+
+
+async def test_sys_exit_in_a_tool_does_not_stop_the_server() -> None:
+    server = Server("s")
+
+    @server.tool()
+    def quits() -> str:
+        """Calls sys.exit."""
+        raise SystemExit(3)
+
+    @server.tool()
+    async def quits_async() -> str:
+        """Calls sys.exit too."""
+        raise SystemExit(4)
+
+    async with connect(server) as c:
+        assert (await c.tool("quits"))["isError"] is True
+        assert (await c.tool("quits_async"))["isError"] is True
+        assert (await c.tool("quits"))["isError"] is True

@@ -158,7 +158,8 @@ class ToolDef:
         except MCPError as e:
             # Our own errors (capability missing, timeouts) carry clear messages worth showing.
             return error_result(f"Error executing tool {self.name}: {e}")
-        except Exception as e:
+        except (Exception, SystemExit) as e:
+            # SystemExit too: a tool calling sys.exit() must not take the whole server down.
             logger.exception("tool %r failed", self.name)
             if self.mask_errors:
                 return error_result(f"Error executing tool {self.name}")
