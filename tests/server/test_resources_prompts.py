@@ -569,3 +569,42 @@ async def test_capabilities_derived_from_registrations() -> None:
         assert c.client.initialize_result is not None
         assert c.client.initialize_result["instructions"] == "use me"
     await anyio.lowlevel.checkpoint()
+
+
+async def test_failures_in_resources_prompts_and_completion_never_stop_the_server() -> None:
+    server = Server("fragile")
+
+    @server.resource("x://exit")
+    def exits() -> str:
+        raise SystemExit(1)
+
+    @server.prompt()
+    def exits_prompt() -> str:
+        """Exits."""
+        raise SystemExit(2)
+
+    @server.resource("x://{a}")
+    def templ(a: str) -> str:
+        return a
+
+    @server.completion()
+    def complete(ref: Any, argument: Any, context: Any) -> list[str]:
+        raise RuntimeError("completion bug")
+
+    async with connect(server) as c:
+        for method, params in (
+            ("resources/read", {"uri": "x://exit"}),
+            ("prompts/get", {"name": "exits_prompt"}),
+            (
+                "completion/complete",
+                {
+                    "ref": {"type": "ref/resource", "uri": "x://{a}"},
+                    "argument": {"name": "a", "value": ""},
+                },
+            ),
+        ):
+            with pytest.raises(ProtocolError):
+                await c.call(method, params)
+        with pytest.raises(ProtocolError) as e:
+            await c.call("resources/read", {"uri": "x://exit"})
+        assert e.value.code == -32603

@@ -245,7 +245,7 @@ def compile_template(template: str) -> UriTemplate:
         raise ValueError(f"invalid URI template {template!r}: {e}") from None
 
 
-def read_error(uri: str, exc: Exception) -> ProtocolError:
+def read_error(uri: str, exc: BaseException) -> ProtocolError:
     """The JSON-RPC error for a resource function that raised."""
     if isinstance(exc, ProtocolError):
         return exc

@@ -725,7 +725,7 @@ class Server:
                     return await template.read(uri, variables, ctx)
         except ProtocolError:
             raise
-        except Exception as e:
+        except (Exception, SystemExit) as e:
             if not isinstance(e, MCPError):
                 logger.exception("reading resource %r failed", uri)
             if not self.mask_errors and not isinstance(e, MCPError):
@@ -777,7 +777,7 @@ class Server:
             return await prompt.get(args, ctx)
         except ProtocolError:
             raise
-        except Exception as e:
+        except (Exception, SystemExit) as e:
             logger.exception("prompt %r failed", name)
             detail = "" if self.mask_errors else f": {type(e).__name__}: {e}"
             raise ProtocolError(message=f"Error rendering prompt {name}{detail}") from e
@@ -820,7 +820,14 @@ class Server:
         if self._completion_ctx is not None:
             kwargs[self._completion_ctx] = self._context(rc)
         call = make_caller(functools.partial(fn, ref, req.argument, req.context))
-        value = await call(kwargs)
+        try:
+            value = await call(kwargs)
+        except ProtocolError:
+            raise
+        except (Exception, SystemExit) as e:
+            logger.exception("completion function failed")
+            detail = "" if self.mask_errors else f": {type(e).__name__}: {e}"
+            raise ProtocolError(message=f"Error completing {arg_name!r}{detail}") from e
         return {"completion": _completion_of(value)}
 
     async def _h_set_level(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
