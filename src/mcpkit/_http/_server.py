@@ -15,6 +15,7 @@ import math
 import secrets
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
+from contextlib import AsyncExitStack
 from typing import Any, Protocol
 
 import anyio
@@ -124,11 +125,17 @@ class StreamableHTTPApp:
         self._stop: anyio.Event | None = None
         self._lazy_task: Any = None
         self._closing = False
+        self._stack: AsyncExitStack[bool | None] | None = None
 
     # ------------------------------------------------------------------ running
 
     async def __aenter__(self) -> StreamableHTTPApp:
         self._closing = False
+        self._stack = stack = AsyncExitStack()
+        # The server's own lifespan (mcpkit.Server.running) spans the app's.
+        running = getattr(self.server, "running", None)
+        if running is not None:
+            await stack.enter_async_context(running())
         self._tg = tg = anyio.create_task_group()
         await tg.__aenter__()
         tg.start_soon(self._reaper)
@@ -137,9 +144,14 @@ class StreamableHTTPApp:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
         tg, self._tg = self._tg, None
-        if tg is not None:
-            tg.cancel_scope.cancel()
-            await tg.__aexit__(None, None, None)
+        try:
+            if tg is not None:
+                tg.cancel_scope.cancel()
+                await tg.__aexit__(None, None, None)
+        finally:
+            stack, self._stack = self._stack, None
+            if stack is not None:
+                await stack.aclose()
 
     async def aclose(self) -> None:
         """Graceful shutdown: end every session and every open stream."""
@@ -469,6 +481,7 @@ class StreamableHTTPApp:
             # Nothing to route a notification or response to without a session.
             await respond(send, 202)
             return
+        await self._ensure_host()  # the server's lifespan runs before any request is served
         transport = HTTPServerTransport(
             secrets.token_hex(8),
             json_response=self.json_response,
