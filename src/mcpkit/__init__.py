@@ -35,6 +35,15 @@ from ._exceptions import (
     URLElicitationRequired,
     VersionError,
 )
+from ._http import (
+    EventStore,
+    InMemoryEventStore,
+    SessionExpired,
+    close_sse_stream,
+    create_http_app,
+    create_sse_app,
+    serve_http,
+)
 from ._server import Context, ElicitationResult, ResourceNotFound, Server, ToolError
 
 __all__ = [
@@ -44,6 +53,8 @@ __all__ = [
     "ConnectionClosed",
     "Context",
     "ElicitationResult",
+    "EventStore",
+    "InMemoryEventStore",
     "InternalError",
     "InvalidParams",
     "InvalidRequest",
@@ -56,9 +67,14 @@ __all__ = [
     "ResourceNotFound",
     "Server",
     "ServerRequestContext",
+    "SessionExpired",
     "SyncClient",
     "ToolError",
     "TransportError",
     "URLElicitationRequired",
     "VersionError",
+    "close_sse_stream",
+    "create_http_app",
+    "create_sse_app",
+    "serve_http",
 ]

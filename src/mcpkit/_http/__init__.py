@@ -26,6 +26,7 @@ For the client SDK (``mcpkit.Client(url)``):
 
 from typing import TYPE_CHECKING, Any
 
+from ._errors import HTTPStatusFailure, SessionExpired
 from ._events import EventStore, InMemoryEventStore
 from ._legacy import SSEApp, create_sse_app
 from ._serve import run, serve_app, serve_http, serve_sse
@@ -34,8 +35,6 @@ from ._transport import HTTPServerTransport
 
 if TYPE_CHECKING:
     from ._client import (
-        HTTPStatusFailure,
-        SessionExpired,
         SSEClientTransport,
         StreamableHTTPClientTransport,
         open_http,
@@ -45,9 +44,7 @@ if TYPE_CHECKING:
 
 _CLIENT_NAMES = frozenset(
     {
-        "HTTPStatusFailure",
         "SSEClientTransport",
-        "SessionExpired",
         "StreamableHTTPClientTransport",
         "open_http",
         "open_sse",
@@ -57,7 +54,7 @@ _CLIENT_NAMES = frozenset(
 
 
 def __getattr__(name: str) -> Any:
-    # The client pulls in httpx2 (~100 ms of imports); a server never pays for it.
+    # The client needs h11 (and httpx2 on request); a server never imports them.
     if name in _CLIENT_NAMES:
         from . import _client
 

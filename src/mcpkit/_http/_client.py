@@ -21,6 +21,7 @@ from anyio.abc import TaskGroup
 
 from .._exceptions import ConnectionClosed, TransportError
 from .._transports._base import Incoming, Message, RequestId
+from ._errors import HTTPStatusFailure, SessionExpired
 from ._h11client import H11Client, HTTPError, HttpxAdapter
 from ._sse import SSEParser
 
@@ -37,18 +38,6 @@ HeaderHook = Callable[[], Mapping[str, str] | Awaitable[Mapping[str, str]]]
 AuthLike = Any
 #: What the transports talk HTTP through (:class:`H11Client` or :class:`HttpxAdapter`).
 HTTPClient = Any
-
-
-class SessionExpired(ConnectionClosed):
-    """The server answered 404 for our session: it ended. Connect again and initialize anew."""
-
-
-class HTTPStatusFailure(TransportError):
-    """The server answered an HTTP error status."""
-
-    def __init__(self, status: int, detail: str) -> None:
-        super().__init__(f"HTTP {status}: {detail}")
-        self.status = status
 
 
 def _is_httpx_auth(auth: Any) -> bool:
