@@ -186,3 +186,39 @@ async def test_unreachable_url_is_a_clear_error() -> None:
     with anyio.fail_after(20), pytest.raises(TransportError, match="cannot reach"):
         async with Client(f"http://127.0.0.1:{port}/mcp", timeout=5, init_timeout=5):
             pass  # pragma: no cover
+
+
+async def test_group_with_an_http_server_and_a_stdio_server() -> None:
+    from mcpkit import ClientGroup
+
+    port = free_port()
+    argv = [sys.executable, str(HERE / "servers" / "ours.py"), "http", str(port)]
+    config = {
+        "mcpServers": {
+            "web": {"url": f"http://127.0.0.1:{port}/mcp", "headers": {"X-Test": "1"}},
+            "local": {
+                "command": sys.executable,
+                "args": [str(HERE / "servers" / "session_stdio.py")],
+            },
+        }
+    }
+    with listening(argv, port), anyio.fail_after(30):
+        async with ClientGroup(config) as group:
+            assert set(group.clients) == {"web", "local"} and not group.errors
+            names = [t.name for t in await group.list_tools()]
+            assert "web_add" in names and "local_shout" in names
+            assert (await group.call_tool("web_add", {"a": 1, "b": 1})).structured_content == {
+                "result": 2
+            }
+            r = await group.call_tool("local_shout", {"text": "hi"})
+            assert r.content[0].text == "HI"  # type: ignore[union-attr]
+
+
+def test_sync_client_over_http() -> None:
+    from mcpkit import SyncClient
+
+    port = free_port()
+    argv = [sys.executable, str(HERE / "servers" / "ours.py"), "http", str(port)]
+    with listening(argv, port), SyncClient(f"http://127.0.0.1:{port}/mcp", timeout=10) as client:
+        assert client.call_tool("add", {"a": 2, "b": 3}).structured_content == {"result": 5}
+        assert [t.name for t in client.list_tools()][:2] == ["add", "work"]
