@@ -280,3 +280,30 @@ async def test_reference_typescript_server(everything_js: str, tmp_path: Path) -
         return isinstance(content, dict) and any(isinstance(v, float) for v in content.values())
 
     assert wire.check(ignore=float_in_elicit_answer) == "2025-11-25"
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-03-26", "2024-11-05"])
+async def test_official_sdk_server_at_older_revisions(version: str) -> None:
+    async def sample(params: CreateMessageRequestParams, ctx: Any) -> str:
+        return "old"
+
+    with anyio.fail_after(30):
+        async with (
+            spawn_stdio(OFFICIAL, on_stderr=lambda line: None) as transport,
+            Client(
+                wire := WireRecorder(transport, side="client"),
+                protocol_version=version,
+                sampling_handler=sample,
+            ) as client,
+        ):
+            assert client.protocol_version == version
+            tools = {t.name: t for t in await client.list_tools()}
+            r = await client.call_tool("add", {"a": 1, "b": 2})
+            assert r.content and not r.is_error
+            if tools["add"].output_schema is not None:
+                assert r.structured_content == {"total": 3}
+            r = await client.call_tool("ask_model", {"prompt": "?"})
+            assert "model said: old" in r.content[0].text  # type: ignore[union-attr]
+            assert (await client.read_resource("memo://readme")).contents[0].text  # type: ignore[union-attr]
+            assert (await client.get_prompt("greet", {"name": "A"})).messages
+    assert wire.check() == version
