@@ -414,3 +414,16 @@ async def test_legacy_session_ends_with_its_stream(demo: DemoServer) -> None:
             assert len(app.sessions) == 1
         while app.sessions:
             await anyio.sleep(0.02)
+
+
+async def test_fallback_failure_reports_both_attempts(demo: DemoServer) -> None:
+    # Nothing at that URL: the initialize POST gets 404, and so does the SSE GET.
+    with running(create_http_app(demo)) as srv, anyio.fail_after(10):
+        async with (
+            open_http(srv.base + "/nothing") as t,
+            ClientSession(t, client_info=CLIENT_INFO) as cs,
+        ):
+            with pytest.raises(ProtocolError) as ei:
+                await cs.initialize()
+    msg = str(ei.value)
+    assert "neither Streamable HTTP (HTTP 404" in msg and "HTTP+SSE (HTTP 404" in msg

@@ -245,8 +245,9 @@ class StreamableHTTPClientTransport:
                 )
                 return
             if is_init and self._fallback and status in (400, 404, 405) and self.session_id is None:
+                first = f"HTTP {status}: {await _error_text(resp)}"
                 await resp.aclose()
-                await self._switch_to_legacy(message)
+                await self._switch_to_legacy(message, first)
                 return
             if status >= 400:
                 await self._sink.put(
@@ -419,7 +420,7 @@ class StreamableHTTPClientTransport:
 
     # ------------------------------------------------------------------ fallback
 
-    async def _switch_to_legacy(self, initialize: dict[str, Any]) -> None:
+    async def _switch_to_legacy(self, initialize: dict[str, Any], first: str) -> None:
         logger.info("%s does not speak Streamable HTTP; falling back to HTTP+SSE", self.url)
         try:
             legacy = await SSEClientTransport.connect(
@@ -433,7 +434,10 @@ class StreamableHTTPClientTransport:
             )
         except (TransportError, HTTPError) as e:
             await self._sink.put(
-                _error(initialize["id"], f"neither Streamable HTTP nor HTTP+SSE worked: {e}")
+                _error(
+                    initialize["id"],
+                    f"neither Streamable HTTP ({first}) nor HTTP+SSE ({e}) worked at {self.url}",
+                )
             )
             return
         self._legacy = legacy
@@ -520,7 +524,10 @@ class SSEClientTransport:
                             TransportError("the SSE stream ended before the endpoint event")
                         )
                         got_endpoint.set()
-                    sink.send.close()
+                    if isinstance(endpoint_box[0], str):
+                        # A live connection ended: the engine sees end-of-stream. (A failed
+                        # connect leaves the sink open for the caller's error report.)
+                        sink.send.close()
 
         tg.start_soon(reader)
         with anyio.fail_after(timeout):
