@@ -324,3 +324,31 @@ async def test_graceful_shutdown_ends_open_streams(demo: DemoServer) -> None:
                 await anyio.to_thread.run_sync(srv.stop)
                 await ended.wait()
                 assert time.monotonic() - t0 < 4
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+@pytest.mark.parametrize("json_response", [False, True])
+async def test_app_runs_on_trio(anyio_backend: str, json_response: bool) -> None:
+    demo = DemoServer()
+    app = create_http_app(demo, json_response=json_response)
+    with anyio.fail_after(10):
+        async with app:
+            status, headers, _ = await asgi_call(app, "POST", HEADERS, INIT)
+            assert status == 200
+            h = {
+                **HEADERS,
+                "mcp-session-id": headers["mcp-session-id"],
+                "mcp-protocol-version": "2025-11-25",
+            }
+            status, headers, body = await asgi_call(app, "POST", h, orjson.dumps(_tool(2, "log")))
+            assert status == 200
+            if json_response:
+                msgs = [orjson.loads(body)]
+            else:
+                from mcpkit._http._sse import SSEParser
+
+                msgs = [orjson.loads(e.data) for e in SSEParser().feed(body) if e.data]
+                assert [m.get("method") for m in msgs[:3]] == ["notifications/message"] * 3
+            assert msgs[-1]["result"]["content"][0]["text"] == "logged"
+            status, _, _ = await asgi_call(app, "DELETE", h)
+            assert status == 200 and not app.sessions
