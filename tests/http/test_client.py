@@ -292,9 +292,12 @@ async def test_timeout_sends_cancellation(demo: DemoServer) -> None:
                 await cs.send_request("tools/call", {"name": "gated", "arguments": {}}, timeout=0.3)
             while not any(b.get("method") == "notifications/cancelled" for b in rec.bodies()):
                 await anyio.sleep(0.01)
+            await anyio.sleep(0.3)  # a client wrongly resuming the cancelled call would GET now
+            assert not any(e.transport.requests for e in rec.app.sessions.values())
     call_id = next(b["id"] for b in rec.bodies() if b.get("method") == "tools/call")
     cancel = next(b for b in rec.bodies() if b.get("method") == "notifications/cancelled")
     assert cancel["params"]["requestId"] == call_id
+    assert not any("last-event-id" in h for _, _, h, _ in rec.requests)
 
 
 async def test_legacy_sse_transport_and_fallback(demo: DemoServer) -> None:

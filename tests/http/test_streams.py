@@ -352,3 +352,37 @@ async def test_app_runs_on_trio(anyio_backend: str, json_response: bool) -> None
             assert msgs[-1]["result"]["content"][0]["text"] == "logged"
             status, _, _ = await asgi_call(app, "DELETE", h)
             assert status == 200 and not app.sessions
+
+
+@pytest.mark.parametrize("json_response", [False, True])
+async def test_cancelled_request_ends_its_stream(
+    serve: Any, demo: DemoServer, json_response: bool
+) -> None:
+    srv = serve(json_response=json_response)
+    with anyio.fail_after(10):
+        async with httpx.AsyncClient(timeout=10) as c:
+            h = await _session(c, srv.url)
+            result: dict[str, Any] = {}
+
+            async def call() -> None:
+                async with c.stream("POST", srv.url, json=_tool(77, "gated"), headers=h) as r:
+                    result["status"] = r.status_code
+                    result["body"] = await r.aread()
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                while not any(77 in e.transport.requests for e in srv.app.sessions.values()):
+                    await anyio.sleep(0.01)
+                cancel = {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": 77},
+                }
+                assert (await c.post(srv.url, json=cancel, headers=h)).status_code == 202
+            # The POST ended without a response to the cancelled request, and nothing is left open.
+            assert b'"result"' not in result["body"] and b'"error"' not in result["body"]
+            assert result["status"] == (202 if json_response else 200)
+            assert not any(e.transport.requests for e in srv.app.sessions.values())
+            demo.gate.set()
+            await anyio.sleep(0.1)
+            assert "gated" not in demo.finished  # the handler was cancelled, not finished

@@ -116,6 +116,7 @@ class StreamableHTTPClientTransport:
         self.protocol_version: str | None = None
         self.session_expired = False
         self._init_ids: set[RequestId] = set()
+        self._request_scopes: dict[Any, anyio.CancelScope] = {}
         self._get_started = False
         self._closed = False
         self._legacy: SSEClientTransport | None = None
@@ -152,6 +153,16 @@ class StreamableHTTPClientTransport:
                     return
             self._tg.start_soon(self._post_request, message)
             return
+        if _is_cancel(message):
+            # We gave up on that request: stop reading (and resuming) its stream.
+            params = message.get("params") if isinstance(message, dict) else None
+            scope = (
+                self._request_scopes.pop(params.get("requestId"), None)
+                if isinstance(params, dict)
+                else None
+            )
+            if scope is not None:
+                scope.cancel()
         await self._post_other(message)
 
     async def aclose(self) -> None:
@@ -213,13 +224,17 @@ class StreamableHTTPClientTransport:
     async def _post_request(self, message: dict[str, Any]) -> None:
         rid: RequestId = message["id"]
         is_init = rid in self._init_ids
+        scope = self._request_scopes[rid] = anyio.CancelScope()
         try:
-            await self._exchange(message, rid, is_init)
+            with scope:
+                await self._exchange(message, rid, is_init)
         except HTTPError as e:
             await self._sink.put(_error(rid, f"HTTP request failed: {type(e).__name__}: {e}"))
         except ValueError as e:  # malformed SSE or JSON from the server
             await self._sink.put(_error(rid, f"malformed response from the server: {e}"))
         finally:
+            if self._request_scopes.get(rid) is scope:
+                del self._request_scopes[rid]
             self._init_ids.discard(rid)
             if is_init:
                 self._mode_known.set()

@@ -392,6 +392,8 @@ class StreamableHTTPApp:
                 if not got:
                     return
             if stream.result is None:
+                # Cancelled by the client: no response is owed (nor sent).
+                await respond(send, 202, headers=extra)
                 return
             await respond(send, 200, stream.result, content_type=JSON, headers=extra)
             return
@@ -443,6 +445,7 @@ class StreamableHTTPApp:
         entry.busy += 1
         try:
             stream = entry.transport.new_request_stream(msg["id"], json=True)
+            stream.uncancellable = True
             await entry.transport.feed(msg)
             got = await _wait_or_disconnect(stream.done_event, receive)
             result = stream.result

@@ -44,6 +44,7 @@ class Stream:
     """
 
     __slots__ = (
+        "cancelled",
         "conn",
         "conn_recv",
         "done",
@@ -54,6 +55,7 @@ class Stream:
         "request_id",
         "result",
         "seq",
+        "uncancellable",
     )
 
     def __init__(self, id: str, request_id: RequestId | None, json: bool) -> None:
@@ -67,6 +69,9 @@ class Stream:
         self.done_event = anyio.Event()
         self.result: bytes | None = None
         self.message: Message | None = None
+        self.cancelled = False
+        #: The engine ignores cancellation of this request (initialize): keep the stream.
+        self.uncancellable = False
 
     def attach(self) -> MemoryObjectReceiveStream[Chunk]:
         """Route this stream's live events to a new connection (the previous one ends)."""
@@ -183,6 +188,18 @@ class HTTPServerTransport:
             await self._in_send.send(message)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError) as e:
             raise SessionGone from e
+        if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
+            params = message.get("params")
+            rid = params.get("requestId") if isinstance(params, dict) else None
+            stream = self.requests.get(rid) if isinstance(rid, (str, int)) else None
+            if stream is not None and not stream.uncancellable:
+                # No response will come (the receiver of a cancellation does not answer):
+                # end the request's stream instead of leaving it open forever.
+                del self.requests[rid]  # type: ignore[arg-type]
+                stream.done = True
+                stream.cancelled = True
+                stream.detach()
+                stream.done_event.set()
 
     def new_request_stream(self, request_id: RequestId, *, json: bool) -> Stream:
         self._n += 1
