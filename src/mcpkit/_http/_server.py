@@ -158,6 +158,8 @@ class StreamableHTTPApp:
         self._closing = True
         for entry in list(self.sessions.values()):
             await self._terminate(entry)
+        if self._stop is not None:
+            self._stop.set()  # a lazily started host exits too
 
     async def _ensure_host(self) -> TaskGroup:
         if self._tg is not None:
