@@ -108,3 +108,24 @@ async def test_server_over_http(json_response: bool, stateless: bool) -> None:
                 assert await call("reconnect") == "resumed"
                 assert logs == ["before", "after"]
     assert events == ["start", "stop"]
+
+
+async def test_failing_lifespan_is_reported_to_the_asgi_server() -> None:
+    @asynccontextmanager
+    async def lifespan(server: Server) -> Any:
+        raise RuntimeError("no database")
+        yield
+
+    app = create_http_app(Server("broken", lifespan=lifespan))
+    sent: list[Any] = []
+    messages = iter([{"type": "lifespan.startup"}])
+
+    async def receive() -> Any:
+        return next(messages)
+
+    async def send(m: Any) -> None:
+        sent.append(m)
+
+    with anyio.fail_after(5):
+        await app({"type": "lifespan"}, receive, send)
+    assert sent[0]["type"] == "lifespan.startup.failed" and "no database" in sent[0]["message"]

@@ -256,12 +256,21 @@ class StreamableHTTPApp:
         msg = await receive()
         if msg["type"] != "lifespan.startup":
             return
-        async with self:
-            await send({"type": "lifespan.startup.complete"})
-            while True:
-                msg = await receive()
-                if msg["type"] == "lifespan.shutdown":
-                    break
+        started = False
+        try:
+            async with self:
+                await send({"type": "lifespan.startup.complete"})
+                started = True
+                while True:
+                    msg = await receive()
+                    if msg["type"] == "lifespan.shutdown":
+                        break
+        except Exception as e:
+            # The server's own lifespan failed: the ASGI server reports it and stops.
+            logger.exception("the MCP app's lifespan failed")
+            failed = "lifespan.shutdown.failed" if started else "lifespan.startup.failed"
+            await send({"type": failed, "message": f"{type(e).__name__}: {e}"})
+            return
         await send({"type": "lifespan.shutdown.complete"})
 
     # ------------------------------------------------------------------ POST
