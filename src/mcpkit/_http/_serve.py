@@ -52,9 +52,13 @@ def serve_http(
     port: int = 8000,
     *,
     log_level: str = "warning",
+    uvicorn_options: dict[str, Any] | None = None,
     **app_kwargs: Any,
 ) -> None:
     """Serve ``server`` over Streamable HTTP with uvicorn (blocking).
+
+    ``app_kwargs`` go to :func:`create_http_app`; ``uvicorn_options`` to ``uvicorn.Config``
+    (e.g. ``{"http": "httptools"}``, ``{"ssl_certfile": ...}``).
 
     Binds 127.0.0.1 unless told otherwise. Binding another interface keeps the loopback
     Host/Origin allow-list until ``allowed_hosts``/``allowed_origins`` are given, so a
@@ -73,7 +77,8 @@ def serve_http(
             host,
         )
     app: StreamableHTTPApp = create_http_app(server, **app_kwargs)
-    anyio.run(lambda: serve_app(app, host=host, port=port, log_level=log_level))
+    opts = uvicorn_options or {}
+    anyio.run(lambda: serve_app(app, host=host, port=port, log_level=log_level, **opts))
 
 
 def serve_sse(
@@ -82,6 +87,7 @@ def serve_sse(
     port: int = 8000,
     *,
     log_level: str = "warning",
+    uvicorn_options: dict[str, Any] | None = None,
     **app_kwargs: Any,
 ) -> None:
     """Serve ``server`` over the legacy HTTP+SSE transport (2024-11-05) with uvicorn (blocking)."""
@@ -90,7 +96,8 @@ def serve_sse(
     from ._legacy import create_sse_app
 
     app = create_sse_app(server, **app_kwargs)
-    anyio.run(lambda: serve_app(app, host=host, port=port, log_level=log_level))
+    opts = uvicorn_options or {}
+    anyio.run(lambda: serve_app(app, host=host, port=port, log_level=log_level, **opts))
 
 
 def run(server: SessionFactory, transport: str = "http", **options: Any) -> None:
