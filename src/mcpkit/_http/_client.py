@@ -173,7 +173,7 @@ class StreamableHTTPClientTransport:
             await self._legacy.aclose()
         elif self.session_id is not None and not self.session_expired:
             # Tell the server we are done so it frees the session now (405 = not allowed: fine).
-            with anyio.move_on_after(min(self.timeout, 5.0)), anyio.CancelScope(shield=True):
+            with anyio.CancelScope(shield=True), anyio.move_on_after(min(self.timeout, 5.0)):
                 try:
                     await self._client.delete(self.url, headers=self._request_headers(None))
                 except HTTPError as e:
