@@ -430,3 +430,41 @@ async def test_fallback_failure_reports_both_attempts(demo: DemoServer) -> None:
                 await cs.initialize()
     msg = str(ei.value)
     assert "neither Streamable HTTP (HTTP 404" in msg and "HTTP+SSE (HTTP 404" in msg
+
+
+def _self_signed(tmp_path: Any) -> tuple[str, str]:
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    cert, key = str(tmp_path / "cert.pem"), str(tmp_path / "key.pem")
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+         "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True, timeout=30,
+    )  # fmt: skip
+    return cert, key
+
+
+async def test_https_with_a_private_ca(demo: DemoServer, tmp_path: Any) -> None:
+    import ssl
+
+    cert, key = _self_signed(tmp_path)
+    app = create_http_app(demo)
+    with running(app, ssl_certfile=cert, ssl_keyfile=key) as srv, anyio.fail_after(15):
+        url = srv.url.replace("http://", "https://")
+        ctx = ssl.create_default_context(cafile=cert)
+        async with (
+            open_http(url, ssl_context=ctx) as t,
+            ClientSession(t, client_info=CLIENT_INFO) as cs,
+        ):
+            await cs.initialize()
+            assert text(await call(cs, "echo", text="over TLS")) == "over TLS"
+        # Without trusting that CA, the connection is refused, promptly and clearly.
+        async with (
+            open_streamable_http(url) as t,
+            ClientSession(t, client_info=CLIENT_INFO) as cs,
+        ):
+            with pytest.raises(ProtocolError, match=r"(?i)certificate"):
+                await cs.initialize(timeout=5)

@@ -10,6 +10,7 @@ inline, so their errors surface to the caller and their order is kept.
 from __future__ import annotations
 
 import logging
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
@@ -587,7 +588,9 @@ class SSEClientTransport:
         self._sink.close()
 
 
-def _client(auth: AuthLike, timeout: float, http_client: Any) -> HTTPClient:
+def _client(
+    auth: AuthLike, timeout: float, http_client: Any, ssl_context: ssl.SSLContext | None = None
+) -> HTTPClient:
     if http_client is not None:
         return HttpxAdapter(http_client)
     if auth is not None and _is_httpx_auth(auth):
@@ -596,7 +599,7 @@ def _client(auth: AuthLike, timeout: float, http_client: Any) -> HTTPClient:
         return HttpxAdapter(httpx2.AsyncClient(auth=auth, timeout=timeout, follow_redirects=False))
     if auth is not None and not callable(auth):
         raise TypeError("auth must be an httpx2.Auth or a callable returning headers")
-    return H11Client(auth=auth, timeout=timeout)
+    return H11Client(auth=auth, timeout=timeout, ssl_context=ssl_context)
 
 
 @asynccontextmanager
@@ -609,6 +612,7 @@ async def open_streamable_http(
     sse_read_timeout: float = 300.0,
     max_reconnects: int = 5,
     http_client: Any = None,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> AsyncIterator[StreamableHTTPClientTransport]:
     """Connect to a Streamable HTTP MCP endpoint; yields the transport for a ``ClientSession``.
 
@@ -620,6 +624,8 @@ async def open_streamable_http(
         timeout: connect/write timeout, and the read timeout of notification POSTs.
         sse_read_timeout: longest silence tolerated on a response or SSE stream.
         max_reconnects: consecutive failed reconnections before a stream is given up.
+        ssl_context: for ``https`` URLs (default: the system's trust store), e.g. one
+            trusting a private CA: ``ssl.create_default_context(cafile=...)``.
         http_client: an ``httpx2.AsyncClient`` of your own (its auth/timeouts apply;
             it is not closed for you).
 
@@ -633,7 +639,9 @@ async def open_streamable_http(
                 await s.initialize()
     """
     async with (
-        _maybe_close(_client(auth, timeout, http_client), http_client is None) as client,
+        _maybe_close(
+            _client(auth, timeout, http_client, ssl_context), http_client is None
+        ) as client,
         anyio.create_task_group() as tg,
     ):
         t = StreamableHTTPClientTransport(
@@ -661,10 +669,13 @@ async def open_sse(
     timeout: float = 30.0,
     sse_read_timeout: float = 300.0,
     http_client: Any = None,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> AsyncIterator[SSEClientTransport]:
     """Connect to a legacy (2024-11-05) HTTP+SSE server at its SSE ``url`` (e.g. ``.../sse``)."""
     async with (
-        _maybe_close(_client(auth, timeout, http_client), http_client is None) as client,
+        _maybe_close(
+            _client(auth, timeout, http_client, ssl_context), http_client is None
+        ) as client,
         anyio.create_task_group() as tg,
     ):
         t = await SSEClientTransport.connect(
@@ -687,6 +698,7 @@ async def open_http(
     sse_read_timeout: float = 300.0,
     max_reconnects: int = 5,
     http_client: Any = None,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> AsyncIterator[StreamableHTTPClientTransport]:
     """Connect over Streamable HTTP, falling back to legacy HTTP+SSE when the server answers
     the ``initialize`` POST with 400, 404 or 405 (the spec's backwards-compatibility rule).
@@ -694,7 +706,9 @@ async def open_http(
     Same arguments as :func:`open_streamable_http`.
     """
     async with (
-        _maybe_close(_client(auth, timeout, http_client), http_client is None) as client,
+        _maybe_close(
+            _client(auth, timeout, http_client, ssl_context), http_client is None
+        ) as client,
         anyio.create_task_group() as tg,
     ):
         t = StreamableHTTPClientTransport(
