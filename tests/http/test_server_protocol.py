@@ -418,3 +418,16 @@ def test_sessions_bound_to_their_owner(serve: Any, client: httpx.Client) -> None
         client.delete(srv.url, headers={**h, "authorization": "Bearer mallory"}).status_code == 404
     )
     assert len(srv.app.sessions) == 1
+
+
+def test_allow_lists_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcpkit._http._serve import options_from_env
+
+    monkeypatch.setenv("MCPKIT_ALLOWED_HOSTS", "mcp.example.com, localhost")
+    monkeypatch.setenv("MCPKIT_ALLOWED_ORIGINS", "https://app.example.com")
+    assert options_from_env({"port": 1}) == {
+        "port": 1,
+        "allowed_hosts": ["mcp.example.com", "localhost"],
+        "allowed_origins": ["https://app.example.com"],
+    }
+    assert options_from_env({"allowed_hosts": ["x"]})["allowed_hosts"] == ["x"]  # explicit wins

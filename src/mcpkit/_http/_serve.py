@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import os
 from typing import Any
 
 from ._server import SessionFactory, StreamableHTTPApp, create_http_app
@@ -100,12 +101,27 @@ def serve_sse(
     anyio.run(lambda: serve_app(app, host=host, port=port, log_level=log_level, **opts))
 
 
+def options_from_env(options: dict[str, Any]) -> dict[str, Any]:
+    """Add the allow-lists from ``MCPKIT_ALLOWED_HOSTS`` / ``MCPKIT_ALLOWED_ORIGINS``
+    (comma-separated) unless given: how a deployment configures ``mcpkit run``."""
+    out = dict(options)
+    for opt, env in (
+        ("allowed_hosts", "MCPKIT_ALLOWED_HOSTS"),
+        ("allowed_origins", "MCPKIT_ALLOWED_ORIGINS"),
+    ):
+        value = os.environ.get(env)
+        if opt not in out and value:
+            out[opt] = [v.strip() for v in value.split(",") if v.strip()]
+    return out
+
+
 def run(server: SessionFactory, transport: str = "http", **options: Any) -> None:
     """Serve ``server`` over ``transport`` (``"http"``: Streamable HTTP, ``"sse"``: legacy
     HTTP+SSE) with uvicorn, blocking; ``options`` go to :func:`serve_http`/:func:`serve_sse`.
 
     This is what ``mcpkit run FILE --transport http|sse [--host H] [--port P]`` calls.
     """
+    options = options_from_env(options)
     if transport in ("http", "streamable-http"):
         serve_http(server, **options)
     elif transport == "sse":
