@@ -431,3 +431,45 @@ def test_allow_lists_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> No
         "allowed_origins": ["https://app.example.com"],
     }
     assert options_from_env({"allowed_hosts": ["x"]})["allowed_hosts"] == ["x"]  # explicit wins
+
+
+@pytest.mark.parametrize("json_response", [False, True])
+def test_batches_for_2025_03_26_sessions(
+    serve: Any, client: httpx.Client, json_response: bool
+) -> None:
+    srv = serve(json_response=json_response)
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {**INIT_PARAMS, "protocolVersion": "2025-03-26"},
+    }
+    r = client.post(srv.url, json=body, headers=HEADERS)
+    h = {
+        **HEADERS,
+        "mcp-session-id": r.headers["mcp-session-id"],
+        "mcp-protocol-version": "2025-03-26",
+    }
+    batch = [
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "b"}},
+        },
+        {"jsonrpc": "2.0", "id": 3, "method": "ping"},
+    ]
+    r = client.post(srv.url, json=batch, headers=h)
+    assert r.status_code == 200
+    (answer,) = _messages(r)
+    assert isinstance(answer, list)
+    assert sorted(m["id"] for m in answer) == [2, 3]
+    by_id = {m["id"]: m for m in answer}
+    assert by_id[2]["result"]["content"][0]["text"] == "b" and by_id[3]["result"] == {}
+    # Only notifications and responses: 202.
+    note = [{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}]
+    assert client.post(srv.url, json=note, headers=h).status_code == 202
+    # A bad item refuses the whole batch; initialize cannot be batched.
+    assert client.post(srv.url, json=[*batch, {"jsonrpc": "1.0"}], headers=h).status_code == 400
+    assert client.post(srv.url, json=[body], headers=h).status_code == 400

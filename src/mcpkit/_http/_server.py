@@ -55,6 +55,8 @@ logger = logging.getLogger("mcpkit.http")
 DEFAULT_HEADER_VERSION = "2025-03-26"
 #: First revision whose clients understand the empty priming event.
 PRIMING_SINCE = "2025-11-25"
+#: The only revision whose Streamable HTTP allowed JSON-RPC batches in a POST.
+BATCH_REVISION = "2025-03-26"
 SESSION_HEADER = b"mcp-session-id"
 
 
@@ -315,6 +317,9 @@ class StreamableHTTPApp:
         except orjson.JSONDecodeError as e:
             await respond_error(send, 400, PARSE_ERROR, f"Parse error: {e}")
             return
+        if isinstance(msg, list) and msg:
+            await self._post_batch(msg, headers, receive, send)
+            return
         problem = _check_message(msg)
         if problem is not None:
             rid = msg.get("id") if isinstance(msg, dict) else None
@@ -374,6 +379,95 @@ class StreamableHTTPApp:
         finally:
             entry.busy -= 1
             entry.last_active = anyio.current_time()
+
+    async def _post_batch(
+        self, items: list[Any], headers: dict[str, str], receive: Receive, send: Send
+    ) -> None:
+        # Revision 2025-03-26 let a POST carry a batch; later revisions removed batches.
+        for i, item in enumerate(items):
+            problem = _check_message(item)
+            if problem is None and item.get("method") == "initialize":
+                problem = "Invalid Request: initialize must not be part of a batch"
+            if problem is not None:
+                await respond_error(send, 400, INVALID_REQUEST, f"batch item {i}: {problem}")
+                return
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
+            await respond_error(
+                send,
+                400,
+                INVALID_REQUEST,
+                f"Bad Request: unsupported MCP-Protocol-Version {version!r}",
+            )
+            return
+        no_batches = (
+            "Invalid Request: JSON-RPC batches are only allowed in protocol revision 2025-03-26"
+        )
+        if self.stateless:
+            if (version or DEFAULT_HEADER_VERSION) != BATCH_REVISION:
+                await respond_error(send, 400, INVALID_REQUEST, no_batches)
+                return
+            await self._ensure_host()
+            transport = HTTPServerTransport(
+                secrets.token_hex(8), stateless=True, retry_ms=self.retry_ms
+            )
+            session = self.server.create_session(transport)
+            session.negotiated = Negotiated(BATCH_REVISION, {}, {})
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(session.run)
+                try:
+                    await self._serve_batch(transport, items, receive, send, [])
+                finally:
+                    transport.close()
+                    tg.cancel_scope.cancel()
+            return
+        entry = await self._session_for(headers, send)
+        if entry is None:
+            return
+        negotiated = entry.session.negotiated
+        if negotiated is None or negotiated.protocol_version != BATCH_REVISION:
+            await respond_error(send, 400, INVALID_REQUEST, no_batches)
+            return
+        entry.busy += 1
+        try:
+            await self._serve_batch(
+                entry.transport, items, receive, send, [(SESSION_HEADER, entry.id.encode())]
+            )
+        finally:
+            entry.busy -= 1
+            entry.last_active = anyio.current_time()
+
+    async def _serve_batch(
+        self,
+        transport: HTTPServerTransport,
+        items: list[dict[str, Any]],
+        receive: Receive,
+        send: Send,
+        extra: list[tuple[bytes, bytes]],
+    ) -> None:
+        ids: list[RequestId] = [m["id"] for m in items if "method" in m and "id" in m]
+        if not ids:
+            await transport.feed(items)
+            await respond(send, 202, headers=extra)
+            return
+        if len(set(ids)) != len(ids) or any(i in transport.requests for i in ids):
+            await respond_error(
+                send,
+                409,
+                INVALID_REQUEST,
+                "Conflict: a request id of the batch is already in flight",
+            )
+            return
+        stream = transport.new_batch_stream(ids)
+        await transport.feed(items)
+        if not await _settled(stream.done_event.is_set) and not await _wait_or_disconnect(
+            stream.done_event, receive
+        ):
+            return
+        if stream.result is None:
+            await respond(send, 202, headers=extra)
+            return
+        await self._send_one(send, stream.result, extra)
 
     async def _serve_request(
         self,

@@ -44,6 +44,7 @@ class Stream:
     """
 
     __slots__ = (
+        "batch_ids",
         "cancelled",
         "conn",
         "conn_recv",
@@ -70,6 +71,8 @@ class Stream:
         self.result: bytes | None = None
         self.message: Message | None = None
         self.cancelled = False
+        #: The request ids of a batch answered together on this stream.
+        self.batch_ids: tuple[RequestId, ...] | None = None
         #: The engine ignores cancellation of this request (initialize): keep the stream.
         self.uncancellable = False
 
@@ -147,7 +150,13 @@ class HTTPServerTransport:
     ) -> None:
         if self.closed:
             raise anyio.ClosedResourceError
-        if isinstance(message, list):  # batch answers (2025-03-26): route each
+        if isinstance(message, list):  # batch answers (2025-03-26)
+            first = message[0] if message else None
+            rid = first.get("id") if isinstance(first, dict) and "method" not in first else None
+            stream = self.requests.get(rid) if isinstance(rid, (str, int)) else None
+            if stream is not None and stream.batch_ids is not None:
+                await self._deliver(stream, message, final=True)
+                return
             for m in message:
                 await self.send(m, related_request_id=related_request_id)
             return
@@ -195,11 +204,24 @@ class HTTPServerTransport:
             if stream is not None and not stream.uncancellable:
                 # No response will come (the receiver of a cancellation does not answer):
                 # end the request's stream instead of leaving it open forever.
-                del self.requests[rid]  # type: ignore[arg-type]
+                self._forget(stream)
                 stream.done = True
                 stream.cancelled = True
                 stream.detach()
                 stream.done_event.set()
+
+    def _forget(self, stream: Stream) -> None:
+        for rid in stream.batch_ids or (stream.request_id,):
+            if rid is not None and self.requests.get(rid) is stream:
+                del self.requests[rid]
+
+    def new_batch_stream(self, request_ids: list[RequestId]) -> Stream:
+        """One stream collecting the answers of a batch (revision 2025-03-26)."""
+        stream = self.new_request_stream(request_ids[0], json=True)
+        stream.batch_ids = tuple(request_ids)
+        for rid in request_ids[1:]:
+            self.requests[rid] = stream
+        return stream
 
     def new_request_stream(self, request_id: RequestId, *, json: bool) -> Stream:
         self._n += 1
@@ -262,8 +284,7 @@ class HTTPServerTransport:
         seq = stream.seq
         if final:
             stream.done = True
-            if self.requests.get(stream.request_id) is stream:  # type: ignore[arg-type]
-                del self.requests[stream.request_id]  # type: ignore[arg-type]
+            self._forget(stream)
         if stream.json:
             stream.result = orjson.dumps(message)
             stream.message = message
