@@ -386,3 +386,38 @@ async def test_cancelled_request_ends_its_stream(
             demo.gate.set()
             await anyio.sleep(0.1)
             assert "gated" not in demo.finished  # the handler was cancelled, not finished
+
+
+@pytest.mark.req("HTTP-GET-POLLING")
+async def test_get_stream_primes_and_resumes(serve: Any) -> None:
+    srv = serve()
+    with anyio.fail_after(15):
+        async with httpx.AsyncClient(timeout=10) as c:
+            h = await _session(c, srv.url)
+            entry = next(iter(srv.app.sessions.values()))
+
+            def notify(method: str) -> None:
+                async def go() -> None:
+                    await entry.session.notify(method)
+
+                srv.call(go)
+
+            get_h = {**h, "accept": "text/event-stream"}
+            async with c.stream("GET", srv.url, headers=get_h) as r:
+                events = sse_events(r)
+                priming = await events.__anext__()
+                assert priming.id and priming.data == "" and priming.retry == 1000
+                notify("notifications/tools/list_changed")
+                first = await events.__anext__()
+                assert orjson.loads(first.data)["method"] == "notifications/tools/list_changed"
+                await events.aclose()
+            while entry.transport.standalone.conn is not None:  # the server saw us go
+                await anyio.sleep(0.01)
+            notify("notifications/prompts/list_changed")  # nobody listening now
+            async with c.stream("GET", srv.url, headers={**get_h, "last-event-id": first.id}) as r:
+                async for ev in sse_events(r):
+                    if ev.data:
+                        assert (
+                            orjson.loads(ev.data)["method"] == "notifications/prompts/list_changed"
+                        )
+                        break

@@ -22,6 +22,7 @@ import anyio
 import anyio.lowlevel
 import orjson
 from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .._exceptions import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
 from .._session._base import Negotiated
@@ -652,6 +653,24 @@ class StreamableHTTPApp:
                         "headers": [*SSE_HEADERS, *extra],
                     }
                 )
+                version = headers.get("mcp-protocol-version") or (
+                    entry.session.negotiated.protocol_version if entry.session.negotiated else None
+                )
+                if (
+                    transport.event_store is not None
+                    and (version or DEFAULT_HEADER_VERSION) >= PRIMING_SINCE
+                ):
+                    # Like a POST stream: an id to resume from and the reconnection delay.
+                    sa = transport.standalone
+                    await send(
+                        {
+                            "type": "http.response.body",
+                            "body": encode_event(
+                                b"", event=None, id=f"{sa.id}_{sa.seq}", retry=self.retry_ms
+                            ),
+                            "more_body": True,
+                        }
+                    )
                 if backlog:
                     # Sent before anything newer, in order, on this (the right) stream.
                     for m in backlog:
@@ -682,7 +701,12 @@ class StreamableHTTPApp:
             return
         stream_id, seq = parsed
         live = transport.stream_for_id(stream_id)
-        conn = live.attach() if live is not None and not live.done else None
+        backlog: list[Any] = []
+        conn: MemoryObjectReceiveStream[Chunk] | None
+        if live is transport.standalone:
+            conn, backlog = transport.attach_standalone()
+        else:
+            conn = live.attach() if live is not None and not live.done else None
         events = await store.events_after(transport.key, stream_id, seq)
         if events is None and live is None:
             await respond_error(send, 400, INVALID_REQUEST, "Bad Request: unknown Last-Event-ID")
@@ -712,6 +736,8 @@ class StreamableHTTPApp:
             await send({"type": "http.response.body", "body": b""})
             return
         assert live is not None
+        for m in backlog:  # what came while no GET stream was connected
+            await transport._deliver_standalone(m)
         await self._pump(
             live, conn, receive, send, replayed=replayed, keepalive=live.request_id is None
         )
