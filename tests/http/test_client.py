@@ -468,3 +468,18 @@ async def test_https_with_a_private_ca(demo: DemoServer, tmp_path: Any) -> None:
         ):
             with pytest.raises(ProtocolError, match=r"(?i)certificate"):
                 await cs.initialize(timeout=5)
+
+
+async def test_one_app_serves_old_and_new_clients(demo: DemoServer) -> None:
+    app = create_http_app(demo, legacy_sse=True)
+    with running(app) as srv, anyio.fail_after(15):
+        async with open_http(srv.url) as t, ClientSession(t, client_info=CLIENT_INFO) as cs:
+            await cs.initialize()
+            assert t._legacy is None
+            assert text(await call(cs, "echo", text="new")) == "new"
+        async with (
+            open_sse(srv.base + "/sse") as t,
+            ClientSession(t, client_info=CLIENT_INFO) as cs,
+        ):
+            await cs.initialize()
+            assert text(await call(cs, "echo", text="old")) == "old"

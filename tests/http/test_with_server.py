@@ -129,3 +129,18 @@ async def test_failing_lifespan_is_reported_to_the_asgi_server() -> None:
     with anyio.fail_after(5):
         await app({"type": "lifespan"}, receive, send)
     assert sent[0]["type"] == "lifespan.startup.failed" and "no database" in sent[0]["message"]
+
+
+async def test_server_over_legacy_sse() -> None:
+    from mcpkit._http import create_sse_app, open_sse
+
+    events: list[str] = []
+    with running(create_sse_app(make_server(events))) as srv, anyio.fail_after(15):
+        async with (
+            open_sse(srv.base + "/sse") as t,
+            ClientSession(t, client_info=CLIENT_INFO) as cs,
+        ):
+            await cs.initialize()
+            r = await cs.send_request("tools/call", {"name": "greet", "arguments": {}}, timeout=10)
+            assert r["content"][0]["text"] == "hello from the lifespan"
+    assert events == ["start", "stop"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Iterable
+from contextlib import AsyncExitStack
 from typing import Any
 
 import anyio
@@ -94,16 +95,34 @@ class SSEApp:
         for t in list(self.sessions.values()):
             t.close()
 
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        msg = await receive()
+        if msg["type"] != "lifespan.startup":
+            return
+        running = getattr(self.server, "running", None)  # mcpkit.Server's own lifespan
+        try:
+            async with AsyncExitStack() as stack:
+                if running is not None:
+                    await stack.enter_async_context(running())
+                await send({"type": "lifespan.startup.complete"})
+                while (await receive())["type"] != "lifespan.shutdown":
+                    pass
+                await self.aclose()
+        except Exception as e:
+            logger.exception("the MCP app's lifespan failed")
+            await send({"type": "lifespan.startup.failed", "message": f"{type(e).__name__}: {e}"})
+            return
+        await send({"type": "lifespan.shutdown.complete"})
+
+    def handles(self, scope: Scope) -> bool:
+        """Whether a request is for this app's two endpoints."""
+        path = route_path(scope)
+        return same_path(path, self.sse_path) or same_path(path, self.message_path)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            while True:
-                msg = await receive()
-                if msg["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif msg["type"] == "lifespan.shutdown":
-                    await self.aclose()
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+            await self._lifespan(receive, send)
+            return
         if scope["type"] != "http":
             return
         headers = header_map(scope)

@@ -106,6 +106,7 @@ class StreamableHTTPApp:
         retry_ms: int = 1000,
         sse_ping_interval: float | None = 15.0,
         session_owner: Callable[[dict[str, str]], str | None] | None = None,
+        legacy_sse: bool = False,
     ) -> None:
         self.server = server
         self.path = path
@@ -122,6 +123,17 @@ class StreamableHTTPApp:
         self.retry_ms = retry_ms
         self.sse_ping_interval = sse_ping_interval
         self.session_owner = session_owner
+        self.legacy: Any = None
+        if legacy_sse:
+            from ._legacy import SSEApp
+
+            self.legacy = SSEApp(
+                server,
+                allowed_hosts=allowed_hosts,
+                allowed_origins=allowed_origins,
+                max_body_size=max_body_size,
+                max_sessions=max_sessions,
+            )
         self.sessions: OrderedDict[str, _Entry] = OrderedDict()
         self._tg: TaskGroup | None = None
         self._host_started: anyio.Event | None = None
@@ -161,6 +173,8 @@ class StreamableHTTPApp:
         self._closing = True
         for entry in list(self.sessions.values()):
             await self._terminate(entry)
+        if self.legacy is not None:
+            await self.legacy.aclose()
         if self._stop is not None:
             self._stop.set()  # a lazily started host exits too
 
@@ -215,6 +229,10 @@ class StreamableHTTPApp:
         if kind != "http":
             return
         if self.path is not None and not same_path(route_path(scope), self.path):
+            if self.legacy is not None and self.legacy.handles(scope):
+                await self._ensure_host()  # the server's lifespan covers legacy clients too
+                await self.legacy(scope, receive, send)
+                return
             await respond(send, 404, b"Not Found", content_type=b"text/plain")
             return
         headers = header_map(scope)
@@ -968,6 +986,7 @@ def create_http_app(
     retry_ms: int = 1000,
     sse_ping_interval: float | None = 15.0,
     session_owner: Callable[[dict[str, str]], str | None] | None = None,
+    legacy_sse: bool = False,
 ) -> StreamableHTTPApp:
     """An ASGI application serving ``server`` over Streamable HTTP at ``path``.
 
@@ -995,6 +1014,8 @@ def create_http_app(
         session_owner: ``fn(request headers) -> user identity``: binds each session to the
             user who created it (e.g. the subject of the bearer token); another user's
             requests with that session id get 404, as for an unknown session.
+        legacy_sse: also serve the 2024-11-05 HTTP+SSE transport (``GET /sse``,
+            ``POST /messages/``) beside the endpoint, for old clients.
 
     Example::
 
@@ -1017,6 +1038,7 @@ def create_http_app(
         retry_ms=retry_ms,
         sse_ping_interval=sse_ping_interval,
         session_owner=session_owner,
+        legacy_sse=legacy_sse,
     )
 
 
