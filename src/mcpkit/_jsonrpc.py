@@ -381,7 +381,8 @@ class JSONRPCEngine:
     async def _on_notify(self, method: str, params: dict[str, Any] | None) -> None:
         if method == CANCELLED_METHOD:
             rid = params.get("requestId") if params else None
-            req = self._in_flight.get(rid) if rid is not None else None
+            # A malformed requestId (a list, an object) must not take the reader down.
+            req = self._in_flight.get(rid) if type(rid) is str or type(rid) is int else None
             if req is not None and req.method not in self._uncancellable:
                 logger.info(
                     "%s: peer cancelled request %r (%s): %s",
