@@ -421,3 +421,57 @@ async def test_get_stream_primes_and_resumes(serve: Any) -> None:
                             orjson.loads(ev.data)["method"] == "notifications/prompts/list_changed"
                         )
                         break
+
+
+async def test_garbage_never_breaks_the_server() -> None:
+    import random
+
+    rng = random.Random(5)
+    demo = DemoServer()
+    app = create_http_app(demo)
+    shapes: list[Any] = [
+        None, 1, "x", [], {}, [1], {"jsonrpc": "2.0"}, {"jsonrpc": "2.0", "id": None, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, {"jsonrpc": "2.0", "id": True, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 1, "method": 7}, {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": []},
+        {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": {"x": 1}}},
+        {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"arguments": "nope"}},
+        {"jsonrpc": "2.0", "id": 9, "result": None}, {"jsonrpc": "2.0", "error": {}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": [1]}},
+        {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": {}}},
+    ]  # fmt: skip
+    async with app:
+        status, headers, _ = await asgi_call(app, "POST", HEADERS, INIT)
+        h = {
+            **HEADERS,
+            "mcp-session-id": headers["mcp-session-id"],
+            "mcp-protocol-version": "2025-11-25",
+        }
+        with anyio.fail_after(30):
+            for i in range(300):
+                kind = rng.randrange(4)
+                if kind == 0:
+                    body = bytes(rng.randrange(256) for _ in range(rng.randrange(64)))
+                elif kind == 1:
+                    body = orjson.dumps(rng.choice(shapes))
+                elif kind == 2:
+                    body = orjson.dumps(rng.choice(shapes))[: rng.randrange(1, 30)]
+                else:
+                    body = orjson.dumps(
+                        {
+                            "jsonrpc": "2.0",
+                            "id": 1000 + i,
+                            "method": rng.choice(["ping", "tools/list", "nope/x"]),
+                        }
+                    )
+                hdrs = dict(h)
+                if rng.random() < 0.1:
+                    hdrs["mcp-protocol-version"] = rng.choice(["", "x", "2099-01-01", "2025-03-26"])
+                if rng.random() < 0.05:
+                    hdrs["mcp-session-id"] = "\x7f" * rng.randrange(1, 10)
+                status, _, _ = await asgi_call(app, "POST", hdrs, body)
+                assert status in (200, 202, 400, 404, 409), (status, body)
+            # Still serving, same session.
+            status, _, body = await asgi_call(
+                app, "POST", h, orjson.dumps(_tool(1, "echo", text="alive"))
+            )
+            assert status == 200 and b"alive" in body
