@@ -210,6 +210,31 @@ def _broken_app(kind: str) -> Any:
                 }
             )
             await send({"type": "http.response.body", "body": b"boom"})
+        elif kind == "bad-json":
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
+            await send({"type": "http.response.body", "body": b'{"jsonrpc": "2.0", "id": 1, "res'})
+        elif kind == "garbage-sse":
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream")],
+                }
+            )
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": bytes(range(256)) * 64 + b"\n\ndata: {nope\n\n",
+                    "more_body": True,
+                }
+            )
+            await send({"type": "http.response.body", "body": b""})
         else:  # an SSE stream that ends before the response, without event ids
             await send(
                 {
@@ -224,7 +249,7 @@ def _broken_app(kind: str) -> Any:
     return app
 
 
-@pytest.mark.parametrize("kind", ["500", "midstream"])
+@pytest.mark.parametrize("kind", ["500", "midstream", "bad-json", "garbage-sse"])
 async def test_broken_server_fails_promptly(kind: str) -> None:
     with running(_broken_app(kind)) as srv:
         t0 = time.monotonic()
@@ -236,7 +261,13 @@ async def test_broken_server_fails_promptly(kind: str) -> None:
                 with pytest.raises(ProtocolError) as ei:
                     await cs.initialize(timeout=None)
         assert time.monotonic() - t0 < 3
-        assert ("500" in str(ei.value)) if kind == "500" else ("closed the stream" in str(ei.value))
+        expected = {
+            "500": "500",
+            "midstream": "closed the stream",
+            "bad-json": "malformed",
+            "garbage-sse": "closed the stream",
+        }
+        assert expected[kind] in str(ei.value)
 
 
 async def test_custom_headers_and_auth_hooks(demo: DemoServer) -> None:
