@@ -35,9 +35,10 @@ async def answer_sampling(params: Any, ctx: Any) -> CreateMessageResult:
 async def answer_elicitation(params: Any, ctx: Any) -> ElicitResult:
     # A host would show a form to its user; the demo fills in whatever the schema asks.
     content: dict[str, Any] = {}
-    for name, prop in (params.requested_schema.get("properties") or {}).items():
+    for name, field in params.requested_schema.properties.items():
+        prop = field.to_wire()
         kind = prop.get("type")
-        content[name] = {"string": "demo", "integer": 42, "number": 4.2, "boolean": True}.get(
+        content[name] = {"string": "demo", "integer": 42, "number": 4.5, "boolean": True}.get(
             kind, "demo"
         )
         if "enum" in prop:
@@ -56,8 +57,8 @@ async def main() -> int:
         [sys.executable, str(SERVER)],
         sampling_handler=answer_sampling,
         elicitation_handler=answer_elicitation,
-        logging_handler=lambda p: logs.append(str(p.get("data"))),
-        progress_handler=lambda p: progress.append(p["progress"]),
+        logging_handler=lambda p: logs.append(str(p.data)),
+        progress_handler=lambda p: progress.append(p.progress),
     ) as client:
         info = client.server_info
         show("server", f"{info.name} {info.version}")
@@ -79,7 +80,7 @@ async def main() -> int:
         resources = await client.list_resources()
         show("resources", [r.uri for r in resources])
         contents = await client.read_resource("test://static-text")
-        show("test://static-text", contents[0].text)  # type: ignore[union-attr]
+        show("test://static-text", contents.contents[0].text)  # type: ignore[union-attr]
         prompts = await client.list_prompts()
         show("prompts", [p.name for p in prompts])
         prompt = await client.get_prompt(
