@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._exceptions import InvalidParams, MCPError, ProtocolError
 from ..types._base import MCPModel
+from ..types._metakeys import check_meta
 from ._func import FuncInfo
 from ._util import make_caller, to_wire
 
@@ -54,6 +55,7 @@ class PromptDef:
         if icons:
             d["icons"] = [to_wire(i) for i in icons]
         if meta is not None:
+            check_meta(meta, f"{d.get('name') or d.get('uri') or d.get('uriTemplate')}")
             d["_meta"] = dict(meta)
         self.definition = d
 

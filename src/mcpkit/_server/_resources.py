@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from .._exceptions import InvalidParams, MCPError, ProtocolError
 from ..types._base import MCPModel
+from ..types._metakeys import check_meta
 from ._func import FuncInfo
 from ._uritemplate import UriTemplate
 from ._util import dumps_text, jsonable, make_caller, to_wire
@@ -56,6 +57,7 @@ def _describe(
     if icons:
         d["icons"] = [to_wire(i) for i in icons]
     if meta is not None:
+        check_meta(meta, f"{d.get('name') or d.get('uri') or d.get('uriTemplate')}")
         d["_meta"] = dict(meta)
     return d
 

@@ -12,6 +12,9 @@ from pydantic import BaseModel
 
 from .._exceptions import MCPError, ProtocolError
 from ..types._base import MCPModel
+from ..types._dialects import UnsupportedDialect, schema_dialect
+from ..types._jsonschema import schema_errors
+from ..types._metakeys import check_meta
 from ._func import FuncInfo
 from ._util import dumps_text, jsonable, make_caller, to_wire
 
@@ -70,6 +73,7 @@ class ToolDef:
         "name",
         "output_schema",
         "serialize",
+        "task_support",
         "validate",
         "wrap_output",
     )
@@ -95,6 +99,12 @@ class ToolDef:
         self.name = name
         self.context_param = info.context_param
         self.mask_errors = mask_errors
+        if task_support not in (None, "forbidden", "optional", "required"):
+            raise ValueError(
+                f"tool {name!r}: task_support must be 'forbidden', 'optional' or 'required'"
+            )
+        #: Whether the tool runs as a task: None/"forbidden", "optional" or "required".
+        self.task_support = task_support
         self._call = make_caller(fn)
         if input_schema is not None:
             # An explicit schema is kept exactly as written; arguments are then checked
@@ -102,6 +112,10 @@ class ToolDef:
             schema = dict(input_schema)
             if schema.get("type") != "object":
                 raise ValueError(f"tool {name!r}: an input schema must have type 'object'")
+            try:
+                schema_dialect(schema)
+            except UnsupportedDialect as e:
+                raise ValueError(f"tool {name!r}: input schema: {e}") from None
             self.validate = _jsonschema_validator(schema, info)
         else:
             schema = info.input_schema
@@ -116,6 +130,10 @@ class ToolDef:
         else:
             # An explicit output schema: results are sent as the function returns them.
             out, self.wrap_output = dict(output_schema), False
+            try:
+                schema_dialect(out)
+            except UnsupportedDialect as e:
+                raise ValueError(f"tool {name!r}: output schema: {e}") from None
             self.serialize = jsonable
             self.check_output = None
         self.output_schema = out
@@ -134,6 +152,7 @@ class ToolDef:
         if task_support is not None:
             d["execution"] = {"taskSupport": task_support}
         if meta is not None:
+            check_meta(meta, f"{d.get('name') or d.get('uri') or d.get('uriTemplate')}")
             d["_meta"] = dict(meta)
         #: The ``Tool`` object as listed.
         self.definition = d
@@ -282,17 +301,8 @@ def _schema_checker(schema: dict[str, Any]) -> Callable[[dict[str, Any]], list[s
     try:
         import jsonschema  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - jsonschema is optional
-        required = [r for r in schema.get("required") or () if isinstance(r, str)]
-        props = schema.get("properties") or {}
-        closed = schema.get("additionalProperties") is False
-
-        def minimal(arguments: dict[str, Any]) -> list[str]:
-            problems = [f"{r}: required argument missing" for r in required if r not in arguments]
-            if closed:
-                problems += [f"{k}: unexpected argument" for k in arguments if k not in props]
-            return problems
-
-        return minimal
+        # Our own validator (2020-12 and draft-07, by the schema's declared dialect).
+        return lambda arguments: schema_errors(arguments, schema)
 
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     validator = cls(schema)
