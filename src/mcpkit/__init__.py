@@ -18,33 +18,88 @@ Protocol types live in :mod:`mcpkit.types`; every exception mcpkit raises is exp
 (the tree is documented in ``mcpkit._exceptions``).
 """
 
-from ._client import Client, ClientGroup, ServerRequestContext, SyncClient
-from ._exceptions import (
-    CapabilityError,
-    ConnectionClosed,
-    InternalError,
-    InvalidParams,
-    InvalidRequest,
-    InvalidResponse,
-    MCPError,
-    MethodNotFound,
-    ParseError,
-    ProtocolError,
-    RequestTimeout,
-    TransportError,
-    URLElicitationRequired,
-    VersionError,
-)
-from ._http import (
-    EventStore,
-    InMemoryEventStore,
-    SessionExpired,
-    close_sse_stream,
-    create_http_app,
-    create_sse_app,
-    serve_http,
-)
-from ._server import Context, ElicitationResult, ResourceNotFound, Server, ToolError
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
+
+if _TYPE_CHECKING:
+    from ._client import Client, ClientGroup, ServerRequestContext, SyncClient, TaskHandle
+    from ._exceptions import (
+        CapabilityError,
+        ConnectionClosed,
+        InternalError,
+        InvalidParams,
+        InvalidRequest,
+        InvalidResponse,
+        MCPError,
+        MethodNotFound,
+        ParseError,
+        ProtocolError,
+        RequestTimeout,
+        TransportError,
+        URLElicitationRequired,
+        VersionError,
+    )
+    from ._http import (
+        EventStore,
+        InMemoryEventStore,
+        SessionExpired,
+        close_sse_stream,
+        create_http_app,
+        create_sse_app,
+        serve_http,
+    )
+    from ._server import (
+        Context,
+        ElicitationResult,
+        MemoryTaskStore,
+        ResourceNotFound,
+        Server,
+        SQLiteTaskStore,
+        TaskRecord,
+        TaskStore,
+        ToolError,
+    )
+
+# Names are imported on first use (PEP 562): `import mcpkit` stays cheap, and a program
+# only pays for the layers it touches.
+_LAZY: dict[str, str] = {
+    "Client": "._client",
+    "ClientGroup": "._client",
+    "ServerRequestContext": "._client",
+    "SyncClient": "._client",
+    "TaskHandle": "._client",
+    "CapabilityError": "._exceptions",
+    "ConnectionClosed": "._exceptions",
+    "InternalError": "._exceptions",
+    "InvalidParams": "._exceptions",
+    "InvalidRequest": "._exceptions",
+    "InvalidResponse": "._exceptions",
+    "MCPError": "._exceptions",
+    "MethodNotFound": "._exceptions",
+    "ParseError": "._exceptions",
+    "ProtocolError": "._exceptions",
+    "RequestTimeout": "._exceptions",
+    "TransportError": "._exceptions",
+    "URLElicitationRequired": "._exceptions",
+    "VersionError": "._exceptions",
+    "EventStore": "._http",
+    "InMemoryEventStore": "._http",
+    "SessionExpired": "._http",
+    "close_sse_stream": "._http",
+    "create_http_app": "._http",
+    "create_sse_app": "._http",
+    "serve_http": "._http",
+    "Context": "._server",
+    "ElicitationResult": "._server",
+    "ResourceNotFound": "._server",
+    "Server": "._server",
+    "ToolError": "._server",
+    "MemoryTaskStore": "._server",
+    "SQLiteTaskStore": "._server",
+    "TaskRecord": "._server",
+    "TaskStore": "._server",
+}
 
 __all__ = [
     "CapabilityError",
@@ -60,15 +115,20 @@ __all__ = [
     "InvalidRequest",
     "InvalidResponse",
     "MCPError",
+    "MemoryTaskStore",
     "MethodNotFound",
     "ParseError",
     "ProtocolError",
     "RequestTimeout",
     "ResourceNotFound",
+    "SQLiteTaskStore",
     "Server",
     "ServerRequestContext",
     "SessionExpired",
     "SyncClient",
+    "TaskHandle",
+    "TaskRecord",
+    "TaskStore",
     "ToolError",
     "TransportError",
     "URLElicitationRequired",
@@ -78,3 +138,16 @@ __all__ = [
     "create_sse_app",
     "serve_http",
 ]
+
+
+def __getattr__(name: str) -> _Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
