@@ -3,5 +3,6 @@
 from ._client import Client, ServerRequestContext
 from ._group import ClientGroup
 from ._sync import SyncClient
+from ._tasks import TaskHandle
 
-__all__ = ["Client", "ClientGroup", "ServerRequestContext", "SyncClient"]
+__all__ = ["Client", "ClientGroup", "ServerRequestContext", "SyncClient", "TaskHandle"]

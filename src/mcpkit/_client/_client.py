@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 from .._exceptions import (
+    CapabilityError,
     ConnectionClosed,
     InternalError,
     InvalidParams,
@@ -56,12 +57,14 @@ from ..types import (
     ResourceUpdatedNotificationParams,
     Root,
     ServerCapabilities,
+    Task,
     Tool,
 )
 from ..types._revisions import LATEST_PROTOCOL_VERSION
 from ._elicitation import apply_defaults, check_answer
 from ._jsonschema import schema_errors
 from ._targets import describe, open_target
+from ._tasks import TaskHandle, parse_task
 
 logger = logging.getLogger("mcpkit.client")
 server_log = logging.getLogger("mcpkit.client.server_log")
@@ -338,6 +341,7 @@ class Client:
         self._output_schemas: dict[str, dict[str, Any] | None] | None = None
         self._schema_fetch: anyio.Lock | None = None
         self._url_elicitations: set[str] = set()
+        self._task_handles: dict[str, TaskHandle] = {}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -582,6 +586,105 @@ class Client:
             "tools/call", params, timeout=timeout, progress_handler=progress_handler
         )
         return await self.check_tool_result(name, raw)
+
+    async def call_tool_as_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        ttl: int | None = None,
+        timeout: float | None = _DEFAULT,
+        meta: Mapping[str, Any] | None = None,
+    ) -> TaskHandle:
+        """Start a tool as a task (``tools/call`` with ``task``); returns a :class:`TaskHandle`.
+
+        The server answers at once and runs the tool in the background; ``ttl`` (ms) asks
+        how long it keeps the task and its result. Raises :class:`~mcpkit.CapabilityError`
+        when the server does not declare ``tasks.requests.tools.call``.
+
+        Example::
+
+            handle = await client.call_tool_as_task("build", {"target": "all"})
+            result = await handle.result(timeout=600)
+        """
+        caps = self.session.server_capabilities
+        tasks_cap = caps.get("tasks") if isinstance(caps, dict) else None
+        requests = tasks_cap.get("requests") if isinstance(tasks_cap, dict) else None
+        tools_cap = requests.get("tools") if isinstance(requests, dict) else None
+        if not isinstance(tools_cap, dict) or not isinstance(tools_cap.get("call"), dict):
+            raise CapabilityError(
+                "the server does not declare tasks.requests.tools.call: it cannot run tools as tasks"
+            )
+        params: dict[str, Any] = {"name": name, "task": {} if ttl is None else {"ttl": ttl}}
+        if arguments is not None:
+            params["arguments"] = arguments if type(arguments) is dict else dict(arguments)
+        if meta:
+            params["_meta"] = dict(meta)
+        raw = await self.send_request("tools/call", params, timeout=timeout)
+        task_raw = raw.get("task") if isinstance(raw, dict) else None
+        if task_raw is None:
+            raise InvalidResponse(f"tools/call {name!r} as a task: the answer has no 'task'")
+        return self._handle(parse_task(task_raw, "tools/call"), name)
+
+    def task(self, task_id: str, tool: str | None = None) -> TaskHandle:
+        """A handle on a task known by its id (e.g. created before a reconnection).
+
+        Its state is unknown until :meth:`TaskHandle.status` asks.
+        """
+        handle = self._task_handles.get(task_id)
+        if handle is None:
+            placeholder = Task(
+                task_id=task_id,
+                status="working",
+                created_at="1970-01-01T00:00:00Z",
+                last_updated_at="1970-01-01T00:00:00Z",
+                ttl=None,
+            )
+            handle = self._handle(placeholder, tool)
+        return handle
+
+    def _handle(self, task: Task, tool: str | None) -> TaskHandle:
+        handle = TaskHandle(self, task, tool)
+        self._task_handles[task.task_id] = handle
+        return handle
+
+    async def list_tasks_page(
+        self, cursor: str | None = None, *, timeout: float | None = _DEFAULT
+    ) -> tuple[list[Task], str | None]:
+        """One page of ``tasks/list``: the tasks and the cursor of the next page (or None)."""
+        raw = await self.send_request(
+            "tasks/list", {"cursor": cursor} if cursor else None, timeout=timeout
+        )
+        if not isinstance(raw, dict) or not isinstance(raw.get("tasks"), list):
+            raise InvalidResponse("tasks/list: the answer has no 'tasks' list")
+        tasks = [parse_task(t, "tasks/list") for t in raw["tasks"]]
+        nxt = raw.get("nextCursor")
+        return tasks, nxt if isinstance(nxt, str) else None
+
+    async def list_tasks(self, *, timeout: float | None = _DEFAULT) -> list[Task]:
+        """Every task of ours the server knows (all pages of ``tasks/list``)."""
+        tasks: list[Task] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(MAX_PAGES):
+            page, cursor = await self.list_tasks_page(cursor, timeout=timeout)
+            tasks.extend(page)
+            if cursor is None:
+                return tasks
+            if cursor in seen:
+                raise InvalidResponse(f"tasks/list: the server repeated the cursor {cursor!r}")
+            seen.add(cursor)
+        raise InvalidResponse(f"tasks/list: more than {MAX_PAGES} pages; giving up")
+
+    async def _on_task_status(self, params: dict[str, Any] | None) -> None:
+        try:
+            task = Task.model_validate(params or {})
+        except PydanticValidationError as e:
+            logger.warning("dropped malformed notifications/tasks/status: %s", _short(e))
+            return
+        handle = self._task_handles.get(task.task_id)
+        if handle is not None:
+            handle._update(task)
 
     async def check_tool_result(self, name: str, raw: Any) -> CallToolResult:
         """Parse a raw ``tools/call`` result and check it against the tool's ``outputSchema``."""
@@ -983,6 +1086,7 @@ class Client:
             "notifications/resources/list_changed": self._on_resources_changed,
             "notifications/prompts/list_changed": self._on_prompts_changed,
             "notifications/elicitation/complete": self._on_elicitation_complete,
+            "notifications/tasks/status": self._on_task_status,
         }
 
     @staticmethod

@@ -4,13 +4,18 @@ from ._context import Context, ElicitationResult
 from ._resources import ResourceNotFound
 from ._server import Server
 from ._session import BoundSession
+from ._task_store import MemoryTaskStore, SQLiteTaskStore, TaskRecord, TaskStore
 from ._tools import ToolError
 
 __all__ = [
     "BoundSession",
     "Context",
     "ElicitationResult",
+    "MemoryTaskStore",
     "ResourceNotFound",
+    "SQLiteTaskStore",
     "Server",
+    "TaskRecord",
+    "TaskStore",
     "ToolError",
 ]

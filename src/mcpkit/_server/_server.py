@@ -13,7 +13,7 @@ from typing import Any, Literal, TypeVar, overload
 
 import anyio
 
-from .._exceptions import InvalidParams, MCPError, ProtocolError
+from .._exceptions import InvalidParams, MCPError, MethodNotFound, ProtocolError
 from .._session._base import RequestContext
 from .._transports._base import Transport
 from ._context import Context
@@ -22,6 +22,8 @@ from ._logging import LEVELS, ClientLogHandler, current_context
 from ._prompts import PromptDef
 from ._resources import ResourceDef, TemplateDef, not_found, read_error
 from ._session import BoundSession
+from ._task_store import TaskStore
+from ._tasks import TaskManager
 from ._tools import ToolDef, check_tool_name
 from ._util import make_caller, to_wire
 
@@ -78,6 +80,14 @@ class Server:
             :class:`ToolError` message is always shown).
         capabilities: extra capabilities to declare, merged over the derived ones (e.g.
             ``{"prompts": {"listChanged": True}}`` to announce prompts you add later).
+        task_store: where tasks are kept (a :class:`TaskStore`): in memory by default;
+            :class:`SQLiteTaskStore` keeps finished tasks across restarts. See docs/tasks.md.
+        task_ttl: the lifetime (ms) of a task whose client asked for none (None: unlimited).
+        max_task_ttl: the longest lifetime (ms) granted to a task (None: no limit).
+        task_poll_interval: the ``pollInterval`` (ms) suggested to clients.
+        task_owner: ``fn(ctx) -> str | None`` naming the principal a request acts for; its
+            tasks are visible to every session of that principal. By default (or when it
+            returns None) a task is visible only to the session that created it.
     """
 
     def __init__(
@@ -94,6 +104,11 @@ class Server:
         page_size: int | None = None,
         mask_errors: bool = True,
         capabilities: Mapping[str, Any] | None = None,
+        task_store: TaskStore | None = None,
+        task_ttl: int | None = 3_600_000,
+        max_task_ttl: int | None = 86_400_000,
+        task_poll_interval: int | None = 1000,
+        task_owner: Callable[[Context], str | None] | None = None,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1 (or None for no pagination)")
@@ -123,6 +138,15 @@ class Server:
         self._sessions: set[BoundSession] = set()
         self._bridge = False
         self._lists: dict[str, list[dict[str, Any]]] = {}
+        self._tasks = TaskManager(
+            self,
+            task_store,
+            default_ttl=task_ttl,
+            max_ttl=max_task_ttl,
+            poll_interval=task_poll_interval,
+            owner=task_owner,
+            page_size=page_size or 100,
+        )
         self._handlers = {
             "tools/list": self._h_tools_list,
             "tools/call": self._h_tools_call,
@@ -135,6 +159,10 @@ class Server:
             "prompts/get": self._h_prompts_get,
             "completion/complete": self._h_complete,
             "logging/setLevel": self._h_set_level,
+            "tasks/get": self._tasks.h_get,
+            "tasks/result": self._tasks.h_result,
+            "tasks/list": self._tasks.h_list,
+            "tasks/cancel": self._tasks.h_cancel,
         }
 
     # ================================================================== identity
@@ -165,12 +193,22 @@ class Server:
             caps["prompts"] = {"listChanged": True}
         if self._completion is not None:
             caps["completions"] = {}
+        if self._task_tools():
+            caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
         for key, value in self.extra_capabilities.items():
             if isinstance(value, dict) and isinstance(caps.get(key), dict):
                 caps[key] = {**caps[key], **value}
             else:
                 caps[key] = value
         return caps
+
+    def _task_tools(self) -> bool:
+        return any(t.task_support in ("optional", "required") for t in self._tools.values())
+
+    @property
+    def task_store(self) -> TaskStore:
+        """Where this server keeps its tasks."""
+        return self._tasks.store
 
     # ================================================================== tools
 
@@ -581,7 +619,13 @@ class Server:
                 await self._lifespan_ready.wait()
                 if self._lifespan_stack is None and self.lifespan is not None:
                     raise RuntimeError("the server's lifespan failed to start")
-            yield self
+            if self._tasks._tg is None:
+                # Tasks outlive the request (and the session) that created them: they run
+                # in a task group held by the outermost serving frame.
+                async with self._tasks.host():
+                    yield self
+            else:
+                yield self
         finally:
             self._lifespan_users -= 1
             if self._lifespan_users == 0:
@@ -681,6 +725,21 @@ class Server:
             args = {}
         elif type(args) is not dict:
             raise InvalidParams(message="Invalid params: 'arguments' must be an object")
+        support = tool.task_support
+        if support is not None and support != "forbidden":
+            task = params.get("task")
+            if task is not None:
+                return await self._tasks.create_tool_task(rc, tool, args, task)
+            if support == "required":
+                raise MethodNotFound(
+                    message=f"Method not found: tool {name!r} must be called as a task",
+                    data={"name": name, "taskSupport": "required"},
+                )
+        elif "task" in params and "tasks" in rc.session.capabilities:
+            raise MethodNotFound(
+                message=f"Method not found: tool {name!r} does not support task execution",
+                data={"name": name, "taskSupport": "forbidden"},
+            )
         if tool.context_param is None and not self._bridge:
             return await tool.call(args, None)
         ctx = Context(self, rc, rc.session)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import uuid
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +50,9 @@ class BoundSession(ServerSession):
         self.log_threshold = 0
         #: URIs this client subscribed to.
         self.subscriptions: set[str] = set()
+        #: Who owns the tasks this session creates, unless the server's ``task_owner``
+        #: names a principal: random, so no other session can guess it.
+        self.task_owner = uuid.uuid4().hex
         self._pending_changes: set[str] = set()
         self._outbox: MemoryObjectSendStream[_OutItem] | None = None
         self._loop_thread: int | None = None

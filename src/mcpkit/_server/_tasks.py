@@ -1,0 +1,481 @@
+"""Tasks on the server side: task-augmented ``tools/call`` and the ``tasks/*`` methods.
+
+A task-augmented call is answered at once with ``CreateTaskResult``; the tool then runs
+in a task group owned by the server (not by the request), and its status lives in a
+:class:`~mcpkit.TaskStore`. Everything a running task sends (progress, log messages,
+elicitation and sampling requests) carries ``io.modelcontextprotocol/related-task``.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import dataclasses
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from .._exceptions import InvalidParams, MCPError, ProtocolError
+from .._session._base import RequestContext
+from ._logging import current_context
+from ._task_store import TERMINAL, MemoryTaskStore, TaskRecord, TaskStore
+
+if TYPE_CHECKING:
+    from ._context import Context
+    from ._server import Server
+    from ._session import BoundSession
+    from ._tools import ToolDef
+
+logger = logging.getLogger("mcpkit.server")
+
+#: The ``_meta`` key tying a message to a task.
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+
+#: The statuses a task may move to from each non-terminal one.
+_TRANSITIONS = {
+    "working": frozenset({"input_required", "completed", "failed", "cancelled"}),
+    "input_required": frozenset({"working", "completed", "failed", "cancelled"}),
+}
+
+_STOPPED = "The server stopped while the task was running."
+
+
+def iso(t: float) -> str:
+    """An RFC 3339 UTC timestamp for seconds since the epoch."""
+    return (
+        datetime.fromtimestamp(t, timezone.utc)
+        .isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z")
+    )
+
+
+def task_wire(r: TaskRecord) -> dict[str, Any]:
+    """The ``Task`` object of a record."""
+    d: dict[str, Any] = {
+        "taskId": r.task_id,
+        "status": r.status,
+        "createdAt": iso(r.created_at),
+        "lastUpdatedAt": iso(r.last_updated_at),
+        "ttl": r.ttl,
+    }
+    if r.status_message is not None:
+        d["statusMessage"] = r.status_message
+    if r.poll_interval is not None:
+        d["pollInterval"] = r.poll_interval
+    return d
+
+
+def _related(params: dict[str, Any] | None, task_id: str) -> dict[str, Any]:
+    out = dict(params or {})
+    meta = dict(out.get("_meta") or {})
+    meta[RELATED_TASK] = {"taskId": task_id}
+    out["_meta"] = meta
+    return out
+
+
+def _task_id_param(params: dict[str, Any] | None) -> str:
+    tid = params.get("taskId") if params else None
+    if not isinstance(tid, str):
+        raise InvalidParams(message="Invalid params: 'taskId' must be a string")
+    return tid
+
+
+def _not_found(task_id: str) -> InvalidParams:
+    return InvalidParams(message=f"Unknown task: {task_id}", data={"taskId": task_id})
+
+
+class TaskRequestContext(RequestContext):
+    """The request context a tool running as a task sees.
+
+    The original request was answered (with ``CreateTaskResult``), so what the tool sends
+    is tagged with the task instead of the request, and progress continues under the
+    original token until the task is terminal.
+    """
+
+    __slots__ = ("_last_progress", "manager", "task_id")
+
+    def __init__(self, rc: RequestContext, manager: TaskManager, task_id: str) -> None:
+        super().__init__(rc.session, rc.request, rc.negotiated)
+        self.manager = manager
+        self.task_id = task_id
+        self._last_progress: float | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the task was cancelled (``tasks/cancel``) or expired."""
+        return self.manager.is_cancelled(self.task_id)
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification tagged with the task."""
+        await self.session.notify(method, _related(params, self.task_id))
+
+    async def send_request(
+        self, method: str, params: dict[str, Any] | None = None, **kw: Any
+    ) -> Any:
+        """Ask the client something for the task: the task is ``input_required`` meanwhile."""
+        await self.manager.input_needed(self.task_id, +1)
+        try:
+            return await self.session.send_request(method, _related(params, self.task_id), **kw)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.manager.input_needed(self.task_id, -1)
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Progress under the original request's token, until the task is terminal."""
+        token = self.request.progress_token
+        if token is None or self.manager.is_done(self.task_id):
+            return
+        if self._last_progress is not None and progress <= self._last_progress:
+            logger.warning(
+                "progress %s of task %s dropped: it must increase", progress, self.task_id
+            )
+            return
+        self._last_progress = progress
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self.notify("notifications/progress", params)
+
+
+@dataclasses.dataclass
+class _Live:
+    """What only this process knows of a task it runs."""
+
+    session: BoundSession
+    scope: anyio.CancelScope | None = None
+    waiting_input: int = 0
+    cancelled: bool = False
+    done: bool = False
+
+
+class TaskManager:
+    """Runs tasks for a :class:`~mcpkit.Server` and answers the ``tasks/*`` methods."""
+
+    def __init__(
+        self,
+        server: Server,
+        store: TaskStore | None,
+        *,
+        default_ttl: int | None,
+        max_ttl: int | None,
+        poll_interval: int | None,
+        owner: Callable[[Context], str | None] | None,
+        page_size: int,
+    ) -> None:
+        self.server = server
+        self.store: TaskStore = store if store is not None else MemoryTaskStore()
+        self.default_ttl = default_ttl
+        self.max_ttl = max_ttl
+        self.poll_interval = poll_interval
+        self.owner_fn = owner
+        self.page_size = page_size
+        self._live: dict[str, _Live] = {}
+        self._changed: dict[str, anyio.Event] = {}
+        self._tg: TaskGroup | None = None
+        self._opened = False
+        self._open_lock: anyio.Lock | None = None
+        self._lock: anyio.Lock | None = None
+
+    # ------------------------------------------------------------------ lifetime
+
+    @contextlib.asynccontextmanager
+    async def host(self) -> AsyncIterator[None]:
+        """Own the task group tasks run in (entered by the server while it serves)."""
+        await self._open()
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            try:
+                yield
+            finally:
+                self._tg = None
+                tg.cancel_scope.cancel()
+
+    async def _open(self) -> None:
+        if self._opened:
+            return
+        if self._open_lock is None:
+            self._open_lock = anyio.Lock()
+        async with self._open_lock:
+            if not self._opened:
+                await self.store.open()
+                self._opened = True
+
+    def _transition_lock(self) -> anyio.Lock:
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        return self._lock
+
+    # ------------------------------------------------------------------ state
+
+    def is_cancelled(self, task_id: str) -> bool:
+        live = self._live.get(task_id)
+        return live is None or live.cancelled
+
+    def is_done(self, task_id: str) -> bool:
+        live = self._live.get(task_id)
+        return live is None or live.done
+
+    def _wake(self, task_id: str) -> None:
+        event = self._changed.pop(task_id, None)
+        if event is not None:
+            event.set()
+
+    async def _set_status(
+        self,
+        task_id: str,
+        status: str,
+        message: str | None = None,
+        outcome: dict[str, Any] | None = None,
+    ) -> TaskRecord | None:
+        """Move a task to ``status`` if the lifecycle allows it; returns the new record."""
+        async with self._transition_lock():
+            record = await self.store.get(task_id)
+            if record is None or status not in _TRANSITIONS.get(record.status, ()):
+                return None
+            record.status = status
+            record.status_message = message
+            record.last_updated_at = time.time()
+            if outcome is not None:
+                record.outcome = outcome
+            await self.store.update(record)
+        live = self._live.get(task_id)
+        if status in TERMINAL and live is not None:
+            live.done = True
+        self._wake(task_id)
+        if live is not None:
+            # notifications/tasks/status goes to the session that created the task (the
+            # outbox drops it if that session is gone). No related-task _meta: the id is in it.
+            live.session.post("notifications/tasks/status", task_wire(record))
+        return record
+
+    async def input_needed(self, task_id: str, delta: int) -> None:
+        live = self._live.get(task_id)
+        if live is None:
+            return
+        before = live.waiting_input
+        live.waiting_input = max(0, before + delta)
+        if before == 0 and live.waiting_input > 0:
+            await self._set_status(task_id, "input_required", "Waiting for input from the client.")
+        elif before > 0 and live.waiting_input == 0 and not live.done:
+            await self._set_status(task_id, "working", "The operation is in progress.")
+
+    def _owner(self, rc: RequestContext) -> str:
+        if self.owner_fn is not None:
+            from ._context import Context
+
+            principal = self.owner_fn(Context(self.server, rc, rc.session))
+            if principal is not None:
+                return f"principal:{principal}"
+        return f"session:{rc.session.task_owner}"
+
+    async def _purge(self) -> None:
+        for tid in await self.store.delete_expired(time.time()):
+            live = self._live.pop(tid, None)
+            if live is not None:
+                live.cancelled = live.done = True
+                if live.scope is not None:
+                    live.scope.cancel()
+            self._wake(tid)
+
+    async def _find(self, rc: RequestContext, params: dict[str, Any] | None) -> TaskRecord:
+        task_id = _task_id_param(params)
+        await self._open()
+        await self._purge()
+        record = await self.store.get(task_id)
+        # Someone else's task is reported exactly like a missing one: ids do not leak.
+        if record is None or record.owner != self._owner(rc):
+            raise _not_found(task_id)
+        return record
+
+    # ------------------------------------------------------------------ creating
+
+    async def create_tool_task(
+        self, rc: RequestContext, tool: ToolDef, args: dict[str, Any], task: Any
+    ) -> dict[str, Any]:
+        """Accept a task-augmented ``tools/call``: answer ``CreateTaskResult``, run in the background."""
+        if not isinstance(task, dict):
+            raise InvalidParams(message="Invalid params: 'task' must be an object")
+        ttl = task.get("ttl", self.default_ttl)
+        if ttl is not None and (type(ttl) is not int or ttl < 0):
+            raise InvalidParams(message="Invalid params: 'task.ttl' must be a non-negative integer")
+        if ttl is None:
+            ttl = self.max_ttl
+        elif self.max_ttl is not None:
+            ttl = min(ttl, self.max_ttl)
+        await self._open()
+        await self._purge()
+        now = time.time()
+        record = await self.store.create(
+            TaskRecord(
+                task_id=str(uuid.uuid4()),
+                owner=self._owner(rc),
+                status="working",
+                status_message="The operation is in progress.",
+                created_at=now,
+                last_updated_at=now,
+                ttl=ttl,
+                poll_interval=self.poll_interval,
+            )
+        )
+        session: BoundSession = rc.session
+        live = self._live[record.task_id] = _Live(session)
+        trc = TaskRequestContext(rc, self, record.task_id)
+        if self._tg is not None:
+            self._tg.start_soon(self._run_tool, trc, tool, args, live)
+        else:
+            # Not served through Server.running() (a bare session): the session's own task
+            # group is the longest-lived one there is.
+            session.spawn(self._run_tool, trc, tool, args, live)
+        result = {"task": task_wire(record)}
+        return result
+
+    async def _run_tool(
+        self, trc: TaskRequestContext, tool: ToolDef, args: dict[str, Any], live: _Live
+    ) -> None:
+        from ._context import Context
+
+        task_id = trc.task_id
+        outcome: dict[str, Any] | None = None
+        try:
+            with anyio.CancelScope() as scope:
+                live.scope = scope
+                if live.cancelled:
+                    scope.cancel()
+                ctx = Context(self.server, trc, live.session)
+                token = current_context.set(ctx)
+                try:
+                    outcome = {"result": await tool.call(args, ctx)}
+                except ProtocolError as e:
+                    outcome = {"error": e.to_error()}
+                except MCPError as e:
+                    outcome = {"error": {"code": -32603, "message": str(e)}}
+                finally:
+                    current_context.reset(token)
+        except BaseException:
+            # The server is stopping: leave a clear status rather than `working` forever.
+            with anyio.CancelScope(shield=True):
+                err = {"error": {"code": -32603, "message": _STOPPED}}
+                await self._set_status(task_id, "failed", _STOPPED, err)
+            raise
+        finally:
+            live.scope = None
+        try:
+            with anyio.CancelScope(shield=True):
+                if outcome is None:
+                    return  # cancelled (tasks/cancel already recorded it) or expired
+                if "error" in outcome:
+                    message = outcome["error"]["message"]
+                    await self._set_status(task_id, "failed", message, outcome)
+                elif outcome["result"].get("isError"):
+                    message = "The tool reported an error."
+                    await self._set_status(task_id, "failed", message, outcome)
+                else:
+                    message = "The operation completed."
+                    await self._set_status(task_id, "completed", message, outcome)
+        finally:
+            live.done = True
+            if self._live.get(task_id) is live:
+                del self._live[task_id]
+
+    # ------------------------------------------------------------------ tasks/*
+
+    async def h_get(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
+        return task_wire(await self._find(rc, params))
+
+    async def h_result(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
+        record = await self._find(rc, params)
+        owner = record.owner
+        task_id = record.task_id
+        while not record.terminal:
+            event = self._changed.get(task_id)
+            if event is None:
+                event = self._changed[task_id] = anyio.Event()
+            got = await self.store.get(task_id)
+            if got is None or got.owner != owner:
+                raise _not_found(task_id)
+            record = got
+            if record.terminal:
+                break
+            if task_id not in self._live:
+                # Nobody here runs it (another process of a shared store): poll the store.
+                with anyio.move_on_after((self.poll_interval or 1000) / 1000.0):
+                    await event.wait()
+            else:
+                await event.wait()
+        outcome = record.outcome or {
+            "error": {"code": -32603, "message": record.status_message or record.status}
+        }
+        if "error" in outcome:
+            err = outcome["error"]
+            raise ProtocolError(err.get("code"), err.get("message", ""), err.get("data"))
+        return _related(outcome["result"], task_id)
+
+    async def h_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
+        await self._open()
+        await self._purge()
+        cursor = params.get("cursor") if params else None
+        after = 0 if cursor is None else _decode_cursor(cursor)
+        records = await self.store.list_owned(self._owner(rc), after, self.page_size + 1)
+        page = records[: self.page_size]
+        result: dict[str, Any] = {"tasks": [task_wire(r) for r in page]}
+        if len(records) > self.page_size:
+            result["nextCursor"] = _encode_cursor(page[-1].seq)
+        return result
+
+    async def h_cancel(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
+        record = await self._find(rc, params)
+        if record.terminal:
+            raise InvalidParams(
+                message=f"Cannot cancel task {record.task_id}: it is already {record.status}",
+                data={"taskId": record.task_id, "status": record.status},
+            )
+        live = self._live.get(record.task_id)
+        if live is not None:
+            live.cancelled = True
+        outcome = {"error": {"code": -32603, "message": "The task was cancelled."}}
+        new = await self._set_status(
+            record.task_id, "cancelled", "The task was cancelled by request.", outcome
+        )
+        if live is not None and live.scope is not None:
+            live.scope.cancel()
+        if new is None:  # it finished in the meantime
+            new = await self.store.get(record.task_id)
+            if new is None:
+                raise _not_found(record.task_id)
+            if new.status != "cancelled":
+                raise InvalidParams(
+                    message=f"Cannot cancel task {new.task_id}: it is already {new.status}",
+                    data={"taskId": new.task_id, "status": new.status},
+                )
+        return task_wire(new)
+
+
+def _encode_cursor(seq: int) -> str:
+    return base64.urlsafe_b64encode(f"tasks:{seq}".encode()).decode("ascii")
+
+
+def _decode_cursor(cursor: Any) -> int:
+    bad = InvalidParams(
+        message=f"Invalid params: invalid cursor {cursor!r}", data={"cursor": cursor}
+    )
+    if not isinstance(cursor, str) or len(cursor) > 64:
+        raise bad
+    try:
+        text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
+        prefix, _, num = text.partition(":")
+        seq = int(num)
+    except (ValueError, UnicodeError):
+        raise bad from None
+    if prefix != "tasks" or seq < 0 or str(seq) != num:
+        raise bad
+    return seq
