@@ -1,0 +1,108 @@
+"""The side-by-side harness (``python -m bench``) runs end to end with tiny counts, mcpkit only.
+
+Timings are not tests: this only checks that every case still runs against our server and
+client and that the summary has the shape the docs rely on. It needs the shared benchmark
+harness (the neutral driver), not the peers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from bench import run  # noqa: E402
+
+pytestmark = pytest.mark.skipif(
+    not (run.HARNESS / "driver" / "mcpdrive.py").exists(),
+    reason=f"shared benchmark harness not found at {run.HARNESS}",
+)
+
+
+def test_harness_quick_mcpkit_only(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "--quick",
+            "--impls",
+            "mcpkit",
+            "--no-setup",
+            "--no-engine",
+            "--reps",
+            "1",
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=150,
+        env={**os.environ, "PYTHONWARNINGS": ""},
+    )
+    errors = (out / "errors.log").read_text() if (out / "errors.log").exists() else ""
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:] + errors[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    med = summary["medians"]
+    expected = {
+        "stdio/mcpkit",
+        "http/mcpkit-sse",
+        "http/mcpkit-json",
+        "http/mcpkit-stateless",
+        "tools/mcpkit-0",
+        "tools/mcpkit-1000",
+        "sdk/mcpkit-stdio",
+        "sdk/mcpkit-http",
+    }
+    assert set(med) == expected
+    assert med["stdio/mcpkit"]["seq_calls_s"] > 0
+    assert med["stdio/mcpkit"]["conc64_calls_s"] > 0
+    assert med["stdio/mcpkit"]["big_out_resp_kb"] >= 1024  # the 1 MiB result arrived whole
+    assert med["http/mcpkit-sse"]["response_mode"] == "sse"
+    assert med["http/mcpkit-json"]["response_mode"] == "json"
+    assert med["tools/mcpkit-1000"]["tools"] == 1003
+    assert med["sdk/mcpkit-http"]["sess2_calls_s"] > 0
+    assert med["sdk/mcpkit-stdio"]["protocol"]
+    # Every target is listed; without peers none can be judged.
+    assert len(summary["targets"]) == len(run.TARGETS)
+    assert all(t["met"] is None for t in summary["targets"])
+    assert "| stdio seq calls/s |" in proc.stdout
+    assert (out / "rep1.jsonl").read_text().count("\n") == len(expected)
+
+
+def test_case_list_covers_the_issue() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "--list"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert proc.returncode == 0, proc.stderr
+    names = set(proc.stdout.split())
+    for impl in ("mcpkit", "official", "fastmcp", "ts"):
+        assert {
+            f"stdio/{impl}",
+            f"http/{impl}-sse",
+            f"http/{impl}-json",
+            f"http/{impl}-stateless",
+            f"tools/{impl}-1000",
+        } <= names
+    assert {
+        "sdk/mcpkit-stdio",
+        "sdk/mcpkit-http",
+        "sdk/official-legacy-stdio",
+        "sdk/ts-http",
+    } <= names
+    # Every target refers to cases the harness runs.
+    for _, case, _, other, _, _ in run.TARGETS:
+        assert case in names and other in names
