@@ -596,6 +596,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, _, _ in build_cases(a):
             print(name)
         return 0
+    a.out = a.out.resolve()
     a.out.mkdir(parents=True, exist_ok=True)
     if not a.no_setup:
         setup(a.impls)
