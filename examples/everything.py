@@ -384,6 +384,27 @@ async def slow_count(n: int, ctx: Context) -> str:
     return f"counted to {n}"
 
 
+@server.tool(task_support="optional")
+async def long_running_job(ctx: Context, steps: int = 5, step_seconds: float = 0.2) -> str:
+    """A long job: call it as a task (tools/call with `task`) and poll tasks/get, or plainly.
+
+    Progress goes under the original progressToken while the task runs; tasks/cancel
+    stops it between steps.
+    """
+    for i in range(steps):
+        await ctx.report_progress(i, steps, f"step {i + 1} of {steps}")
+        await anyio.sleep(step_seconds)
+    return f"finished {steps} steps"
+
+
+@server.tool(task_support="optional")
+async def confirm_then_run(ctx: Context, action: str = "deploy") -> str:
+    """A task that needs the user: it asks for confirmation (the task is input_required
+    meanwhile) and then runs."""
+    answer = await ctx.elicit(f"Run {action}?", {"type": "object", "properties": {}})
+    return f"{action} done" if answer.accepted else f"{action} skipped ({answer.action})"
+
+
 @server.tool()
 def log_with_python_logging(message: str) -> str:
     """Log through Python's logging (bridged to the client as notifications/message)."""

@@ -377,7 +377,7 @@ class TaskManager:
                     message = outcome["error"]["message"]
                     await self._set_status(task_id, "failed", message, outcome)
                 elif outcome["result"].get("isError"):
-                    message = "The tool reported an error."
+                    message = _error_text(outcome["result"])
                     await self._set_status(task_id, "failed", message, outcome)
                 else:
                     message = "The operation completed."
@@ -458,6 +458,15 @@ class TaskManager:
                     data={"taskId": new.task_id, "status": new.status},
                 )
         return task_wire(new)
+
+
+def _error_text(result: dict[str, Any]) -> str:
+    """A status message for a tool result flagged ``isError``: its first text, shortened."""
+    for block in result.get("content") or ():
+        if isinstance(block, dict) and isinstance(block.get("text"), str) and block["text"]:
+            text: str = block["text"]
+            return text if len(text) <= 200 else text[:197] + "..."
+    return "The tool reported an error."
 
 
 def _encode_cursor(seq: int) -> str:
