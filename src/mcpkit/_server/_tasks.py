@@ -192,13 +192,19 @@ class TaskManager:
     async def host(self) -> AsyncIterator[None]:
         """Own the task group tasks run in (entered by the server while it serves)."""
         await self._open()
-        async with anyio.create_task_group() as tg:
-            self._tg = tg
-            try:
-                yield
-            finally:
-                self._tg = None
-                tg.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                try:
+                    yield
+                finally:
+                    self._tg = None
+                    tg.cancel_scope.cancel()
+        finally:
+            # The running tasks have recorded their end by now (the group waited for them).
+            with anyio.CancelScope(shield=True):
+                self._opened = False
+                await self.store.close()
 
     async def _open(self) -> None:
         if self._opened:
