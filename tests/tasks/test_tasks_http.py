@@ -1,0 +1,87 @@
+"""Tasks over Streamable HTTP (real uvicorn): a task outlives its session, for its principal."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import pytest
+from tests._schema import WireRecorder
+from tests.http._http_helpers import running
+
+from mcpkit import Client, Context, InvalidParams, Server
+from mcpkit._http import create_http_app
+from mcpkit._http._client import open_streamable_http
+
+pytestmark = pytest.mark.anyio
+
+RELATED = "io.modelcontextprotocol/related-task"
+
+
+def make_server() -> tuple[Server, threading.Event, threading.Event]:
+    started, gate = threading.Event(), threading.Event()
+    server = Server(
+        "http-tasks",
+        task_poll_interval=20,
+        task_owner=lambda ctx: ctx.client_info.get("name"),
+    )
+
+    @server.tool(task_support="optional")
+    async def job(ctx: Context) -> str:
+        await ctx.report_progress(1)
+        started.set()
+        await anyio.to_thread.run_sync(gate.wait, 10.0)
+        return "job done"
+
+    @server.tool(task_support="optional")
+    async def ask(ctx: Context) -> str:
+        answer = await ctx.elicit("Go?", {"type": "object", "properties": {}})
+        return f"answer: {answer.action}"
+
+    return server, started, gate
+
+
+@contextlib.asynccontextmanager
+async def connect(url: str, name: str, **kw: Any) -> AsyncIterator[tuple[Client, WireRecorder]]:
+    async with open_streamable_http(url) as transport:
+        recorder = WireRecorder(transport, side="client")
+        async with Client(recorder, client_info={"name": name, "version": "1"}, **kw) as client:
+            yield client, recorder
+    recorder.check()
+
+
+@pytest.mark.req("TASKS-ISOLATION", "TASKS-RESULT-BLOCKS", "TASKS-INPUT-RELATED-META")
+async def test_task_survives_its_session_over_http() -> None:
+    server, started, gate = make_server()
+    asked: list[Any] = []
+
+    async def on_elicit(params: Any, ctx: Any) -> Any:
+        asked.append(params.meta.model_dump(by_alias=True))
+        return {"action": "accept", "content": {}}
+
+    with running(create_http_app(server)) as srv, anyio.fail_after(20):
+        async with connect(srv.url, "alice") as (client, _rec):
+            handle = await client.call_tool_as_task("job")
+            tid = handle.task_id
+            await anyio.to_thread.run_sync(started.wait, 10.0)
+        # The session is gone (DELETE); the task still runs on the server.
+        async with connect(srv.url, "mallory") as (other, _rec):
+            with pytest.raises(InvalidParams):
+                await other.task(tid).status()
+            assert await other.list_tasks() == []
+        async with connect(srv.url, "alice") as (again, _rec):
+            assert (await again.task(tid).status()).status == "working"
+            gate.set()
+            result = await again.task(tid, "job").result(timeout=10)
+            assert result.content[0].text == "job done"  # type: ignore[union-attr]
+            assert [t.task_id for t in await again.list_tasks()] == [tid]
+
+        async with connect(srv.url, "bob", elicitation_handler=on_elicit) as (bob, _rec):
+            confirm = await bob.call_tool_as_task("ask")
+            result = await confirm.result(timeout=10)
+            assert result.content[0].text == "answer: accept"  # type: ignore[union-attr]
+            assert asked[0][RELATED] == {"taskId": confirm.task_id}
