@@ -565,6 +565,9 @@ def versions(impls: list[str]) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--reps", type=int, default=int(os.environ.get("REPS", "3")))
+    p.add_argument(
+        "--first-rep", type=int, default=1, help="number of the first repetition (add to --out)"
+    )
     p.add_argument("--only", default=".", help="regex on case names (see --list)")
     p.add_argument("--impls", default=",".join(IMPLS), help="comma-separated: " + ",".join(IMPLS))
     p.add_argument("--quick", action="store_true", help="tiny counts (a smoke run, not a measure)")
@@ -607,7 +610,7 @@ def main(argv: list[str] | None = None) -> int:
     cases = build_cases(a)
     meta = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "reps": a.reps,
+        "reps": a.first_rep + a.reps - 1,
         "quick": a.quick,
         "impls": a.impls,
         "only": a.only,
@@ -616,7 +619,7 @@ def main(argv: list[str] | None = None) -> int:
     (a.out / "meta.json").write_text(json.dumps(meta, indent=1))
     records: list[dict[str, Any]] = []
     failed = 0
-    for rep in range(1, a.reps + 1):
+    for rep in range(a.first_rep, a.first_rep + a.reps):
         for name, case_argv in interleave(cases, rep - 1):
             r = run_case(name, case_argv, rep, a)
             if r is None:
@@ -641,6 +644,13 @@ def main(argv: list[str] | None = None) -> int:
                 f.write(
                     f"=== engine rc={ep.returncode}\n{ep.stdout[-2000:]}\n{ep.stderr[-4000:]}\n"
                 )
+    # Every repetition in the directory counts, so that --first-rep can add repetitions later.
+    records = [
+        json.loads(line)
+        for path in sorted(a.out.glob("rep*.jsonl"))
+        for line in path.read_text().splitlines()
+        if line.strip()
+    ]
     summary = summarize(records)
     summary.update(meta=meta, failed=failed)
     if engine is not None:
@@ -648,7 +658,7 @@ def main(argv: list[str] | None = None) -> int:
     (a.out / "summary.json").write_text(json.dumps(summary, indent=1))
     text = tables(summary, a.impls)
     head = (
-        f"# mcpkit benchmark, {meta['date']}, {a.reps} repetition(s)"
+        f"# mcpkit benchmark, {meta['date']}, {len(summary['reps'])} repetition(s)"
         f"{' (quick: tiny counts, not a measurement)' if a.quick else ''}\n\nversions: "
         + ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
         + "\n\n"
