@@ -64,7 +64,7 @@ from ..types._revisions import LATEST_PROTOCOL_VERSION
 from ._elicitation import apply_defaults, check_answer
 from ._jsonschema import schema_errors
 from ._targets import describe, open_target
-from ._tasks import TaskHandle, parse_task
+from ._tasks import TaskHandle, TaskReceiver, parse_task
 
 logger = logging.getLogger("mcpkit.client")
 server_log = logging.getLogger("mcpkit.client.server_log")
@@ -294,6 +294,7 @@ class Client:
         resource_updated_handler: Callable[..., Any] | None = None,
         list_changed_handler: Callable[..., Any] | None = None,
         validate_output: bool = True,
+        accept_tasks: bool = False,
     ) -> None:
         self.target = target
         self.name = name
@@ -342,6 +343,8 @@ class Client:
         self._schema_fetch: anyio.Lock | None = None
         self._url_elicitations: set[str] = set()
         self._task_handles: dict[str, TaskHandle] = {}
+        #: Serves task-augmented sampling/elicitation requests when ``accept_tasks``.
+        self._task_receiver = TaskReceiver(self) if accept_tasks else None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -359,6 +362,14 @@ class Client:
             caps["elicitation"] = modes
         if self._has_roots:
             caps["roots"] = {"listChanged": True}
+        if self._task_receiver is not None:
+            requests: dict[str, Any] = {}
+            if "sampling" in caps:
+                requests["sampling"] = {"createMessage": {}}
+            if "elicitation" in caps:
+                requests["elicitation"] = {"create": {}}
+            if requests:
+                caps["tasks"] = {"list": {}, "cancel": {}, "requests": requests}
         return caps
 
     async def __aenter__(self) -> Client:
@@ -379,6 +390,11 @@ class Client:
         stack = AsyncExitStack()
         await stack.__aenter__()
         try:
+            if self._task_receiver is not None:
+                # Tasks the server gave us run here: they end with the connection.
+                tg = await stack.enter_async_context(anyio.create_task_group())
+                stack.callback(tg.cancel_scope.cancel)
+                self._task_receiver.tg = tg
             transport = await open_target(
                 stack,
                 self.target,
@@ -949,6 +965,15 @@ class Client:
             handlers["elicitation/create"] = self._on_elicitation
         if self._has_roots:
             handlers["roots/list"] = self._on_roots
+        rx = self._task_receiver
+        if rx is not None and handlers:
+            for method in ("sampling/createMessage", "elicitation/create"):
+                if method in handlers:
+                    handlers[method] = rx.wrap(handlers[method])
+            handlers["tasks/get"] = rx.h_get
+            handlers["tasks/result"] = rx.h_result
+            handlers["tasks/list"] = rx.h_list
+            handlers["tasks/cancel"] = rx.h_cancel
         return handlers
 
     async def _on_sampling(self, ctx: RequestContext, params: dict[str, Any] | None) -> Any:
