@@ -11,6 +11,7 @@ from tests.tasks._helpers import make_server, served
 from mcpkit import (
     CapabilityError,
     InvalidParams,
+    InvalidRequest,
     MethodNotFound,
     ProtocolError,
     Server,
@@ -335,3 +336,19 @@ async def test_principal_owner_sees_tasks_across_sessions() -> None:
         async with served(server, client_info={"name": "mallory", "version": "1"}) as (m, _r):
             with pytest.raises(InvalidParams):
                 await m.task(tid).status()
+
+
+@pytest.mark.req("TASKS-LIMIT-CONCURRENT")
+async def test_running_tasks_per_owner_are_limited() -> None:
+    server, state = make_server(max_tasks_per_owner=1)
+    with anyio.fail_after(10):
+        async with served(server) as (client, _rec):
+            first = await client.call_tool_as_task("job", {"n": 1})
+            await state["started"].wait()
+            with pytest.raises(InvalidRequest) as e:
+                await client.call_tool_as_task("must")
+            assert e.value.data == {"maxTasks": 1}
+            state["gate"].set()
+            await first.wait(timeout=5)
+            second = await client.call_tool_as_task("must")
+            assert (await second.result(timeout=5)).content[0].text == "ok"  # type: ignore[union-attr]

@@ -88,6 +88,8 @@ class Server:
         task_owner: ``fn(ctx) -> str | None`` naming the principal a request acts for; its
             tasks are visible to every session of that principal. By default (or when it
             returns None) a task is visible only to the session that created it.
+        max_tasks_per_owner: tasks one owner may have running at once (more are refused
+            with -32600); None: no limit.
     """
 
     def __init__(
@@ -109,6 +111,7 @@ class Server:
         max_task_ttl: int | None = 86_400_000,
         task_poll_interval: int | None = 1000,
         task_owner: Callable[[Context], str | None] | None = None,
+        max_tasks_per_owner: int | None = 100,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1 (or None for no pagination)")
@@ -146,6 +149,7 @@ class Server:
             poll_interval=task_poll_interval,
             owner=task_owner,
             page_size=page_size or 100,
+            max_per_owner=max_tasks_per_owner,
         )
         self._handlers = {
             "tools/list": self._h_tools_list,

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.abc import TaskGroup
 
-from .._exceptions import InvalidParams, MCPError, ProtocolError
+from .._exceptions import InvalidParams, InvalidRequest, MCPError, ProtocolError
 from .._session._base import RequestContext
 from ._logging import current_context
 from ._task_store import TERMINAL, MemoryTaskStore, TaskRecord, TaskStore
@@ -152,6 +152,7 @@ class _Live:
     """What only this process knows of a task it runs."""
 
     session: BoundSession
+    owner: str
     scope: anyio.CancelScope | None = None
     waiting_input: int = 0
     cancelled: bool = False
@@ -171,6 +172,8 @@ class TaskManager:
         poll_interval: int | None,
         owner: Callable[[Context], str | None] | None,
         page_size: int,
+        max_per_owner: int | None = 100,
+        sweep_interval: float = 60.0,
     ) -> None:
         self.server = server
         self.store: TaskStore = store if store is not None else MemoryTaskStore()
@@ -179,6 +182,8 @@ class TaskManager:
         self.poll_interval = poll_interval
         self.owner_fn = owner
         self.page_size = page_size
+        self.max_per_owner = max_per_owner
+        self.sweep_interval = sweep_interval
         self._live: dict[str, _Live] = {}
         self._changed: dict[str, anyio.Event] = {}
         self._tg: TaskGroup | None = None
@@ -195,6 +200,7 @@ class TaskManager:
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
+                tg.start_soon(self._sweep)
                 try:
                     yield
                 finally:
@@ -205,6 +211,15 @@ class TaskManager:
             with anyio.CancelScope(shield=True):
                 self._opened = False
                 await self.store.close()
+
+    async def _sweep(self) -> None:
+        # Expired tasks are purged on every task method too; this catches idle servers.
+        while True:
+            await anyio.sleep(self.sweep_interval)
+            try:
+                await self._purge()
+            except Exception:
+                logger.exception("purging expired tasks failed")
 
     async def _open(self) -> None:
         if self._opened:
@@ -320,11 +335,19 @@ class TaskManager:
             ttl = min(ttl, self.max_ttl)
         await self._open()
         await self._purge()
+        owner = self._owner(rc)
+        if self.max_per_owner is not None:
+            running = sum(1 for live in self._live.values() if live.owner == owner)
+            if running >= self.max_per_owner:
+                raise InvalidRequest(
+                    message=f"Too many tasks running ({running}); wait for some to finish",
+                    data={"maxTasks": self.max_per_owner},
+                )
         now = time.time()
         record = await self.store.create(
             TaskRecord(
                 task_id=str(uuid.uuid4()),
-                owner=self._owner(rc),
+                owner=owner,
                 status="working",
                 status_message="The operation is in progress.",
                 created_at=now,
@@ -334,7 +357,7 @@ class TaskManager:
             )
         )
         session: BoundSession = rc.session
-        live = self._live[record.task_id] = _Live(session)
+        live = self._live[record.task_id] = _Live(session, owner)
         trc = TaskRequestContext(rc, self, record.task_id)
         if self._tg is not None:
             self._tg.start_soon(self._run_tool, trc, tool, args, live)
