@@ -185,6 +185,7 @@ class TaskManager:
         self.max_per_owner = max_per_owner
         self.sweep_interval = sweep_interval
         self._live: dict[str, _Live] = {}
+        self._last_purge = 0.0
         self._changed: dict[str, anyio.Event] = {}
         self._tg: TaskGroup | None = None
         self._opened = False
@@ -217,7 +218,7 @@ class TaskManager:
         while True:
             await anyio.sleep(self.sweep_interval)
             try:
-                await self._purge()
+                await self._purge(force=True)
             except Exception:
                 logger.exception("purging expired tasks failed")
 
@@ -299,8 +300,14 @@ class TaskManager:
                 return f"principal:{principal}"
         return f"session:{rc.session.task_owner}"
 
-    async def _purge(self) -> None:
-        for tid in await self.store.delete_expired(time.time()):
+    async def _purge(self, *, force: bool = False) -> None:
+        # At most once a second on the request path: expired records are also filtered
+        # out where they are read, so this only frees space.
+        now = time.time()
+        if not force and now - self._last_purge < 1.0:
+            return
+        self._last_purge = now
+        for tid in await self.store.delete_expired(now):
             live = self._live.pop(tid, None)
             if live is not None:
                 live.cancelled = live.done = True
@@ -314,7 +321,7 @@ class TaskManager:
         await self._purge()
         record = await self.store.get(task_id)
         # Someone else's task is reported exactly like a missing one: ids do not leak.
-        if record is None or record.owner != self._owner(rc):
+        if record is None or record.owner != self._owner(rc) or record.expired(time.time()):
             raise _not_found(task_id)
         return record
 
@@ -456,8 +463,11 @@ class TaskManager:
         after = 0 if cursor is None else _decode_cursor(cursor)
         records = await self.store.list_owned(self._owner(rc), after, self.page_size + 1)
         page = records[: self.page_size]
-        result: dict[str, Any] = {"tasks": [task_wire(r) for r in page]}
-        if len(records) > self.page_size:
+        more = len(records) > self.page_size
+        now = time.time()
+        records = [r for r in page if not r.expired(now)]
+        result: dict[str, Any] = {"tasks": [task_wire(r) for r in records]}
+        if more:
             result["nextCursor"] = _encode_cursor(page[-1].seq)
         return result
 
