@@ -35,6 +35,9 @@ def make_server() -> tuple[Server, threading.Event, threading.Event]:
         await ctx.report_progress(1)
         started.set()
         await anyio.to_thread.run_sync(gate.wait, 10.0)
+        # Its first client is gone by now: what it sends is dropped, the job goes on.
+        await ctx.report_progress(2)
+        await ctx.info("still working")
         return "job done"
 
     @server.tool(task_support="optional")

@@ -112,8 +112,15 @@ class TaskRequestContext(RequestContext):
         return self.manager.is_cancelled(self.task_id)
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        """Send a notification tagged with the task."""
-        await self.session.notify(method, _related(params, self.task_id))
+        """Send a notification tagged with the task (dropped once its client is gone).
+
+        A task outlives the connection that created it: its progress and log messages
+        are best effort, and must not make the tool fail when nobody listens any more.
+        """
+        try:
+            await self.session.notify(method, _related(params, self.task_id))
+        except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as e:
+            logger.debug("task %s: %s not delivered: %s", self.task_id, method, e)
 
     async def send_request(
         self, method: str, params: dict[str, Any] | None = None, **kw: Any
