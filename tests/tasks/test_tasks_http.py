@@ -41,6 +41,13 @@ def make_server() -> tuple[Server, threading.Event, threading.Event]:
         return "job done"
 
     @server.tool(task_support="optional")
+    async def ask_later(ctx: Context) -> str:
+        started.set()
+        await anyio.to_thread.run_sync(gate.wait, 10.0)
+        answer = await ctx.elicit("Still there?", {"type": "object", "properties": {}})
+        return f"later: {answer.action}"
+
+    @server.tool(task_support="optional")
     async def ask(ctx: Context) -> str:
         answer = await ctx.elicit("Go?", {"type": "object", "properties": {}})
         return f"answer: {answer.action}"
@@ -88,3 +95,21 @@ async def test_task_survives_its_session_over_http() -> None:
             result = await confirm.result(timeout=10)
             assert result.content[0].text == "answer: accept"  # type: ignore[union-attr]
             assert asked[0][RELATED] == {"taskId": confirm.task_id}
+
+
+async def test_a_reconnected_owner_receives_the_tasks_requests() -> None:
+    server, started, gate = make_server()
+
+    async def on_elicit(params: Any, ctx: Any) -> Any:
+        return {"action": "accept", "content": {}}
+
+    with running(create_http_app(server)) as srv, anyio.fail_after(20):
+        async with connect(srv.url, "carol") as (first, _rec):
+            tid = (await first.call_tool_as_task("ask_later")).task_id
+            await anyio.to_thread.run_sync(started.wait, 10.0)
+        async with connect(srv.url, "carol", elicitation_handler=on_elicit) as (back, _rec):
+            handle = back.task(tid, "ask_later")
+            assert (await handle.status()).status == "working"
+            gate.set()
+            result = await handle.result(timeout=10)
+            assert result.content[0].text == "later: accept"  # type: ignore[union-attr]

@@ -160,6 +160,8 @@ class _Live:
 
     session: BoundSession
     owner: str
+    trc: TaskRequestContext | None = None
+    ctx: Context | None = None
     scope: anyio.CancelScope | None = None
     waiting_input: int = 0
     cancelled: bool = False
@@ -330,6 +332,16 @@ class TaskManager:
         # Someone else's task is reported exactly like a missing one: ids do not leak.
         if record is None or record.owner != self._owner(rc) or record.expired(time.time()):
             raise _not_found(task_id)
+        live = self._live.get(task_id)
+        if live is not None and live.session is not rc.session:
+            # The owner came back on another session (a reconnection): what the task sends
+            # from now on (status, progress, elicitation) goes there.
+            live.session = rc.session
+            if live.trc is not None:
+                live.trc.session = rc.session
+                live.trc.negotiated = rc.negotiated  # its capabilities, not the old ones
+            if live.ctx is not None:
+                live.ctx._session = rc.session
         return record
 
     # ------------------------------------------------------------------ creating
@@ -372,7 +384,7 @@ class TaskManager:
         )
         session: BoundSession = rc.session
         live = self._live[record.task_id] = _Live(session, owner)
-        trc = TaskRequestContext(rc, self, record.task_id)
+        trc = live.trc = TaskRequestContext(rc, self, record.task_id)
         if self._tg is not None:
             self._tg.start_soon(self._run_tool, trc, tool, args, live)
         else:
@@ -394,7 +406,7 @@ class TaskManager:
                 live.scope = scope
                 if live.cancelled:
                     scope.cancel()
-                ctx = Context(self.server, trc, live.session)
+                ctx = live.ctx = Context(self.server, trc, live.session)
                 token = current_context.set(ctx)
                 try:
                     outcome = {"result": await tool.call(args, ctx)}
