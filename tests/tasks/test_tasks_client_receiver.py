@@ -61,7 +61,69 @@ def make_server() -> Server:
         cancelled = await ctx.session.send_request("tasks/cancel", {"taskId": tid}, timeout=5)
         return str(cancelled["status"])
 
+    @server.tool()
+    async def sample_as_task(ctx: Context) -> str:
+        result = await ctx.sample("hello", as_task=True, timeout=5)
+        return f"{result.content.text}"  # type: ignore[union-attr]
+
+    @server.tool(task_support="optional")
+    async def nested(ctx: Context) -> str:
+        answer = await ctx.elicit(
+            "ok?", {"type": "object", "properties": {}}, as_task=True, timeout=5
+        )
+        return answer.action
+
     return server
+
+
+async def test_context_sends_task_augmented_requests() -> None:
+    async def sampling(params: Any, ctx: Any) -> Any:
+        return "sampled as a task"
+
+    async def elicit(params: Any, ctx: Any) -> Any:
+        return {"action": "decline"}
+
+    server = make_server()
+    with anyio.fail_after(10):
+        async with served(
+            server, sampling_handler=sampling, elicitation_handler=elicit, accept_tasks=True
+        ) as (client, recorder):
+            result = await client.call_tool("sample_as_task")
+            assert result.content[0].text == "sampled as a task"  # type: ignore[union-attr]
+            # A tool running as a task asks as a task too; its own task waits meanwhile.
+            handle = await client.call_tool_as_task("nested")
+            assert (await handle.result(timeout=5)).content[0].text == "decline"  # type: ignore[union-attr]
+    sent_by_server = [
+        r.message
+        for r in recorder.messages
+        if r.direction == "received" and isinstance(r.message, dict) and "method" in r.message
+    ]
+    creates = [
+        m for m in sent_by_server if m["method"] in ("sampling/createMessage", "elicitation/create")
+    ]
+    assert [m["params"]["task"] for m in creates] == [{}, {}]
+    assert creates[1]["params"]["_meta"][RELATED] == {"taskId": handle.task_id}
+    assert any(m["method"] == "tasks/result" for m in sent_by_server)
+    statuses = [
+        m["params"]["status"] for m in sent_by_server if m["method"] == "notifications/tasks/status"
+    ]
+    assert statuses[:2] == ["input_required", "working"]
+
+
+async def test_without_client_support_as_task_is_a_plain_request() -> None:
+    server = make_server()
+    with anyio.fail_after(10):
+        async with served(server, sampling_handler=lambda p, c: "plain") as (client, recorder):
+            result = await client.call_tool("sample_as_task")
+            assert result.content[0].text == "plain"  # type: ignore[union-attr]
+    creates = [
+        r.message
+        for r in recorder.messages
+        if r.direction == "received"
+        and isinstance(r.message, dict)
+        and r.message.get("method") == "sampling/createMessage"
+    ]
+    assert "task" not in creates[0]["params"]
 
 
 async def test_client_runs_task_augmented_sampling_and_elicitation() -> None:

@@ -191,7 +191,15 @@ class Context:
 
     # ------------------------------------------------------------------ requests to the client
 
-    async def _send(self, method: str, params: dict[str, Any], timeout: float | None) -> Any:
+    async def _send(
+        self, method: str, params: dict[str, Any], timeout: float | None, as_task: bool = False
+    ) -> Any:
+        if as_task:
+            from ._tasks import CLIENT_TASK_CAPABILITY, request_as_task
+
+            cap = ("tasks", "requests", *CLIENT_TASK_CAPABILITY[method])
+            if has_capability(self.client_capabilities, cap):
+                return await request_as_task(self, method, params, timeout)
         kw: dict[str, Any] = {}
         if timeout is not None:
             kw["timeout"] = timeout
@@ -205,12 +213,15 @@ class Context:
         schema: type[T] | Mapping[str, Any],
         *,
         timeout: float | None = None,
+        as_task: bool = False,
     ) -> ElicitationResult[T]:
         """Ask the user for structured input through the client (form mode).
 
         ``schema`` is a pydantic model, dataclass or TypedDict of flat primitive fields
         (str, int, float, bool, enums, lists of enum values), or a JSON schema dict. Raises
         :class:`~mcpkit.CapabilityError` when the client does not support elicitation.
+        ``as_task=True`` asks the client to run it as a task (when it declares
+        ``tasks.requests.elicitation.create``; otherwise it is a plain request) and polls it.
 
         Example::
 
@@ -241,6 +252,7 @@ class Context:
             "elicitation/create",
             {"mode": "form", "message": message, "requestedSchema": requested},
             timeout,
+            as_task,
         )
         action, content = _parse_elicit_result(raw)
         if action != "accept" or content is None:
@@ -310,8 +322,13 @@ class Context:
         tools: Sequence[Any] | None = None,
         tool_choice: Literal["auto", "required", "none"] | Mapping[str, Any] | None = None,
         timeout: float | None = None,
+        as_task: bool = False,
     ) -> CreateMessageResult:
         """Ask the client's LLM for a completion (``sampling/createMessage``).
+
+        ``as_task=True`` asks the client to run it as a task (when it declares
+        ``tasks.requests.sampling.createMessage``; otherwise it is a plain request) and
+        polls it until it ends.
 
         ``messages`` is a string (one user message) or a list of strings, ``SamplingMessage``
         objects or dicts. ``tools`` (``Tool`` objects, dicts, or names of this server's
@@ -363,7 +380,7 @@ class Context:
             params["toolChoice"] = (
                 {"mode": tool_choice} if isinstance(tool_choice, str) else to_wire(tool_choice)
             )
-        raw = await self._send("sampling/createMessage", params, timeout)
+        raw = await self._send("sampling/createMessage", params, timeout, as_task)
         return CreateMessageResult.model_validate(raw)
 
     async def sample_with_tools(

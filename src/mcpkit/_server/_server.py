@@ -590,6 +590,7 @@ class Server:
         session._notification_handlers["notifications/roots/list_changed"] = functools.partial(
             self._roots_list_changed, session
         )
+        session._notification_handlers["notifications/tasks/status"] = self._tasks.on_client_status
         self._sessions.add(session)
         return session
 

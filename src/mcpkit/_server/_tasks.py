@@ -194,6 +194,8 @@ class TaskManager:
         self.max_per_owner = max_per_owner
         self.sweep_interval = sweep_interval
         self._live: dict[str, _Live] = {}
+        #: Wake-ups of tasks we asked clients to run (see :func:`request_as_task`).
+        self._remote: dict[str, anyio.Event] = {}
         self._last_purge = 0.0
         self._changed: dict[str, anyio.Event] = {}
         self._tg: TaskGroup | None = None
@@ -240,6 +242,13 @@ class TaskManager:
             if not self._opened:
                 await self.store.open()
                 self._opened = True
+
+    async def on_client_status(self, params: dict[str, Any] | None) -> None:
+        """``notifications/tasks/status`` from a client: wake whoever polls that task."""
+        tid = params.get("taskId") if params else None
+        event = self._remote.pop(tid, None) if isinstance(tid, str) else None
+        if event is not None:
+            event.set()
 
     def _transition_lock(self) -> anyio.Lock:
         if self._lock is None:
@@ -546,3 +555,60 @@ def _decode_cursor(cursor: Any) -> int:
     if prefix != "tasks" or seq < 0 or str(seq) != num:
         raise bad
     return seq
+
+
+#: How long a task-augmented request to the client may take when no timeout is given (s).
+REMOTE_TASK_TIMEOUT = 3600.0
+
+#: The client capability (under ``tasks.requests``) each task-augmented request needs.
+CLIENT_TASK_CAPABILITY = {
+    "sampling/createMessage": ("sampling", "createMessage"),
+    "elicitation/create": ("elicitation", "create"),
+}
+
+
+async def request_as_task(
+    ctx: Context, method: str, params: dict[str, Any], timeout: float | None
+) -> Any:
+    """Send ``method`` to the client as a task, poll it, and return its final result.
+
+    The polls honour the client's ``pollInterval`` and wake early on its
+    ``notifications/tasks/status``; a task that needs input is waited on with
+    ``tasks/result``. A tool itself running as a task is ``input_required`` meanwhile.
+    """
+    rc = ctx._request
+    session = ctx.session
+    manager = ctx.server._tasks
+    own = rc.task_id if isinstance(rc, TaskRequestContext) else None
+    kw: dict[str, Any] = {}
+    if rc is not None and own is None:
+        kw["related_request_id"] = rc.request_id  # HTTP: on the stream of the tool call
+    if own is not None:
+        await manager.input_needed(own, +1)
+    try:
+        with anyio.fail_after(timeout if timeout is not None else REMOTE_TASK_TIMEOUT):
+            p = dict(params)
+            p["task"] = {}
+            if own is not None:
+                p = _related(p, own)
+            created = await session.send_request(method, p, **kw)
+            task = created.get("task") if isinstance(created, dict) else None
+            tid = task.get("taskId") if isinstance(task, dict) else None
+            if not isinstance(tid, str):
+                # Not a CreateTaskResult: the client ran it as a plain request.
+                return created
+            while True:
+                status = task.get("status") if isinstance(task, dict) else None
+                if status in TERMINAL or status == "input_required":
+                    return await session.send_request("tasks/result", {"taskId": tid}, **kw)
+                poll = task.get("pollInterval") if isinstance(task, dict) else None
+                interval = poll / 1000.0 if isinstance(poll, (int, float)) and poll > 0 else 1.0
+                event = manager._remote.setdefault(tid, anyio.Event())
+                with anyio.move_on_after(max(0.01, interval)):
+                    await event.wait()
+                manager._remote.pop(tid, None)
+                task = await session.send_request("tasks/get", {"taskId": tid}, **kw)
+    finally:
+        if own is not None:
+            with anyio.CancelScope(shield=True):
+                await manager.input_needed(own, -1)
