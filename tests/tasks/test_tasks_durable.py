@@ -145,3 +145,14 @@ async def test_tasks_over_stdio_with_the_everything_example() -> None:
                 assert (await long.cancel()).status == "cancelled"
                 assert (await long.status()).status == "cancelled"
     recorder.check()
+
+
+def test_sync_client_runs_a_task_over_stdio() -> None:
+    from mcpkit import SyncClient
+
+    with SyncClient([sys.executable, str(EVERYTHING)], cwd=ROOT, timeout=20) as client:
+        handle = client.call_tool_as_task("long_running_job", {"steps": 2, "step_seconds": 0.01})
+        result = handle.result(timeout=10)
+        assert result.content[0].text == "finished 2 steps"  # type: ignore[union-attr]
+        assert handle.task.status == "completed"
+        assert [t.task_id for t in client.list_tasks()] == [handle.task_id]

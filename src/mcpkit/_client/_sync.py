@@ -26,9 +26,11 @@ from ..types import (
     ResourceTemplate,
     ResourceTemplateReference,
     ServerCapabilities,
+    Task,
     Tool,
 )
 from ._client import _DEFAULT, Client, ProgressFn, RootsSource
+from ._tasks import TaskHandle
 
 T = TypeVar("T")
 
@@ -179,6 +181,30 @@ class SyncClient:
         )
         return result
 
+    def call_tool_as_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        ttl: int | None = None,
+        timeout: float | None = _DEFAULT,
+        meta: Mapping[str, Any] | None = None,
+    ) -> SyncTaskHandle:
+        """See :meth:`Client.call_tool_as_task`; the handle's methods block."""
+        handle: TaskHandle = self._run(
+            self.client.call_tool_as_task, name, arguments, ttl=ttl, timeout=timeout, meta=meta
+        )
+        return SyncTaskHandle(self, handle)
+
+    def task(self, task_id: str, tool: str | None = None) -> SyncTaskHandle:
+        """See :meth:`Client.task`."""
+        return SyncTaskHandle(self, self.client.task(task_id, tool))
+
+    def list_tasks(self, *, timeout: float | None = _DEFAULT) -> list[Task]:
+        """See :meth:`Client.list_tasks`."""
+        tasks: list[Task] = self._run(self.client.list_tasks, timeout=timeout)
+        return tasks
+
     def list_resources(
         self, *, use_cache: bool = True, timeout: float | None = _DEFAULT
     ) -> list[Resource]:
@@ -285,3 +311,41 @@ class SyncClient:
     def notify_roots_changed(self) -> None:
         """See :meth:`Client.notify_roots_changed`."""
         self._run(self.client.notify_roots_changed)
+
+
+class SyncTaskHandle:
+    """The blocking face of a :class:`~mcpkit.TaskHandle` (from :meth:`SyncClient.call_tool_as_task`)."""
+
+    def __init__(self, client: SyncClient, handle: TaskHandle) -> None:
+        self.client = client
+        self.handle = handle
+
+    @property
+    def task_id(self) -> str:
+        """The id the server gave the task."""
+        return self.handle.task_id
+
+    @property
+    def task(self) -> Task:
+        """The last state seen."""
+        return self.handle.task
+
+    def status(self, *, timeout: float | None = None) -> Task:
+        """See :meth:`TaskHandle.status`."""
+        task: Task = self.client._run(self.handle.status, timeout=timeout)
+        return task
+
+    def wait(self, *, timeout: float | None = None) -> Task:
+        """See :meth:`TaskHandle.wait`."""
+        task: Task = self.client._run(self.handle.wait, timeout=timeout)
+        return task
+
+    def result(self, *, timeout: float | None = None) -> CallToolResult:
+        """See :meth:`TaskHandle.result`."""
+        result: CallToolResult = self.client._run(self.handle.result, timeout=timeout)
+        return result
+
+    def cancel(self, *, timeout: float | None = None) -> Task:
+        """See :meth:`TaskHandle.cancel`."""
+        task: Task = self.client._run(self.handle.cancel, timeout=timeout)
+        return task
