@@ -15,7 +15,7 @@ from mcpkit._transports import memory_pair
 
 @contextlib.asynccontextmanager
 async def served(
-    server: Server, ignore: Any = None, **client_kw: Any
+    server: Server, ignore: Any = None, wrap: Any = None, **client_kw: Any
 ) -> AsyncIterator[tuple[Client, WireRecorder]]:
     """A Client talking to ``server`` (served by ``Server.serve``) through a WireRecorder."""
     client_end, server_end = memory_pair()
@@ -23,7 +23,8 @@ async def served(
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(server.serve, server_end)
-            async with Client(recorder, **client_kw) as client:
+            transport = wrap(recorder) if wrap is not None else recorder
+            async with Client(transport, **client_kw) as client:
                 yield client, recorder
             tg.cancel_scope.cancel()
     finally:
@@ -76,3 +77,22 @@ def make_server(**kw: Any) -> tuple[Server, dict[str, Any]]:
         return f"answer: {answer.action}"
 
     return server, state
+
+
+class SendSpy:
+    """A transport wrapper that sets ``events[method]`` when the client sends ``method``."""
+
+    def __init__(self, inner: Any, *methods: str) -> None:
+        self.inner = inner
+        self.events = {m: anyio.Event() for m in methods}
+
+    async def send(self, message: Any, /, *, related_request_id: Any = None) -> None:
+        await self.inner.send(message, related_request_id=related_request_id)
+        if isinstance(message, dict) and message.get("method") in self.events:
+            self.events[message["method"]].set()
+
+    async def receive(self) -> Any:
+        return await self.inner.receive()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()

@@ -6,7 +6,7 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.tasks._helpers import make_server, served
+from tests.tasks._helpers import SendSpy, make_server, served
 
 from mcpkit import (
     CapabilityError,
@@ -352,3 +352,49 @@ async def test_running_tasks_per_owner_are_limited() -> None:
             await first.wait(timeout=5)
             second = await client.call_tool_as_task("must")
             assert (await second.result(timeout=5)).content[0].text == "ok"  # type: ignore[union-attr]
+
+
+@pytest.mark.req("TASKS-INPUT-CALL-RESULT")
+async def test_the_handle_calls_tasks_result_when_input_is_required() -> None:
+    # The elicitation is answered only once the client sent tasks/result: a handle that
+    # kept polling tasks/get instead would never finish.
+    server, _ = make_server()
+    spies: list[SendSpy] = []
+
+    def spy(transport: Any) -> SendSpy:
+        spies.append(SendSpy(transport, "tasks/result"))
+        return spies[-1]
+
+    async def on_elicit(params: Any, ctx: Any) -> Any:
+        await spies[0].events["tasks/result"].wait()
+        return {"action": "accept", "content": {}}
+
+    with anyio.fail_after(10):
+        async with served(server, wrap=spy, elicitation_handler=on_elicit) as (client, _rec):
+            handle = await client.call_tool_as_task("ask")
+            result = await handle.result(timeout=5)
+            assert result.content[0].text == "answer: accept"  # type: ignore[union-attr]
+
+
+@pytest.mark.req("TASKS-RESPECT-POLL-INTERVAL")
+async def test_the_handle_polls_at_the_suggested_interval() -> None:
+    server, state = make_server()
+    server._tasks.poll_interval = 100
+    with anyio.fail_after(10):
+        async with served(server) as (client, recorder):
+            handle = await client.call_tool_as_task("job", {"n": 4})
+            await state["started"].wait()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(handle.wait)
+                await anyio.sleep(0.35)  # a measuring window, not a synchronisation
+                state["gate"].set()
+            assert handle.task.status == "completed"
+    gets = [
+        r
+        for r in recorder.messages
+        if r.direction == "sent"
+        and isinstance(r.message, dict)
+        and r.message.get("method") == "tasks/get"
+    ]
+    # One poll at the start, about one per 100 ms, one after the completed notification.
+    assert 2 <= len(gets) <= 7, len(gets)
