@@ -14,9 +14,12 @@ from tests.server._harness import connect
 from mcpkit import Context, Server
 from mcpkit._exceptions import InvalidParams, MethodNotFound, ProtocolError
 from mcpkit.types import (
+    AudioContent,
+    BlobResourceContents,
     EmbeddedResource,
     ImageContent,
     PromptMessage,
+    ResourceLink,
     TextContent,
     TextResourceContents,
 )
@@ -608,3 +611,106 @@ async def test_failures_in_resources_prompts_and_completion_never_stop_the_serve
         with pytest.raises(ProtocolError) as e:
             await c.call("resources/read", {"uri": "x://exit"})
         assert e.value.code == -32603
+
+
+async def test_metadata_of_resources_templates_and_prompts_and_every_prompt_block() -> None:
+    # Issue 3: resources carry mimeType, size, annotations, icons (and _meta); prompts carry
+    # title, icons, _meta and messages with any content block.
+    icon = {"src": "https://example.com/r.png", "mimeType": "image/png", "sizes": ["16x16"]}
+    server = Server("meta")
+
+    def eight() -> str:
+        return "12345678"
+
+    server.add_resource(
+        "test://sized",
+        eight,
+        name="sized",
+        title="Sized",
+        description="Declared size.",
+        mime_type="text/plain",
+        size=8,
+        annotations={"audience": ["user"], "priority": 0.5},
+        icons=[icon],
+        meta={"example.com/kind": "doc"},
+    )
+
+    @server.resource(
+        "rows://{table}/{id}",
+        title="Row",
+        mime_type="application/json",
+        annotations={"audience": ["assistant"]},
+        icons=[icon],
+        meta={"example.com/kind": "row"},
+    )
+    def row(table: str, id: int) -> dict[str, Any]:
+        """A row."""
+        return {"table": table, "id": id}
+
+    @server.prompt(title="Every block", icons=[icon], meta={"example.com/p": True})
+    def blocks(uri: str) -> list[PromptMessage]:
+        """One message per content block type."""
+        return [
+            PromptMessage(role="user", content=TextContent(text="t")),
+            PromptMessage(role="user", content=ImageContent(data="aGk=", mime_type="image/png")),
+            PromptMessage(role="user", content=AudioContent(data="aGk=", mime_type="audio/wav")),
+            PromptMessage(role="user", content=ResourceLink(uri=uri, name="linked")),
+            PromptMessage(
+                role="assistant",
+                content=EmbeddedResource(
+                    resource=BlobResourceContents(uri=uri, blob="aGk=", mime_type="image/png")
+                ),
+            ),
+        ]
+
+    async with connect(server) as c:
+        (res,) = (await c.call("resources/list"))["resources"]
+        assert res == {
+            "uri": "test://sized",
+            "name": "sized",
+            "title": "Sized",
+            "description": "Declared size.",
+            "mimeType": "text/plain",
+            "size": 8,
+            "annotations": {"audience": ["user"], "priority": 0.5},
+            "icons": [icon],
+            "_meta": {"example.com/kind": "doc"},
+        }
+        (tmpl,) = (await c.call("resources/templates/list"))["resourceTemplates"]
+        assert tmpl == {
+            "uriTemplate": "rows://{table}/{id}",
+            "name": "row",
+            "title": "Row",
+            "description": "A row.",
+            "mimeType": "application/json",
+            "annotations": {"audience": ["assistant"]},
+            "icons": [icon],
+            "_meta": {"example.com/kind": "row"},
+        }
+        read = await c.call("resources/read", {"uri": "rows://users/7"})
+        assert read["contents"] == [
+            {
+                "uri": "rows://users/7",
+                "mimeType": "application/json",
+                "text": '{"table":"users","id":7}',
+            }
+        ]
+        (prompt,) = (await c.call("prompts/list"))["prompts"]
+        assert prompt["title"] == "Every block"
+        assert prompt["icons"] == [icon]
+        assert prompt["_meta"] == {"example.com/p": True}
+        got = await c.call("prompts/get", {"name": "blocks", "arguments": {"uri": "test://sized"}})
+        assert [m["content"]["type"] for m in got["messages"]] == [
+            "text",
+            "image",
+            "audio",
+            "resource_link",
+            "resource",
+        ]
+        assert got["messages"][2]["content"]["mimeType"] == "audio/wav"
+        assert got["messages"][3]["content"] == {
+            "type": "resource_link",
+            "uri": "test://sized",
+            "name": "linked",
+        }
+        assert got["messages"][4]["content"]["resource"]["blob"] == "aGk="
