@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import threading
+import time
 from collections.abc import AsyncIterator
 from enum import Enum
 from typing import Any
@@ -535,3 +537,47 @@ async def test_sample_with_tools_runs_the_loop() -> None:
         assert [m["role"] for m in seen[-1]] == ["user", "assistant", "user"]
         r = await c.tool("forever")
         assert r["isError"] is True and "after 2 rounds" in r["content"][0]["text"]
+
+
+@pytest.mark.req("CANCEL-RECEIVER-NO-RESPONSE", "CANCEL-RECEIVER-STOP-PROCESSING")
+async def test_a_sync_tool_sees_the_cancellation_through_ctx_cancelled() -> None:
+    # Issue 3, Context: "cancellation state". A sync tool cannot be interrupted in its worker
+    # thread; it polls ctx.cancelled, which turns true when notifications/cancelled arrives.
+    server = Server("sync-cancel")
+    started = threading.Event()
+    saw_cancel = threading.Event()
+
+    @server.tool()
+    def poll(ctx: Context) -> str:
+        """Works until cancelled (10 s at most)."""
+        started.set()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if ctx.cancelled:
+                saw_cancel.set()
+                return "stopped"
+            time.sleep(0.005)
+        return "never cancelled"
+
+    @server.tool()
+    def echo_ctx(ctx: Context) -> str:
+        """A request nobody cancels."""
+        return str(ctx.cancelled)
+
+    async with connect(server) as c:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+
+                async def call() -> None:
+                    await c.tool("poll")
+
+                tg.start_soon(call)
+                assert await anyio.to_thread.run_sync(started.wait, 5)
+                tg.cancel_scope.cancel()  # the client sends notifications/cancelled
+            assert await anyio.to_thread.run_sync(saw_cancel.wait, 5)
+            # The server still serves, and it sent no response for the cancelled call.
+            assert (await c.tool("echo_ctx"))["content"][0]["text"] == "False"
+            await anyio.sleep(0.1)  # room for a wrongly sent late response to arrive
+        (cancel,) = [m for m in c.recorder.sent if m.get("method") == "notifications/cancelled"]
+        cancelled_id = cancel["params"]["requestId"]
+        assert not [m for m in c.recorder.received if m.get("id") == cancelled_id]
