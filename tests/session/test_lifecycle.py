@@ -21,6 +21,7 @@ pytestmark = pytest.mark.anyio
 
 CLIENT_INFO = {"name": "test-client", "version": "1.0"}
 SERVER_INFO = {"name": "test-server", "version": "2.0"}
+ICON = {"src": "https://example.com/i.png", "mimeType": "image/png"}
 
 
 async def _tools_list(ctx: RequestContext, params: dict[str, Any] | None) -> Any:
@@ -337,3 +338,47 @@ async def test_handler_errors_reach_the_client_as_protocol_errors() -> None:
         await client.initialize()
         with pytest.raises(MethodNotFound):
             await client.engine.request("tools/call", {"name": "x"})
+
+
+async def test_negotiated_context_is_resolved_per_request_from_meta() -> None:
+    # Issue 2, design: the engine resolves "the negotiated context" per request as well as per
+    # session (the 2026-07-28 shape: version, capabilities and client info in each request's
+    # _meta, no initialize). Only revisions the server speaks are admitted.
+    seen: list[Any] = []
+
+    async def tools_list(ctx: RequestContext, params: dict[str, Any] | None) -> Any:
+        seen.append(ctx.negotiated)
+        return {"tools": [{"name": "t", "inputSchema": {"type": "object"}, "icons": [ICON]}]}
+
+    def meta(version: str, caps: Any, info: Any) -> dict[str, Any]:
+        return {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": version,
+                "io.modelcontextprotocol/clientCapabilities": caps,
+                "io.modelcontextprotocol/clientInfo": info,
+            }
+        }
+
+    async with raw_to_server(handlers={"tools/list": tools_list}) as (raw, server):
+        old = await raw.request(1, "tools/list", meta("2025-06-18", {"roots": {}}, CLIENT_INFO))
+        new = await raw.request(2, "tools/list", meta(LATEST_PROTOCOL_VERSION, {}, {"name": "b"}))
+        # Each request was served under its own revision and peer declarations...
+        assert [(n.protocol_version, n.peer_capabilities, n.peer_info) for n in seen] == [
+            ("2025-06-18", {"roots": {}}, CLIENT_INFO),
+            (LATEST_PROTOCOL_VERSION, {}, {"name": "b"}),
+        ]
+        # ...and its result fits that revision (icons exist only since 2025-11-25).
+        assert old["result"]["tools"] == [{"name": "t", "inputSchema": {"type": "object"}}]
+        assert new["result"]["tools"][0]["icons"] == [ICON]
+        # Nothing was fixed for the connection: no session context appeared.
+        assert server.negotiated is None
+        # A version the server does not speak, malformed _meta, or no _meta: as before
+        # initialization, an invalid request; the connection keeps serving.
+        for i, params in enumerate(
+            (meta("2099-01-01", {}, CLIENT_INFO), {"_meta": {"x": 1}}, {}, None), 3
+        ):
+            reply = await raw.request(i, "tools/list", params)
+            assert reply["error"]["code"] == -32600, params
+            assert "initializ" in reply["error"]["message"]
+        assert len(seen) == 2
+        assert await raw.request(9, "ping") == {"jsonrpc": "2.0", "id": 9, "result": {}}
