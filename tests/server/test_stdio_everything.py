@@ -18,6 +18,7 @@ import orjson
 import pytest
 from tests._schema import WireRecorder
 
+from mcpkit._exceptions import ProtocolError
 from mcpkit._session import ClientSession
 from mcpkit._transports import spawn_stdio
 
@@ -387,3 +388,106 @@ class _Replay:
 
     async def aclose(self) -> None:
         pass
+
+
+async def test_pagination_and_bad_input_over_stdio(tmp_path: Path) -> None:
+    # Issue 3, "Done when": pagination and bad input for each method, end to end over stdio
+    # (`mcpkit run FILE:OBJECT --transport stdio`), with clear errors and a server that keeps
+    # serving; every message schema-checked.
+    wrapper = tmp_path / "paged_everything.py"
+    wrapper.write_text(
+        f"import sys\nsys.path.insert(0, {str(EVERYTHING.parent)!r})\n"
+        "from everything import server as paged\npaged.page_size = 2\n",
+        encoding="utf-8",
+    )
+    stderr: list[str] = []
+    with anyio.fail_after(TIMEOUT):
+        async with spawn_stdio(
+            RUN[0],
+            [*RUN[1:], f"{wrapper}:paged", "--transport", "stdio"],
+            cwd=ROOT,
+            on_stderr=stderr.append,
+        ) as transport:
+            recorder = WireRecorder(transport, side="client")
+            async with ClientSession(
+                recorder, client_info={"name": "ours", "version": "1"}
+            ) as session:
+                await session.initialize()
+
+                async def call(method: str, params: dict[str, Any] | None = None) -> Any:
+                    return await session.send_request(method, params, timeout=10)
+
+                async def alive() -> None:
+                    r = await call("tools/call", {"name": "echo", "arguments": {"text": "ok"}})
+                    assert r["content"][0]["text"] == "ok"
+
+                async def error(method: str, params: dict[str, Any]) -> ProtocolError:
+                    with pytest.raises(ProtocolError) as e:
+                        await call(method, params)
+                    await alive()
+                    return e.value
+
+                # Every list method pages (2 items a page) and follows its opaque cursor.
+                for method, key in (
+                    ("tools/list", "tools"),
+                    ("resources/list", "resources"),
+                    ("resources/templates/list", "resourceTemplates"),
+                    ("prompts/list", "prompts"),
+                ):
+                    items: list[Any] = []
+                    cursor: str | None = None
+                    pages = 0
+                    while True:
+                        page = await call(method, {"cursor": cursor} if cursor else None)
+                        assert len(page[key]) <= 2
+                        items += page[key]
+                        pages += 1
+                        cursor = page.get("nextCursor")
+                        if cursor is None:
+                            break
+                        assert pages < 100, f"{method} never ends"
+                    names = [i.get("name") or i.get("uri") for i in items]
+                    assert len(names) == len(set(names)), method
+                    if key != "resourceTemplates":
+                        assert pages >= 2, method
+                    e = await error(method, {"cursor": "not-a-cursor"})
+                    assert e.code == -32602 and "cursor" in e.message.lower(), method
+
+                # tools/call: unknown name, missing required argument, wrong type.
+                e = await error("tools/call", {"name": "no_such_tool", "arguments": {}})
+                assert e.code == -32602 and "no_such_tool" in e.message
+                r = await call("tools/call", {"name": "test_sampling", "arguments": {}})
+                assert r["isError"] is True and "prompt" in r["content"][0]["text"]
+                r = await call("tools/call", {"name": "add", "arguments": {"a": "two", "b": 3}})
+                assert r["isError"] is True and "a" in r["content"][0]["text"]
+                await alive()
+                # resources/read: unknown URI, traversal through a template.
+                for uri in ("test://does-not-exist", "test://template/../data"):
+                    e = await error("resources/read", {"uri": uri})
+                    assert e.code == -32002, uri
+                # prompts/get: unknown name, missing required argument.
+                e = await error("prompts/get", {"name": "no_such_prompt"})
+                assert e.code == -32602 and "no_such_prompt" in e.message
+                e = await error(
+                    "prompts/get",
+                    {"name": "test_prompt_with_arguments", "arguments": {"arg1": "x"}},
+                )
+                assert e.code == -32602 and "arg2" in e.message
+                # completion/complete: unknown prompt.
+                e = await error(
+                    "completion/complete",
+                    {
+                        "ref": {"type": "ref/prompt", "name": "no_such_prompt"},
+                        "argument": {"name": "a", "value": ""},
+                    },
+                )
+                assert e.code == -32602
+                g = await call("prompts/get", {"name": "test_simple_prompt"})
+                assert g["messages"] == [
+                    {
+                        "role": "user",
+                        "content": {"type": "text", "text": "This is a simple prompt for testing."},
+                    }
+                ]
+    recorder.check()
+    assert not any("Traceback" in line for line in stderr), "\n".join(stderr)
