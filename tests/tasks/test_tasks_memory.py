@@ -10,6 +10,7 @@ from tests.tasks._helpers import SendSpy, make_server, served
 
 from mcpkit import (
     CapabilityError,
+    Context,
     InvalidParams,
     InvalidRequest,
     MethodNotFound,
@@ -398,3 +399,69 @@ async def test_the_handle_polls_at_the_suggested_interval() -> None:
     ]
     # One poll at the start, about one per 100 ms, one after the completed notification.
     assert 2 <= len(gets) <= 7, len(gets)
+
+
+@pytest.mark.req("TASKS-INPUT-REQUIRED-STATUS", "TASKS-INPUT-LEAVE", "TASKS-VALID-TRANSITIONS")
+async def test_sampling_moves_the_task_to_input_required_and_back() -> None:
+    server = Server("sampling-task", task_poll_interval=20)
+
+    @server.tool(task_support="optional")
+    async def think(ctx: Context) -> str:
+        result = await ctx.sample("2+2?", max_tokens=5)
+        return f"model: {result.content.text}"  # type: ignore[union-attr]
+
+    asked = anyio.Event()
+    release = anyio.Event()
+    seen_meta: list[Any] = []
+
+    async def on_sample(params: Any, ctx: Any) -> str:
+        seen_meta.append(params.meta.model_dump(by_alias=True))
+        asked.set()
+        await release.wait()
+        return "four"
+
+    with anyio.fail_after(10):
+        async with served(server, sampling_handler=on_sample) as (client, recorder):
+            handle = await client.call_tool_as_task("think")
+            await asked.wait()
+            assert (await handle.status()).status == "input_required"
+            release.set()
+            result = await handle.result(timeout=5)
+            assert result.content[0].text == "model: four"  # type: ignore[union-attr]
+    assert seen_meta[0][RELATED] == {"taskId": handle.task_id}
+    statuses = [
+        r.message["params"]["status"]
+        for r in recorder.messages
+        if r.direction == "received"
+        and isinstance(r.message, dict)
+        and r.message.get("method") == "notifications/tasks/status"
+    ]
+    assert statuses == ["input_required", "working", "completed"]
+
+
+@pytest.mark.req("TASKS-FAILED-STATUS-MESSAGE", "TASKS-CANCEL-TRANSITION")
+async def test_failed_and_cancelled_tasks_are_announced() -> None:
+    server, state = make_server()
+    with anyio.fail_after(10):
+        async with served(server) as (client, recorder):
+            failed = await client.call_tool_as_task("broken")
+            await failed.wait(timeout=5)
+            running = await client.call_tool_as_task("job", {"n": 5})
+            await state["started"].wait()
+            await running.cancel()
+            await state["stopped"].wait()
+            # Both announcements are in before a later request's answer.
+            await client.ping()
+    announced = {
+        r.message["params"]["taskId"]: (
+            r.message["params"]["status"],
+            r.message["params"].get("statusMessage"),
+        )
+        for r in recorder.messages
+        if r.direction == "received"
+        and isinstance(r.message, dict)
+        and r.message.get("method") == "notifications/tasks/status"
+    }
+    assert announced[failed.task_id][0] == "failed"
+    assert "Error executing tool broken" in (announced[failed.task_id][1] or "")
+    assert announced[running.task_id] == ("cancelled", "The task was cancelled by request.")
