@@ -7,16 +7,15 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
-
 from .._exceptions import CapabilityError
 from .._session._base import Negotiated, RequestContext
 from .._session._capabilities import elicitation_modes, has_capability
-from ..types._base import MCPModel
 from ._logging import LEVELS, LoggingLevel
-from ._util import to_wire
+from ._util import is_base_model, to_wire
 
 if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
     from ..types import CreateMessageResult, Root
     from ._server import Server
     from ._session import BoundSession
@@ -246,6 +245,8 @@ class Context:
             requested = dict(schema)
             adapter = None
         else:
+            from pydantic import TypeAdapter
+
             adapter = TypeAdapter(schema)
             requested = elicitation_schema(adapter)
         raw = await self._send(
@@ -264,6 +265,8 @@ class Context:
 
                 raise ToolError("the user's answer does not match the form: " + "; ".join(problems))
             return ElicitationResult(action, content, content)  # type: ignore[arg-type]
+        from pydantic import ValidationError
+
         try:
             data = adapter.validate_python(content)
         except ValidationError as e:
@@ -594,7 +597,7 @@ def _sampling_messages(messages: str | Sequence[Any]) -> list[dict[str, Any]]:
     for m in messages:
         if isinstance(m, str):
             out.append({"role": "user", "content": {"type": "text", "text": m}})
-        elif isinstance(m, (MCPModel, BaseModel)):
+        elif is_base_model(m):
             out.append(to_wire(m))
         elif isinstance(m, Mapping):
             out.append(dict(m))

@@ -10,8 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
-
 from ._schema import ToolSignature, build_signature
 
 
@@ -64,6 +62,8 @@ def describe(fn: Callable[..., Any], context_type: type, *, allow_refs: bool = F
 def _output_checker(sig: ToolSignature) -> Callable[[Any], str | None] | None:
     if sig.output_schema is None:
         return None
+    from pydantic import TypeAdapter, ValidationError
+
     adapter = getattr(sig, "_output_adapter", None)
     if adapter is None:
         try:

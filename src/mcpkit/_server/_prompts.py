@@ -6,10 +6,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import InvalidParams, MCPError, ProtocolError
-from ..types._base import MCPModel
 from ..types._metakeys import check_meta
 from ._func import FuncInfo
-from ._util import make_caller, to_wire
+from ._util import is_mcp_model, make_caller, to_wire
 
 if TYPE_CHECKING:
     from ._context import Context
@@ -98,7 +97,7 @@ def prompt_result(value: Any) -> dict[str, Any]:
     (``PromptMessage`` or ``{"role", "content"}``), a list of any of these, or a whole
     ``GetPromptResult``.
     """
-    if isinstance(value, MCPModel):
+    if is_mcp_model(value):
         wire = value.to_wire()
         if "messages" in wire:
             return wire

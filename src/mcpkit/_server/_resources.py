@@ -6,14 +6,11 @@ import base64
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
 from .._exceptions import InvalidParams, MCPError, ProtocolError
-from ..types._base import MCPModel
 from ..types._metakeys import check_meta
 from ._func import FuncInfo
 from ._uritemplate import UriTemplate
-from ._util import dumps_text, jsonable, make_caller, to_wire
+from ._util import dumps_text, is_base_model, is_mcp_model, jsonable, make_caller, to_wire
 
 if TYPE_CHECKING:
     from ._context import Context
@@ -206,7 +203,7 @@ def contents_of(value: Any, uri: str, mime_type: str | None) -> list[dict[str, A
     if isinstance(value, (bytes, bytearray, memoryview)):
         blob = base64.b64encode(bytes(value)).decode("ascii")
         return [_with_mime({"uri": uri, "blob": blob}, mime_type or "application/octet-stream")]
-    if isinstance(value, MCPModel):
+    if is_mcp_model(value):
         wire = value.to_wire()
         if "contents" in wire and isinstance(wire["contents"], list):
             return list(wire["contents"])
@@ -216,7 +213,11 @@ def contents_of(value: Any, uri: str, mime_type: str | None) -> list[dict[str, A
         return [to_wire(v) for v in value]
     if isinstance(value, dict) and "uri" in value and ("text" in value or "blob" in value):
         return [value]
-    if isinstance(value, (BaseModel, dict, list, tuple, int, float, bool)) or value is None:
+    if (
+        isinstance(value, (dict, list, tuple, int, float, bool))
+        or value is None
+        or is_base_model(value)
+    ):
         return [
             _with_mime(
                 {"uri": uri, "text": dumps_text(jsonable(value))}, mime_type or "application/json"
@@ -231,7 +232,7 @@ def _with_mime(d: dict[str, Any], mime: str) -> dict[str, Any]:
 
 
 def _is_contents(v: Any) -> bool:
-    if isinstance(v, MCPModel):
+    if is_mcp_model(v):
         return hasattr(v, "uri") and (hasattr(v, "text") or hasattr(v, "blob"))
     return isinstance(v, dict) and "uri" in v and ("text" in v or "blob" in v)
 

@@ -34,20 +34,22 @@ import dataclasses
 import enum
 import functools
 import inspect
+import math
 import re
+import sys
 import types
 import typing
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, NamedTuple, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args, get_origin
 
 import orjson
-import pydantic
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
-from pydantic.fields import FieldInfo
-from pydantic.json_schema import GenerateJsonSchema, PydanticJsonSchemaWarning
-from pydantic_core import PydanticSerializationError, to_jsonable_python
 from typing_extensions import is_typeddict
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, TypeAdapter
+    from pydantic.fields import FieldInfo
+    from typing_extensions import TypeIs
 
 __all__ = [
     "ArgumentError",
@@ -91,11 +93,16 @@ class ArgumentInfo(NamedTuple):
 # --------------------------------------------------------------------------- JSON Schema
 
 
-class _NoFieldTitles(GenerateJsonSchema):
-    """pydantic's generator without the ``title`` it derives from every field name."""
+@functools.cache
+def _no_field_titles() -> type[Any]:
+    """pydantic's schema generator without the ``title`` it derives from every field name."""
+    from pydantic.json_schema import GenerateJsonSchema
 
-    def field_title_should_be_set(self, schema: Any) -> bool:
-        return False
+    class NoFieldTitles(GenerateJsonSchema):
+        def field_title_should_be_set(self, schema: Any) -> bool:
+            return False
+
+    return NoFieldTitles
 
 
 _DATA_KEYWORDS = frozenset({"default", "enum", "const", "examples", "required"})
@@ -233,18 +240,20 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
 def _json_schema(
     adapter_or_model: Any, *, mode: Literal["validation", "serialization"], strict_refs: bool
 ) -> dict[str, Any]:
+    from pydantic import TypeAdapter
+    from pydantic.json_schema import PydanticJsonSchemaWarning
+
+    generator = _no_field_titles()
     with warnings.catch_warnings():
         # A default that is not JSON-serialisable is simply left out of the schema.
         warnings.simplefilter("ignore", PydanticJsonSchemaWarning)
         if isinstance(adapter_or_model, TypeAdapter):
             schema = adapter_or_model.json_schema(
-                by_alias=True,
-                mode=mode,
-                schema_generator=_NoFieldTitles,
+                by_alias=True, mode=mode, schema_generator=generator
             )
         else:
             schema = adapter_or_model.model_json_schema(
-                by_alias=True, mode=mode, schema_generator=_NoFieldTitles
+                by_alias=True, mode=mode, schema_generator=generator
             )
     return schema if strict_refs else inline_refs(schema)
 
@@ -539,6 +548,7 @@ class ToolSignature:
     """
 
     __slots__ = (
+        "_build_model",
         "_fast",
         "_forbid_unknown",
         "_json_params",
@@ -572,7 +582,9 @@ class ToolSignature:
     _params: tuple[_Param, ...]
     _known: frozenset[str]
     _forbid_unknown: bool
-    _validator: Any  # pydantic_core.SchemaValidator (or pydantic's pluggable wrapper)
+    #: pydantic_core's SchemaValidator, built at the first call the fast path cannot take.
+    _validator: Any
+    _build_model: Callable[[], type[BaseModel]]
     _fast: tuple[tuple[str, type, bool, Any], ...] | None
     _output_adapter: TypeAdapter[Any] | None
     _union_params: frozenset[str]
@@ -617,9 +629,14 @@ class ToolSignature:
             problems.extend(
                 f"unexpected argument `{key}`" for key in arguments if key not in self._known
             )
+        from pydantic import ValidationError
+
+        validator = self._validator
+        if validator is None:
+            validator = self._validator = self._build_model().__pydantic_validator__
         try:
-            model = self._validator.validate_python(arguments)
-        except pydantic.ValidationError as exc:
+            model = validator.validate_python(arguments)
+        except ValidationError as exc:
             problems[:0] = _format_errors(exc.errors(include_url=False), self._union_params)
             raise ArgumentError(problems) from None
         if problems:
@@ -670,6 +687,8 @@ class ToolSignature:
         """
         adapter = self._output_adapter
         if adapter is not None:
+            from pydantic_core import PydanticSerializationError
+
             try:
                 data = adapter.dump_python(value, mode="json", by_alias=True, warnings=False)
             except PydanticSerializationError as exc:
@@ -743,6 +762,53 @@ def _format_errors(errors: list[Any], union_params: frozenset[str]) -> list[str]
     return lines
 
 
+def _is_field_info(m: Any) -> TypeIs[FieldInfo]:
+    fields = sys.modules.get("pydantic.fields")  # pydantic not imported: no FieldInfo exists
+    return fields is not None and isinstance(m, fields.FieldInfo)
+
+
+_SCALAR_TYPES: dict[type, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
+_SCALAR_DEFAULTS = (str, int, float, bool, type(None))
+
+
+def _scalar_schema(
+    params: list[_Param], fields: dict[str, tuple[Any, dict[str, Any]]]
+) -> dict[str, Any] | None:
+    """The argument schema of a signature of plain scalars, as pydantic would write it.
+
+    Most tools take only strings, numbers and booleans: their schema is built here, without
+    pydantic (whose import and model building cost most of a small server's start-up).
+    None when any parameter is more than that.
+    """
+    props: dict[str, Any] = {}
+    required: list[str] = []
+    for p in params:
+        if p.fast is None:
+            return None
+        typ, nullable = p.fast
+        _, kwargs = fields[p.field]
+        prop: dict[str, Any] = (
+            {"anyOf": [{"type": _SCALAR_TYPES[typ]}, {"type": "null"}]}
+            if nullable
+            else {"type": _SCALAR_TYPES[typ]}
+        )
+        if p.default is _MISSING:
+            required.append(p.name)
+        elif type(p.default) in _SCALAR_DEFAULTS and (
+            type(p.default) is not float or math.isfinite(p.default)
+        ):
+            prop["default"] = p.default
+        else:
+            return None
+        if "description" in kwargs:
+            prop["description"] = kwargs["description"]
+        props[p.name] = prop
+    schema: dict[str, Any] = {"properties": props, "type": "object"}
+    if required:
+        schema["required"] = required
+    return schema
+
+
 def build_signature(
     fn: Callable[..., Any],
     *,
@@ -797,7 +863,7 @@ def build_signature(
             )
         _, metadata = _strip_annotated(annotation)
         has_field_description = any(
-            isinstance(m, FieldInfo) and m.description is not None for m in metadata
+            _is_field_info(m) and m.description is not None for m in metadata
         )
         field_kwargs: dict[str, Any] = {"alias": name}
         if not has_field_description:
@@ -807,7 +873,7 @@ def build_signature(
         if p.default is not _EMPTY:
             field_kwargs["default"] = p.default
         field = f"p{index}"
-        fields[field] = typing.Annotated[annotation, Field(**field_kwargs)]
+        fields[field] = (annotation, field_kwargs)
         fast = _fast_kind(annotation) if not metadata else None
         params.append(
             _Param(
@@ -815,15 +881,29 @@ def build_signature(
             )
         )
 
-    try:
+    def build_model() -> type[BaseModel]:
+        import pydantic
+
+        definitions: dict[str, Any] = {
+            field: typing.Annotated[annotation, pydantic.Field(**kwargs)]
+            for field, (annotation, kwargs) in fields.items()
+        }
         model: type[BaseModel] = pydantic.create_model(
             f"{_callable_name(fn)}_arguments",
-            __config__=ConfigDict(extra="ignore", arbitrary_types_allowed=False),
-            **fields,
+            __config__=pydantic.ConfigDict(extra="ignore", arbitrary_types_allowed=False),
+            **definitions,
         )
-        schema = _json_schema(model, mode="validation", strict_refs=strict_refs)
-    except Exception as exc:  # pydantic raises several kinds for annotations it cannot handle
-        raise TypeError(f"cannot build an argument schema for {what}: {exc}") from exc
+        return model
+
+    schema = _scalar_schema(params, fields)
+    validator: Any = None
+    if schema is None:
+        try:
+            model = build_model()
+            schema = _json_schema(model, mode="validation", strict_refs=strict_refs)
+        except Exception as exc:  # pydantic raises several kinds for annotations it cannot handle
+            raise TypeError(f"cannot build an argument schema for {what}: {exc}") from exc
+        validator = model.__pydantic_validator__
 
     input_schema: dict[str, Any] = {"type": "object", "properties": schema.get("properties", {})}
     required = schema.get("required")
@@ -856,7 +936,8 @@ def build_signature(
     sig._params = tuple(params)
     sig._known = frozenset(sig.param_names)
     sig._forbid_unknown = forbid_unknown
-    sig._validator = model.__pydantic_validator__
+    sig._validator = validator
+    sig._build_model = build_model
     sig._union_params = frozenset(p.name for p in params if _is_multi_union(p.annotation))
     sig._json_params = tuple(
         p.name for p in params if not _accepts_string(input_schema["properties"].get(p.name))
@@ -876,6 +957,8 @@ def build_signature(
     sig.output_schema, sig.wrap_output = _output_schema(ret, strict_refs=strict_refs)
     sig._output_adapter = None
     if sig.output_schema is not None:
+        from pydantic import TypeAdapter
+
         try:
             sig._output_adapter = TypeAdapter(ret)
         except Exception:
@@ -884,6 +967,10 @@ def build_signature(
 
 
 # --------------------------------------------------------------------------- output
+
+
+#: Return annotations that mean "content only", decided without importing the content types.
+_PLAIN_RETURNS: tuple[Any, ...] = (_EMPTY, None, type(None), Any, str, object)
 
 
 @functools.cache
@@ -924,7 +1011,7 @@ def _is_unstructured(tp: Any, blocks: tuple[type, ...]) -> bool:
 def _is_object_type(tp: Any) -> bool:
     tp, _ = _strip_annotated(tp)
     if isinstance(tp, type) and (
-        issubclass(tp, BaseModel) or dataclasses.is_dataclass(tp) or is_typeddict(tp)
+        _is_model_class(tp) or dataclasses.is_dataclass(tp) or is_typeddict(tp)
     ):
         return True
     if tp is dict:
@@ -938,9 +1025,16 @@ def _is_object_type(tp: Any) -> bool:
     return is_typeddict(get_origin(tp)) if origin is not None else False
 
 
+def _is_model_class(tp: type) -> bool:
+    main = sys.modules.get("pydantic.main")  # no pydantic imported: no model classes exist
+    return main is not None and issubclass(tp, main.BaseModel)
+
+
 def _output_schema(ret: Any, *, strict_refs: bool) -> tuple[dict[str, Any] | None, bool]:
-    if _is_unstructured(ret, _content_block_types()):
+    if ret in _PLAIN_RETURNS or _is_unstructured(ret, _content_block_types()):
         return None, False
+    from pydantic import TypeAdapter
+
     try:
         inner = _json_schema(TypeAdapter(ret), mode="serialization", strict_refs=strict_refs)
     except Exception:
@@ -987,6 +1081,8 @@ def serialize_output(value: Any, *, wrap: bool = False) -> Any:
     >>> serialize_output({"n": {1, 2}}, wrap=True)
     {'result': {'n': [1, 2]}}
     """
+    from pydantic_core import PydanticSerializationError, to_jsonable_python
+
     try:
         data = to_jsonable_python(value, by_alias=True)
     except PydanticSerializationError as exc:

@@ -8,15 +8,12 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
 from .._exceptions import MCPError, ProtocolError
-from ..types._base import MCPModel
 from ..types._dialects import UnsupportedDialect, schema_dialect
 from ..types._jsonschema import schema_errors
 from ..types._metakeys import check_meta
 from ._func import FuncInfo
-from ._util import dumps_text, jsonable, make_caller, to_wire
+from ._util import dumps_text, is_base_model, is_mcp_model, jsonable, make_caller, to_wire
 
 if TYPE_CHECKING:
     from ._context import Context
@@ -195,7 +192,7 @@ class ToolDef:
         """Turn a tool's return value into a ``CallToolResult`` dict."""
         if type(value) is str and self.output_schema is None:
             return {"content": [{"type": "text", "text": value}]}
-        if isinstance(value, MCPModel):
+        if is_mcp_model(value):
             wire = value.to_wire()
             if "content" in wire and (
                 "isError" in wire or "structuredContent" in wire or _is_result(value)
@@ -230,8 +227,10 @@ class ToolDef:
             return {"content": [_content_of(v) for v in value]}
         if isinstance(value, dict) and value.get("type") in _CONTENT_TYPES:
             return {"content": [value]}
-        if isinstance(value, (BaseModel, dict)) or (
-            dataclasses.is_dataclass(value) and not isinstance(value, type)
+        if (
+            isinstance(value, dict)
+            or is_base_model(value)
+            or (dataclasses.is_dataclass(value) and not isinstance(value, type))
         ):
             data = jsonable(value)
             return {
@@ -251,7 +250,7 @@ def _text_of(data: Any) -> str:
     return data if isinstance(data, str) else dumps_text(data)
 
 
-def _is_result(value: MCPModel) -> bool:
+def _is_result(value: Any) -> bool:
     from ..types import CallToolResult
 
     return isinstance(value, CallToolResult)
@@ -260,7 +259,7 @@ def _is_result(value: MCPModel) -> bool:
 def _is_content(v: Any) -> bool:
     if isinstance(v, str):
         return True
-    if isinstance(v, MCPModel):
+    if is_mcp_model(v):
         return getattr(v, "type", None) in _CONTENT_TYPES
     return isinstance(v, dict) and v.get("type") in _CONTENT_TYPES
 
@@ -268,7 +267,7 @@ def _is_content(v: Any) -> bool:
 def _content_of(v: Any) -> dict[str, Any]:
     if isinstance(v, str):
         return {"type": "text", "text": v}
-    if isinstance(v, MCPModel):
+    if is_mcp_model(v):
         return v.to_wire()
     assert isinstance(v, dict)
     return v
