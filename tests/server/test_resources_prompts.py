@@ -714,3 +714,21 @@ async def test_metadata_of_resources_templates_and_prompts_and_every_prompt_bloc
             "name": "linked",
         }
         assert got["messages"][4]["content"]["resource"]["blob"] == "aGk="
+
+
+async def test_registrations_without_decorators_accept_lambdas_with_names() -> None:
+    server = Server("plain")
+    server.add_resource("test://lambda", lambda: "from a lambda", name="from-lambda")
+    server.add_tool(lambda: "tool", name="lambda_tool")
+    server.add_prompt(lambda: "prompt", name="lambda_prompt")
+    with pytest.raises(ValueError, match="give a name"):
+        server.add_resource("test://nameless", lambda: "x")
+    async with connect(server) as c:
+        listed = (await c.call("resources/list"))["resources"]
+        assert [r["name"] for r in listed] == ["from-lambda"]
+        read = await c.call("resources/read", {"uri": "test://lambda"})
+        assert read["contents"][0]["text"] == "from a lambda"
+        called = await c.tool("lambda_tool")
+        assert called["content"] == [{"type": "text", "text": "tool"}]
+        got = await c.call("prompts/get", {"name": "lambda_prompt"})
+        assert got["messages"][0]["content"]["text"] == "prompt"

@@ -404,7 +404,7 @@ class Server:
                 fn: Callable[..., Any] | None = source
                 info: FuncInfo | None = self._describe(source)
                 doc = info.description if info is not None else None
-                default_name = _name_of(source)
+                default_name = name or _name_of(source)
                 value = None
             else:
                 if not isinstance(source, (str, bytes)):
