@@ -48,6 +48,7 @@ async def call(cs: ClientSession, name: str, **args: Any) -> dict[str, Any]:
     "HTTP-BODY-SINGLE-MESSAGE",
     "HTTP-CLIENT-SESSION-HEADER",
     "HTTP-CLIENT-PROTOCOL-VERSION",
+    "LIFECYCLE-HTTP-PROTOCOL-VERSION-HEADER",
     "HTTP-CLIENT-NEGOTIATED-VERSION",
     "HTTP-CLIENT-DELETE",
     "HTTP-CLIENT-ACCEPT-GET",
@@ -178,7 +179,7 @@ async def test_session_expired_is_clear(demo: DemoServer) -> None:
     app = create_http_app(demo)
     with running(app) as srv, anyio.fail_after(15):
         async with (
-            open_streamable_http(srv.url) as t,
+            open_streamable_http(srv.url, reinitialize=False) as t,
             ClientSession(t, client_info=CLIENT_INFO) as cs,
         ):
             await cs.initialize()
@@ -193,6 +194,92 @@ async def test_session_expired_is_clear(demo: DemoServer) -> None:
             with pytest.raises(SessionExpired):
                 await call(cs, "echo", text="x")
             assert isinstance(SessionExpired("x"), ConnectionClosed)
+
+
+@pytest.mark.req("HTTP-CLIENT-404-NEW-SESSION")
+@pytest.mark.parametrize("json_response", [False, True])
+async def test_404_starts_a_new_session_and_the_call_goes_through(
+    demo: DemoServer, json_response: bool
+) -> None:
+    rec = Recorder(create_http_app(demo, json_response=json_response))
+    app = rec.app
+    with running(rec) as srv, anyio.fail_after(15):
+        async with (
+            open_streamable_http(srv.url) as t,
+            ClientSession(t, client_info=CLIENT_INFO, protocol_version="2025-06-18") as cs,
+        ):
+            await cs.initialize()
+            first = t.session_id
+            assert first is not None and list(app.sessions) == [first]
+            while t._get_started is False:
+                await anyio.sleep(0.01)
+
+            async def drop_all() -> None:
+                for e in list(app.sessions.values()):
+                    app._drop(e)
+
+            for round_ in range(2):
+                srv.call(drop_all)
+                mark = len(rec.requests)
+                # Several calls meet the 404 at once: one new session serves them all.
+                answers: dict[int, str] = {}
+
+                async def one(i: int, answers: dict[int, str]) -> None:
+                    answers[i] = text(await call(cs, "echo", text=f"again {i}"))
+
+                async with anyio.create_task_group() as tg:
+                    for i in range(5):
+                        tg.start_soon(one, i, answers)
+                assert answers == {i: f"again {i}" for i in range(5)}
+                assert t.renewals == round_ + 1 and not t.session_expired
+                assert t.session_id not in (None, first) and list(app.sessions) == [t.session_id]
+                first = t.session_id
+                later = rec.requests[mark:]
+                inits = [
+                    (h, orjson.loads(b))
+                    for _, m, h, b in later
+                    if m == "POST" and b and b"initialize" in b and b"initialized" not in b
+                ]
+                # A new InitializeRequest without a session id, same parameters as the first.
+                assert len(inits) == 1
+                h, body = inits[0]
+                assert "mcp-session-id" not in h
+                assert body["params"]["protocolVersion"] == "2025-06-18"
+                assert body["params"]["clientInfo"] == CLIENT_INFO
+                assert any(
+                    m == "POST" and h.get("mcp-session-id") == t.session_id and b"initialized" in b
+                    for _, m, h, b in later
+                )
+            # The GET stream followed the session: server notifications still reach us.
+            while not any(
+                m == "GET" and h.get("mcp-session-id") == t.session_id
+                for _, m, h, _ in rec.requests
+            ):
+                await anyio.sleep(0.01)
+
+
+async def test_404_when_no_new_session_can_start(demo: DemoServer) -> None:
+    app = create_http_app(demo, max_sessions=1)
+    with running(app) as srv, anyio.fail_after(15):
+        async with (
+            open_streamable_http(srv.url) as t,
+            ClientSession(t, client_info=CLIENT_INFO) as cs,
+        ):
+            await cs.initialize()
+            entry = next(iter(app.sessions.values()))
+
+            async def drop_and_refuse() -> None:
+                app._drop(entry)
+                app.max_sessions = 0  # the server takes no new session (503)
+
+            srv.call(drop_and_refuse)
+            t0 = time.monotonic()
+            with pytest.raises(ProtocolError, match="404"):
+                await call(cs, "echo", text="x")
+            assert time.monotonic() - t0 < 3
+            assert t.session_expired
+            with pytest.raises(SessionExpired):
+                await call(cs, "echo", text="x")
 
 
 def _broken_app(kind: str) -> Any:

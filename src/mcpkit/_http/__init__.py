@@ -21,7 +21,7 @@ For the client SDK (``mcpkit.Client(url)``):
   async context manager yielding a Transport; Streamable HTTP with fallback to HTTP+SSE.
 - :func:`open_streamable_http`, :func:`open_sse`: one transport each, no fallback.
 - :class:`SessionExpired` (a ``ConnectionClosed``): the server answered 404 for our
-  session; connect again and initialize anew.
+  session and no new session could be started; connect again.
 """
 
 from typing import TYPE_CHECKING, Any

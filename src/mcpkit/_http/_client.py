@@ -101,6 +101,7 @@ class StreamableHTTPClientTransport:
         max_reconnects: int = 5,
         fallback_to_sse: bool = False,
         sink: _Sink | None = None,
+        reinitialize: bool = True,
     ) -> None:
         self.url = url
         self._client = client
@@ -116,6 +117,12 @@ class StreamableHTTPClientTransport:
         #: The revision learned from the initialize result (sent as MCP-Protocol-Version).
         self.protocol_version: str | None = None
         self.session_expired = False
+        #: On a 404 for our session, start a new one with the same initialize (spec).
+        self.reinitialize = reinitialize
+        #: How many times the session was renewed after a 404.
+        self.renewals = 0
+        self._init_message: dict[str, Any] | None = None
+        self._renew_lock = anyio.Lock()
         self._init_ids: set[RequestId] = set()
         self._request_scopes: dict[Any, anyio.CancelScope] = {}
         self._get_started = False
@@ -146,6 +153,7 @@ class StreamableHTTPClientTransport:
         if isinstance(message, dict) and "method" in message and "id" in message:
             if message["method"] == "initialize":
                 self._init_ids.add(message["id"])
+                self._init_message = message
             elif self._fallback and not self._mode_known.is_set():
                 with anyio.fail_after(self.timeout):
                     await self._mode_known.wait()
@@ -198,22 +206,28 @@ class StreamableHTTPClientTransport:
         h["content-type"] = "application/json"
         return h
 
-    async def _post_other(self, message: Message) -> None:
+    async def _post_other(self, message: Message, *, retried: bool = False) -> None:
+        headers = self._post_headers()
+        sent_sid = headers.get("mcp-session-id")
         try:
             resp = await self._client.post(
                 self.url,
                 content=orjson.dumps(message),
-                headers=self._post_headers(),
+                headers=headers,
                 timeout=self.timeout,
             )
         except HTTPError as e:
             if _is_cancel(message):
                 return
             raise ConnectionClosed(f"POST to {self.url} failed: {e or type(e).__name__}") from e
-        if resp.status_code == 404 and self.session_id is not None:
-            self.session_expired = True
-            if _is_cancel(message):
+        if resp.status_code == 404 and sent_sid is not None:
+            renewed = await self._session_lost(sent_sid)
+            if _is_cancel(message) or (isinstance(message, dict) and "method" not in message):
+                return  # about a request of the ended session: nothing to tell the new one
+            if renewed and not retried:
+                await self._post_other(message, retried=True)
                 return
+            self.session_expired = True
             raise SessionExpired(
                 "the server ended the MCP session (HTTP 404); connect again and initialize anew"
             )
@@ -241,35 +255,52 @@ class StreamableHTTPClientTransport:
                 self._mode_known.set()
 
     async def _exchange(self, message: dict[str, Any], rid: RequestId, is_init: bool) -> None:
+        stale = await self._exchange_once(message, rid, is_init)
+        if stale is None:
+            return
+        # 404: the server ended our session, so it never saw this request. Start a new
+        # session (spec: a new InitializeRequest without a session id) and send it there.
+        if await self._session_lost(stale):
+            stale = await self._exchange_once(message, rid, is_init)
+            if stale is None:
+                return
+            self.session_expired = True
+        await self._sink.put(
+            _error(
+                rid,
+                "the server ended the MCP session (HTTP 404); connect again and initialize anew",
+                404,
+            )
+        )
+
+    async def _exchange_once(
+        self, message: dict[str, Any], rid: RequestId, is_init: bool
+    ) -> str | None:
+        """POST one request and feed its answer; returns our session id if it got 404."""
         timeout = (self.timeout, self.sse_read_timeout)
+        headers = self._post_headers()
+        sent_sid = headers.get("mcp-session-id")
         async with self._client.stream(
             "POST",
             self.url,
             content=orjson.dumps(message),
-            headers=self._post_headers(),
+            headers=headers,
             timeout=timeout,
         ) as resp:
             status = resp.status_code
-            if status == 404 and self.session_id is not None:
-                self.session_expired = True
-                await self._sink.put(
-                    _error(
-                        rid,
-                        "the server ended the MCP session (HTTP 404); connect again and initialize anew",
-                        404,
-                    )
-                )
-                return
+            if status == 404 and sent_sid is not None:
+                await resp.aclose()
+                return sent_sid
             if is_init and self._fallback and status in (400, 404, 405) and self.session_id is None:
                 first = f"HTTP {status}: {await _error_text(resp)}"
                 await resp.aclose()
                 await self._switch_to_legacy(message, first)
-                return
+                return None
             if status >= 400:
                 await self._sink.put(
                     _error(rid, f"HTTP {status}: {await _error_text(resp)}", status)
                 )
-                return
+                return None
             if is_init:
                 sid = resp.headers.get("mcp-session-id")
                 if sid is not None:
@@ -278,7 +309,7 @@ class StreamableHTTPClientTransport:
             if ctype == "application/json":
                 body = await resp.aread()
                 await self._incoming(orjson.loads(body))
-                return
+                return None
             if ctype == "text/event-stream":
                 got, last_id, retry = await self._read_sse(resp, rid)
             else:
@@ -287,9 +318,10 @@ class StreamableHTTPClientTransport:
                         rid, f"unexpected answer: HTTP {status} with content type {ctype!r}", status
                     )
                 )
-                return
+                return None
         if not got:
             await self._resume(rid, last_id, retry)
+        return None
 
     async def _read_sse(
         self, resp: Any, rid: RequestId | None
@@ -348,11 +380,15 @@ class StreamableHTTPClientTransport:
                 async with self._client.stream(
                     "GET", self.url, headers=headers, timeout=timeout
                 ) as resp:
-                    if resp.status_code == 404 and self.session_id is not None:
-                        self.session_expired = True
+                    stale = headers.get("mcp-session-id")
+                    if resp.status_code == 404 and stale is not None:
+                        # The request ended with its session (its result is lost); later
+                        # requests go to a new session if one can be started.
+                        await resp.aclose()
                         await self._sink.put(
                             _error(rid, "the server ended the MCP session (HTTP 404)", 404)
                         )
+                        await self._session_lost(stale)
                         return
                     if resp.status_code >= 400:
                         await self._sink.put(
@@ -388,6 +424,82 @@ class StreamableHTTPClientTransport:
         await self._sink.put(msg)
         return None
 
+    # ------------------------------------------------------------------ 404: a new session
+
+    async def _session_lost(self, stale: str) -> bool:
+        """The server answered 404 for session ``stale``: start a new session, once.
+
+        Returns whether requests can go on (on a new session); if not, the transport is
+        marked expired and later sends raise :class:`SessionExpired`.
+        """
+        async with self._renew_lock:
+            if self.session_id != stale:  # another request renewed it meanwhile
+                return not self.session_expired
+            if self.session_expired:
+                return False
+            ok = False
+            if self.reinitialize and self._init_message is not None and not self._closed:
+                try:
+                    with anyio.fail_after(self.timeout):
+                        ok = await self._renew()
+                except (HTTPError, ValueError, TimeoutError) as e:
+                    logger.debug("starting a new session failed: %s", e)
+            if not ok:
+                self.session_expired = True
+            return ok
+
+    async def _renew(self) -> bool:
+        assert self._init_message is not None
+        self.renewals += 1
+        rid = f"mcpkit-renew-{self.renewals}"
+        init = {**self._init_message, "id": rid}
+        headers = self._post_headers()
+        headers.pop("mcp-session-id", None)
+        answer: Any = None
+        async with self._client.stream(
+            "POST",
+            self.url,
+            content=orjson.dumps(init),
+            headers=headers,
+            timeout=(self.timeout, self.timeout),
+        ) as resp:
+            sid = resp.headers.get("mcp-session-id")
+            ctype = resp.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+            if resp.status_code != 200 or sid is None:
+                logger.info("no new session after a 404: HTTP %s", resp.status_code)
+                return False
+            if ctype == "application/json":
+                answer = orjson.loads(await resp.aread())
+            elif ctype == "text/event-stream":
+                parser = SSEParser()
+                async with aclosing(resp.aiter_bytes()) as chunks:
+                    async for chunk in chunks:
+                        for ev in parser.feed(chunk):
+                            if not ev.data:
+                                continue
+                            msg = orjson.loads(ev.data)
+                            if isinstance(msg, dict) and msg.get("id") == rid:
+                                answer = msg
+                        if answer is not None:
+                            break
+        result = answer.get("result") if isinstance(answer, dict) else None
+        if not isinstance(result, dict) or result.get("protocolVersion") != self.protocol_version:
+            # A server that now speaks another revision is not the session we had.
+            logger.info("the new session after a 404 was refused or changed revision")
+            return False
+        old, self.session_id = self.session_id, sid
+        resp2 = await self._client.post(
+            self.url,
+            content=orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            headers=self._post_headers(),
+            timeout=self.timeout,
+        )
+        if resp2.status_code >= 400:
+            self.session_id = old
+            return False
+        logger.info("the server ended the MCP session (HTTP 404); continuing on a new one")
+        return True
+
     # ------------------------------------------------------------------ GET stream
 
     def _start_get_stream(self) -> None:
@@ -411,9 +523,13 @@ class StreamableHTTPClientTransport:
                 ) as resp:
                     if resp.status_code == 405:
                         return  # the server offers no GET stream
-                    if resp.status_code == 404 and self.session_id is not None:
-                        self.session_expired = True
-                        return
+                    stale = headers.get("mcp-session-id")
+                    if resp.status_code == 404 and stale is not None:
+                        await resp.aclose()
+                        if not await self._session_lost(stale):
+                            return
+                        last_id = None  # a new session: its GET stream starts afresh
+                        continue
                     if resp.status_code >= 400 or "text/event-stream" not in resp.headers.get(
                         "content-type", ""
                     ):
@@ -613,6 +729,7 @@ async def open_streamable_http(
     max_reconnects: int = 5,
     http_client: Any = None,
     ssl_context: ssl.SSLContext | None = None,
+    reinitialize: bool = True,
 ) -> AsyncIterator[StreamableHTTPClientTransport]:
     """Connect to a Streamable HTTP MCP endpoint; yields the transport for a ``ClientSession``.
 
@@ -628,9 +745,13 @@ async def open_streamable_http(
             trusting a private CA: ``ssl.create_default_context(cafile=...)``.
         http_client: an ``httpx2.AsyncClient`` of your own (its auth/timeouts apply;
             it is not closed for you).
+        reinitialize: when the server answers ``404`` for our session (it ended it), start
+            a new session with the same ``initialize`` and send the request there (the
+            spec's rule). The server's per-session state (log level, subscriptions) is not
+            carried over. False: the call fails and later ones raise :class:`SessionExpired`.
 
-    On close, the session is ended with ``DELETE``. A ``404`` for our session raises
-    :class:`SessionExpired` (the server forgot it: connect again).
+    On close, the session is ended with ``DELETE``. When a new session cannot be started
+    after a ``404`` (or ``reinitialize=False``), later calls raise :class:`SessionExpired`.
 
     Example::
 
@@ -652,6 +773,7 @@ async def open_streamable_http(
             timeout=timeout,
             sse_read_timeout=sse_read_timeout,
             max_reconnects=max_reconnects,
+            reinitialize=reinitialize,
         )
         try:
             yield t
@@ -699,6 +821,7 @@ async def open_http(
     max_reconnects: int = 5,
     http_client: Any = None,
     ssl_context: ssl.SSLContext | None = None,
+    reinitialize: bool = True,
 ) -> AsyncIterator[StreamableHTTPClientTransport]:
     """Connect over Streamable HTTP, falling back to legacy HTTP+SSE when the server answers
     the ``initialize`` POST with 400, 404 or 405 (the spec's backwards-compatibility rule).
@@ -720,6 +843,7 @@ async def open_http(
             sse_read_timeout=sse_read_timeout,
             max_reconnects=max_reconnects,
             fallback_to_sse=True,
+            reinitialize=reinitialize,
         )
         try:
             yield t

@@ -6,7 +6,7 @@ from .._exceptions import ConnectionClosed, TransportError
 
 
 class SessionExpired(ConnectionClosed):
-    """The server answered 404 for our session: it ended. Connect again and initialize anew."""
+    """The server answered 404 for our session and no new session could be started: connect again."""
 
 
 class HTTPStatusFailure(TransportError):
