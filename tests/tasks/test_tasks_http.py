@@ -113,3 +113,88 @@ async def test_a_reconnected_owner_receives_the_tasks_requests() -> None:
             gate.set()
             result = await handle.result(timeout=10)
             assert result.content[0].text == "later: accept"  # type: ignore[union-attr]
+
+
+def statuses_on_the_wire(recorder: WireRecorder) -> dict[str, list[str]]:
+    """taskId -> the statuses announced by notifications/tasks/status, in order."""
+    out: dict[str, list[str]] = {}
+    for r in recorder.messages:
+        msg = r.message
+        if (
+            r.direction == "received"
+            and isinstance(msg, dict)
+            and msg.get("method") == "notifications/tasks/status"
+        ):
+            out.setdefault(msg["params"]["taskId"], []).append(msg["params"]["status"])
+    return out
+
+
+@pytest.mark.req(
+    "TASKS-CANCEL-TRANSITION",
+    "TASKS-CANCEL-TERMINAL-REJECT",
+    "TASKS-INPUT-REQUIRED-STATUS",
+    "TASKS-INPUT-LEAVE",
+    "TASKS-CLEANUP-EXPIRED",
+    "TASKS-MAX-TTL",
+)
+async def test_cancel_ttl_input_required_and_status_notifications_over_http() -> None:
+    server = Server("http-tasks-2", task_poll_interval=20, max_task_ttl=30_000)
+    started, stopped = threading.Event(), threading.Event()
+    asked, release = threading.Event(), threading.Event()
+
+    @server.tool(task_support="optional")
+    async def forever(ctx: Context) -> str:
+        started.set()
+        try:
+            await anyio.sleep(60)
+        finally:
+            stopped.set()
+        return "never"
+
+    @server.tool(task_support="optional")
+    async def ask(ctx: Context) -> str:
+        answer = await ctx.elicit("Go?", {"type": "object", "properties": {}})
+        return f"answer: {answer.action}"
+
+    @server.tool(task_support="optional")
+    def quick() -> str:
+        return "quick"
+
+    async def on_elicit(params: Any, ctx: Any) -> Any:
+        asked.set()
+        await anyio.to_thread.run_sync(release.wait, 10.0)
+        return {"action": "accept", "content": {}}
+
+    with running(create_http_app(server)) as srv, anyio.fail_after(20):
+        async with connect(srv.url, "dana", elicitation_handler=on_elicit) as (client, rec):
+            # Cancellation: the tool is stopped, the task is final.
+            handle = await client.call_tool_as_task("forever", ttl=10_000_000)
+            assert handle.task.ttl == 30_000  # capped by the server
+            assert await anyio.to_thread.run_sync(started.wait, 10.0)
+            assert (await handle.cancel()).status == "cancelled"
+            assert await anyio.to_thread.run_sync(stopped.wait, 10.0)
+            with pytest.raises(InvalidParams):
+                await handle.cancel()
+
+            # input_required while the client answers, then working, then completed.
+            asking = await client.call_tool_as_task("ask")
+            await anyio.to_thread.run_sync(asked.wait, 10.0)
+            assert (await asking.status()).status == "input_required"
+            release.set()
+            assert (await asking.result(timeout=10)).content[0].text == "answer: accept"  # type: ignore[union-attr]
+
+            # TTL: a finished task is purged once its ttl (1 s) is over.
+            done = await client.call_tool_as_task("quick", ttl=1000)
+            assert done.task.ttl == 1000
+            assert (await done.result(timeout=10)).content[0].text == "quick"  # type: ignore[union-attr]
+            await anyio.sleep(1.2)
+            for method in ("tasks/get", "tasks/result"):
+                with pytest.raises(InvalidParams):
+                    await client.send_request(method, {"taskId": done.task_id})
+            listed = [t.task_id for t in await client.list_tasks()]
+            assert listed == [handle.task_id, asking.task_id]  # their ttl is 30 s
+
+    announced = statuses_on_the_wire(rec)
+    assert announced[handle.task_id] == ["cancelled"]
+    assert announced[asking.task_id] == ["input_required", "working", "completed"]
+    assert announced[done.task_id] == ["completed"]
