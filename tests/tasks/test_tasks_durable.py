@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -156,3 +158,68 @@ def test_sync_client_runs_a_task_over_stdio() -> None:
         assert result.content[0].text == "finished 2 steps"  # type: ignore[union-attr]
         assert handle.task.status == "completed"
         assert [t.task_id for t in client.list_tasks()] == [handle.task_id]
+
+
+DURABLE = Path(__file__).resolve().parent / "durable_server.py"
+
+
+@pytest.mark.req("TASKS-RESULT-TERMINAL", "TASKS-RESULT-EXACT", "TASKS-LIST-RETRIEVABLE")
+async def test_sqlite_store_across_a_process_restart_over_stdio(tmp_path: Path) -> None:
+    db = str(tmp_path / "tasks.db")
+    argv = [sys.executable, str(DURABLE), db]
+    with anyio.fail_after(30):
+        async with Client(argv) as first:
+            done = await first.call_tool_as_task("quick", {"n": 1})
+            await done.wait(timeout=10)
+            running = await first.call_tool_as_task("slow")
+            assert (await running.status()).status == "working"
+            first_pid = first.session.engine.transport.process.pid  # type: ignore[attr-defined]
+        # The first process is gone (stdin closed); a second one opens the same file.
+        async with Client(argv) as second:
+            assert second.session.engine.transport.process.pid != first_pid  # type: ignore[attr-defined]
+            result = await second.task(done.task_id, "quick").result(timeout=10)
+            assert result.content[0].text == "quick 1"  # type: ignore[union-attr]
+            stopped = await second.task(running.task_id).status()
+            assert stopped.status == "failed"
+            assert "server stopped" in (stopped.status_message or "")
+            with pytest.raises(ProtocolError):
+                await second.task(running.task_id).result(timeout=10)
+            listed = [t.task_id for t in await second.list_tasks()]
+            assert listed == [done.task_id, running.task_id]
+
+
+@pytest.mark.req("TASKS-RESULT-TERMINAL", "TASKS-FAILED-STATUS-MESSAGE")
+async def test_sqlite_store_across_a_killed_http_server(tmp_path: Path) -> None:
+    from tests.client.test_client_http import free_port, listening
+
+    db = str(tmp_path / "tasks.db")
+    port = free_port()
+    argv = [sys.executable, str(DURABLE), db, "http", str(port)]
+    url = f"http://127.0.0.1:{port}/mcp"
+    with anyio.fail_after(40):
+        with listening(argv, port) as proc:
+            async with Client(url) as client:
+                done = await client.call_tool_as_task("quick", {"n": 2})
+                await done.wait(timeout=10)
+                running = await client.call_tool_as_task("slow")
+                assert (await running.status()).status == "working"
+                # The server dies without a word (SIGKILL): no chance to mark anything.
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
+        port = free_port()
+        argv[-1] = str(port)
+        with listening(argv, port):
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                result = await client.task(done.task_id, "quick").result(timeout=10)
+                assert result.content[0].text == "quick 2"  # type: ignore[union-attr]
+                assert result.meta is not None
+                assert result.meta[RELATED] == {"taskId": done.task_id}
+                lost = await client.task(running.task_id).status()
+                assert lost.status == "failed" and lost.status_message == INTERRUPTED_MESSAGE
+                with pytest.raises(ProtocolError) as e:
+                    await client.task(running.task_id).result(timeout=10)
+                assert e.value.message == INTERRUPTED_MESSAGE
+                assert [t.task_id for t in await client.list_tasks()] == [
+                    done.task_id,
+                    running.task_id,
+                ]
