@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 import httpx2 as httpx
@@ -10,6 +11,7 @@ import orjson
 import pytest
 from _http_helpers import HEADERS, INIT_PARAMS
 
+from mcpkit._http import InMemoryEventStore
 from mcpkit._http._sse import SSEParser
 
 pytestmark = pytest.mark.timeout(30)
@@ -118,9 +120,16 @@ def test_unknown_and_deleted_sessions_are_404(serve: Any, client: httpx.Client) 
         == 200
     )
     assert len(srv.app.sessions) == 1
+    store = srv.app.event_store
+    assert _call(client, srv.url, h, 4, "log").status_code == 200
+    assert store.session_count() == 1  # the session's events are kept for resumption...
     r = client.delete(srv.url, headers=h)
     assert r.status_code == 200
     assert len(srv.app.sessions) == 0
+    deadline = time.monotonic() + 5
+    while store.session_count():  # ...and freed with it (DELETE frees everything it held)
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
     assert (
         client.post(
             srv.url, json={"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, headers=h
@@ -332,8 +341,11 @@ def test_no_priming_for_older_protocol_versions(serve: Any, client: httpx.Client
     assert evs[0].data  # first event is the response itself
 
 
-def test_same_id_in_flight_twice_is_rejected_not_crosswired(serve: Any, demo: Any) -> None:
-    srv = serve()
+@pytest.mark.parametrize("json_response", [False, True])
+def test_same_id_in_flight_twice_is_rejected_not_crosswired(
+    serve: Any, demo: Any, json_response: bool
+) -> None:
+    srv = serve(json_response=json_response)
     import threading
 
     with httpx.Client(timeout=10) as c:
@@ -346,8 +358,6 @@ def test_same_id_in_flight_twice_is_rejected_not_crosswired(serve: Any, demo: An
         t = threading.Thread(target=run_first)
         t.start()
         # Wait until the first request is in flight on the server.
-        import time
-
         deadline = time.monotonic() + 5
         while not any(42 in e.transport.requests for e in srv.app.sessions.values()):
             assert time.monotonic() < deadline
@@ -362,6 +372,27 @@ def test_same_id_in_flight_twice_is_rejected_not_crosswired(serve: Any, demo: An
         assert (
             msgs[-1]["id"] == 42 and msgs[-1]["result"]["content"][0]["text"] == "through the gate"
         )
+
+
+def test_session_limits_are_on_by_default(serve: Any) -> None:
+    app = serve().app
+    # Sessions cannot leak when clients never send DELETE; events are kept, bounded.
+    assert app.session_idle_timeout == 1800.0 and app.max_sessions == 10_000
+    assert app.max_body_size == 4 * 1024 * 1024
+    assert isinstance(app.event_store, InMemoryEventStore) and app.event_store.max_events == 100_000
+
+
+@pytest.mark.parametrize("json_response", [True, False])
+def test_stateless_server_to_client_requests_fail_at_once(
+    serve: Any, client: httpx.Client, json_response: bool
+) -> None:
+    srv = serve(stateless=True, json_response=json_response)
+    h = {**HEADERS, "mcp-protocol-version": "2025-11-25"}
+    t0 = time.monotonic()
+    r = _call(client, srv.url, h, 4, "sample")  # the tool waits up to 10 s for an answer
+    assert time.monotonic() - t0 < 2
+    (msg,) = [m for m in _messages(r) if m.get("id") == 4]
+    assert "error" in msg or msg["result"].get("isError")
 
 
 def test_stateless_mode(serve: Any, client: httpx.Client) -> None:
