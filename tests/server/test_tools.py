@@ -471,3 +471,52 @@ async def test_sys_exit_in_a_tool_does_not_stop_the_server() -> None:
         assert (await c.tool("quits"))["isError"] is True
         assert (await c.tool("quits_async"))["isError"] is True
         assert (await c.tool("quits"))["isError"] is True
+
+
+async def test_sync_tools_that_wait_on_each_other_each_get_a_thread() -> None:
+    # Each call blocks until all have started: it only finishes if every call got its own
+    # worker thread (the pool adds threads while jobs wait behind busy ones).
+    n = 6
+    barrier = threading.Barrier(n, timeout=10)
+    server = Server("pool")
+
+    @server.tool()
+    def meet() -> str:
+        """Wait for the others."""
+        barrier.wait()
+        return str(threading.get_ident())
+
+    async with connect(server) as c:
+        names: list[str] = []
+
+        async def one() -> None:
+            names.append((await c.tool("meet"))["content"][0]["text"])
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                for _ in range(n):
+                    tg.start_soon(one)
+    assert len(set(names)) == n
+
+
+async def test_quick_sync_tools_share_workers_under_concurrency() -> None:
+    server = Server("pool")
+
+    @server.tool()
+    def quick(i: int) -> str:
+        """Return at once."""
+        return str(threading.get_ident())
+
+    async with connect(server) as c:
+        names: list[str] = []
+
+        async def one(i: int) -> None:
+            names.append((await c.tool("quick", {"i": i}))["content"][0]["text"])
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                for i in range(64):
+                    tg.start_soon(one, i)
+    assert len(names) == 64
+    # Quick jobs do not start a thread per call in flight.
+    assert len(set(names)) < 16

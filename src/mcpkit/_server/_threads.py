@@ -27,6 +27,12 @@ import anyio.to_thread
 MAX_THREADS = 40
 #: An idle worker exits after this many seconds without work.
 IDLE_TIMEOUT = 10.0
+#: How long a job may wait in the queue behind busy workers before another thread starts.
+#: Most tool functions return in microseconds: a worker that finishes takes the next job
+#: at once, with no thread switch. Starting a thread per waiting job instead would put
+#: dozens of threads in a GIL fight under concurrent load (half the throughput with 64
+#: calls in flight); a job stuck behind a blocking one still gets a thread within this delay.
+SPAWN_DELAY = 0.002
 
 try:  # anyio's registration of worker threads (private API: degrade quietly without it)
     from anyio._backends._asyncio import AsyncIOBackend
@@ -55,16 +61,33 @@ class _Pool:
         self.threads = 0
         self.busy = 0
         self.lock = threading.Lock()
+        self.spawn_pending = False
 
     def submit(self, fn: Callable[[], Any]) -> asyncio.Future[Any]:
         fut = self.loop.create_future()
         self.busy += 1
         self.jobs.put((fut, fn))
         if self.busy > self.threads and self.threads < MAX_THREADS:
-            with self.lock:
-                self.threads += 1
-            threading.Thread(target=self._work, name="mcpkit-worker", daemon=True).start()
+            if self.threads == 0:
+                self._spawn()
+            elif not self.spawn_pending:
+                self.spawn_pending = True
+                self.loop.call_later(SPAWN_DELAY, self._check_waiting)
         return fut
+
+    def _spawn(self) -> None:
+        with self.lock:
+            self.threads += 1
+        threading.Thread(target=self._work, name="mcpkit-worker", daemon=True).start()
+
+    def _check_waiting(self) -> None:
+        self.spawn_pending = False
+        if self.jobs.qsize() and self.threads < MAX_THREADS:
+            # Jobs are still queued behind busy workers: one more thread, and look again.
+            self._spawn()
+            if self.busy > self.threads:
+                self.spawn_pending = True
+                self.loop.call_later(SPAWN_DELAY, self._check_waiting)
 
     def _work(self) -> None:
         claim = (

@@ -81,6 +81,10 @@ def is_async_callable(fn: Any) -> bool:
     return call is not None and not inspect.isfunction(fn) and inspect.iscoroutinefunction(call)
 
 
+#: Result types that are never awaitable (skips an ABC check per call).
+_PLAIN = frozenset({str, dict, list, tuple, int, float, bool, bytes, type(None)})
+
+
 def make_caller(fn: Callable[..., Any]) -> Callable[[dict[str, Any]], Awaitable[Any]]:
     """A coroutine function calling ``fn(**kwargs)``: on the loop when async, else in a worker thread.
 
@@ -98,7 +102,7 @@ def make_caller(fn: Callable[..., Any]) -> Callable[[dict[str, Any]], Awaitable[
 
     async def call_sync(kwargs: dict[str, Any]) -> Any:
         result = await run_sync(fn, kwargs)
-        if inspect.isawaitable(result):
+        if type(result) not in _PLAIN and inspect.isawaitable(result):
             # A sync function returning an awaitable (e.g. a lambda around a coroutine).
             result = await result
         return result
