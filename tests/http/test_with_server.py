@@ -144,3 +144,21 @@ async def test_server_over_legacy_sse() -> None:
             r = await cs.send_request("tools/call", {"name": "greet", "arguments": {}}, timeout=10)
             assert r["content"][0]["text"] == "hello from the lifespan"
     assert events == ["start", "stop"]
+
+
+async def test_http_app_method_mounts_in_starlette() -> None:
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    server = make_server([])
+    mcp_app = server.http_app(path="/mcp", json_response=True)
+    app = Starlette(routes=[Mount("/api", app=mcp_app)])
+    with running(app) as srv, anyio.fail_after(15):
+        async with (
+            open_streamable_http(srv.base + "/api/mcp") as t,
+            ClientSession(t, client_info=CLIENT_INFO) as cs,
+        ):
+            await cs.initialize()
+            result = await cs.send_request("tools/call", {"name": "greet", "arguments": {}})
+            assert result["content"][0]["text"] == "hello from the lifespan"
+        srv.call(mcp_app.aclose)

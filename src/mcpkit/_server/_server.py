@@ -648,6 +648,23 @@ class Server:
         async with self.running():
             await self.create_session(transport).run()
 
+    def http_app(self, path: str | None = "/mcp", **options: Any) -> Any:
+        """This server as an ASGI application speaking Streamable HTTP at ``path``.
+
+        Mount it in Starlette or FastAPI, or run it with any ASGI server. ``options`` are
+        those of :func:`mcpkit.create_http_app` (``json_response``, ``stateless``,
+        ``allowed_hosts``, ``allowed_origins``, ``legacy_sse``, ...). Needs the ``[http]``
+        extra only to be served by uvicorn, not to be built.
+
+        Example::
+
+            app = server.http_app(json_response=True)   # uvicorn module:app
+        """
+        import importlib
+
+        http = importlib.import_module("mcpkit._http")
+        return http.create_http_app(self, path=path, **options)
+
     async def serve_stdio(self) -> None:
         """Serve one client over this process's stdin/stdout."""
         from .._transports._stdio import stdio_server
@@ -663,7 +680,9 @@ class Server:
         if transport == "stdio":
             if options:
                 raise TypeError(f"the stdio transport takes no options (got {sorted(options)})")
-            anyio.run(self.serve_stdio)
+            from .._transports._loop import run
+
+            run(self.serve_stdio)
             return
         from ._cli import http_runner
 
