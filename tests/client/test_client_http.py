@@ -140,25 +140,71 @@ async def test_official_sdk_server_over_streamable_http() -> None:
         f"import runpy; ns = runpy.run_path({str(HERE / 'servers' / 'official_sdk.py')!r}); "
         f"ns['server'].run('streamable-http', host='127.0.0.1', port={port})"
     )
+    logs: list[Any] = []
+    progress: list[Any] = []
     with listening([sys.executable, "-c", code], port):
         with anyio.fail_after(30):
-            async with Client(f"http://127.0.0.1:{port}/mcp", sampling_handler=sample) as client:
+            async with Client(
+                f"http://127.0.0.1:{port}/mcp",
+                sampling_handler=sample,
+                elicitation_handler=elicit,
+                logging_handler=logs.append,
+            ) as client:
                 assert client.server_info.name == "official-fixture"
+                names = {t.name for t in await client.list_tools()}
+                assert {"add", "countdown", "ask_model", "ask_user"} <= names
                 assert (await client.call_tool("add", {"a": 40, "b": 2})).structured_content == {
                     "total": 42
                 }
+                r = await client.call_tool(
+                    "countdown", {"n": 3}, progress_handler=lambda *a: progress.append(a)
+                )
+                assert r.structured_content == {"result": "done"}
+                assert [p[0] for p in progress] == [1, 2, 3]
+                assert [x.data for x in logs] == ["step 1", "step 2", "step 3"]
                 r = await client.call_tool("ask_model", {"prompt": "?"})
                 assert r.structured_content == {"result": "model said: forty-two"}
+                r = await client.call_tool("ask_user", {})
+                assert r.structured_content == {"result": "Ann (30)"}  # schema default applied
+                assert [x.uri for x in await client.list_resources()] == ["memo://readme"]
                 assert (await client.read_resource("memo://readme")).contents[0].text  # type: ignore[union-attr]
+                templates = await client.list_resource_templates()
+                assert [t.uri_template for t in templates] == ["memo://items/{item}"]
+                read = await client.read_resource("memo://items/9")
+                assert read.contents[0].text == "item 9"  # type: ignore[union-attr]
+                assert [p.name for p in await client.list_prompts()] == ["greet"]
+                got = await client.get_prompt("greet", {"name": "Bo"})
+                assert got.messages[0].content.text == "Hello, Bo!"  # type: ignore[union-attr]
 
 
 async def test_reference_typescript_server_over_streamable_http(everything_js: str) -> None:
     entry = everything_js
     port = free_port()
+    logs: list[Any] = []
+    got_log = anyio.Event()
+    progress: list[Any] = []
+
+    def on_log(params: Any) -> None:
+        logs.append(params)
+        got_log.set()
+
+    async def elicit_contact(params: Any, ctx: Any) -> dict[str, Any]:
+        return {
+            "action": "accept",
+            "content": {"name": "Ann", "email": "ann@example.com", "check": True},
+        }
+
     with listening(["node", entry, "streamableHttp"], port, env={"PORT": str(port)}):
         with anyio.fail_after(30):
-            async with Client(f"http://127.0.0.1:{port}/mcp", sampling_handler=sample) as client:
+            async with Client(
+                f"http://127.0.0.1:{port}/mcp",
+                sampling_handler=sample,
+                elicitation_handler=elicit_contact,
+                logging_handler=on_log,
+            ) as client:
                 assert client.server_info.name == "mcp-servers/everything"
+                names = {t.name for t in await client.list_tools()}
+                assert {"get-sum", "trigger-long-running-operation"} <= names
                 r = await client.call_tool("get-sum", {"a": 1, "b": 2})
                 assert "3" in text(r)
                 r = await client.call_tool(
@@ -167,6 +213,28 @@ async def test_reference_typescript_server_over_streamable_http(everything_js: s
                 assert "forty-two" in text(r)
                 r = await client.call_tool("get-structured-content", {"location": "New York"})
                 assert r.structured_content is not None
+                r = await client.call_tool(
+                    "trigger-long-running-operation",
+                    {"duration": 0.3, "steps": 3},
+                    progress_handler=lambda *a: progress.append(a),
+                )
+                assert [p[0] for p in progress] == [1, 2, 3]
+                r = await client.call_tool("trigger-elicitation-request", {})
+                assert "ann@example.com" in text(r)
+                await client.set_logging_level("debug")
+                await client.call_tool("toggle-simulated-logging", {})
+                await got_log.wait()
+                assert logs[0].level
+                resources = await client.list_resources()
+                first = next(x for x in resources if (x.mime_type or "").startswith("text/"))
+                assert (await client.read_resource(first.uri)).contents[0].uri == first.uri
+                templates = await client.list_resource_templates()
+                assert any("{resourceId}" in t.uri_template for t in templates)
+                read = await client.read_resource("demo://resource/dynamic/text/2")
+                assert read.contents[0].text  # type: ignore[union-attr]
+                assert "simple-prompt" in {p.name for p in await client.list_prompts()}
+                got = await client.get_prompt("args-prompt", {"city": "Oslo"})
+                assert "Oslo" in str(got.messages[0].content)
 
 
 async def test_server_dying_is_a_clear_error() -> None:
