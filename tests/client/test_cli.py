@@ -147,3 +147,28 @@ def test_console_script_end_to_end() -> None:
         and "Traceback" not in p.stderr
         and p.stderr.startswith("mcpkit call: error:")
     )
+
+
+def test_url_target_over_streamable_http(capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.client.servers.ours import make_server
+    from tests.http._http_helpers import running
+
+    from mcpkit._http import create_http_app
+
+    with running(create_http_app(make_server())) as srv:
+        code, out, err = run(capsys, "list", srv.url, "--format", "json")
+        assert code == 0, err
+        tools = json.loads(out)["tools"]  # every page (the server pages by 2)
+        assert [t["name"] for t in tools] == ["add", "work", "ask", "who", "roots"]
+        assert tools[0]["inputSchema"]["required"] == ["a", "b"]
+        code, out, err = run(capsys, "list", srv.url, "templates")
+        assert (code, out) == (0, "memo://items/{item}  item  One item.\n"), err
+        code, out, err = run(capsys, "call", srv.url, "add", "a=2", "b=5", "--format", "json")
+        assert code == 0, err
+        assert json.loads(out) == {
+            "content": [{"type": "text", "text": "7"}],
+            "structuredContent": {"result": 7},
+        }
+        assert run(capsys, "call", srv.url, "add", "a=2", "b=5") == (0, "7\n", "")
+        code, out, err = run(capsys, "call", srv.url, "nope")
+        assert code == 1 and out == "" and "Traceback" not in err and "nope" in err
