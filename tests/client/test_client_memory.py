@@ -616,3 +616,37 @@ async def test_resources_list_changed_drops_resources_and_templates() -> None:
                     "prompts/list": 1,
                 }
     assert changed == ["resources"]
+
+
+async def test_prompts_list_changed_drops_only_prompts() -> None:
+    calls = {"prompts/list": 0, "tools/list": 0}
+    changed: list[str] = []
+    got = anyio.Event()
+
+    async def prompts(ctx: RequestContext, params: Any) -> Any:
+        calls["prompts/list"] += 1
+        return {"prompts": [{"name": f"p{calls['prompts/list']}"}]}
+
+    async def tools(ctx: RequestContext, params: Any) -> Any:
+        calls["tools/list"] += 1
+        return {"tools": []}
+
+    caps = {"prompts": {"listChanged": True}, "tools": {"listChanged": True}}
+
+    def on_change(kind: str) -> None:
+        changed.append(kind)
+        got.set()
+
+    async with session_server({"prompts/list": prompts, "tools/list": tools}, caps) as srv:
+        with anyio.fail_after(5):
+            async with Client(srv.wire, list_changed_handler=on_change) as client:
+                assert [p.name for p in await client.list_prompts()] == ["p1"]
+                assert [p.name for p in await client.list_prompts()] == ["p1"]  # cached
+                await client.list_tools()
+                await srv.session.notify("notifications/prompts/list_changed")
+                await got.wait()
+                assert [p.name for p in await client.list_prompts()] == ["p2"]
+                await client.list_tools()
+        assert calls == {"prompts/list": 2, "tools/list": 1}
+        srv.wire.check()
+    assert changed == ["prompts"]
