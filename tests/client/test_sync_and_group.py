@@ -170,3 +170,47 @@ async def test_group_callbacks_know_which_server_asks() -> None:
             r = await group.call_tool("py_ask_model", {"prompt": "x"})
             assert r.structured_content == {"result": "model said: ok"}
     assert asked == ["py"]
+
+
+def resolved(path: Path) -> str:
+    return str(path.resolve())
+
+
+@pytest.mark.anyio
+async def test_group_entries_pass_env_cwd_and_headers(tmp_path: Path) -> None:
+    from tests.client.servers.ours import make_server
+    from tests.http._http_helpers import Recorder, running
+
+    from mcpkit._http import create_http_app
+
+    # A stdio server that reports its environment variable and working folder as its name.
+    code = (
+        "import os, sys, json\n"
+        "for line in sys.stdin:\n"
+        "    m = json.loads(line)\n"
+        "    if m.get('method') == 'initialize':\n"
+        "        name = os.environ.get('GREETING', '-') + '|' + os.getcwd()\n"
+        "        r = {'protocolVersion': m['params']['protocolVersion'], 'capabilities': {},\n"
+        "             'serverInfo': {'name': name, 'version': '0'}}\n"
+        "        print(json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'result': r}), flush=True)\n"
+    )
+    app = Recorder(create_http_app(make_server()))
+    with running(app) as srv, anyio.fail_after(30):
+        config = {
+            "mcpServers": {
+                "env": {
+                    "command": sys.executable,
+                    "args": ["-c", code],
+                    "env": {"GREETING": "hello"},
+                    "cwd": str(tmp_path),
+                },
+                "web": {"url": srv.url, "headers": {"X-Team": "blue"}},
+            }
+        }
+        async with ClientGroup(json.dumps(config)) as group:
+            assert not group.errors
+            info = group.client("env").server_info.name
+            assert info == f"hello|{resolved(tmp_path)}"
+            assert group.client("web").server_info.name == "in-process"
+    posts = [headers for _, method, headers, _ in app.requests if method == "POST"]
+    assert posts and all(h.get("x-team") == "blue" for h in posts)
