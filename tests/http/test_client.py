@@ -601,3 +601,30 @@ async def test_one_app_serves_old_and_new_clients(demo: DemoServer) -> None:
         ):
             await cs.initialize()
             assert text(await call(cs, "echo", text="old")) == "old"
+
+
+@pytest.mark.parametrize("json_response", [False, True])
+async def test_posts_reuse_one_keep_alive_connection(demo: DemoServer, json_response: bool) -> None:
+    # Every POST's answer (a JSON body, or an SSE stream the server ends after the
+    # response) is read to its end, so the connection goes back to the pool.
+    ports: list[tuple[str, int]] = []
+    inner = create_http_app(demo, json_response=json_response)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            ports.append(tuple(scope["client"]))
+        await inner(scope, receive, send)
+
+    app.aclose = inner.aclose  # type: ignore[attr-defined]
+    with running(app) as srv, anyio.fail_after(15):
+        async with (
+            open_streamable_http(srv.url) as t,
+            ClientSession(t, client_info=CLIENT_INFO) as cs,
+        ):
+            await cs.initialize()
+            for i in range(20):
+                assert text(await call(cs, "echo", text=str(i))) == str(i)
+    assert len(ports) >= 21
+    # One connection carries the POSTs (a second may open while the first is still
+    # finishing the initialize exchange); never one per call.
+    assert len(set(ports)) <= 2, f"{len(set(ports))} connections for {len(ports)} POSTs"

@@ -9,6 +9,7 @@ inline, so their errors surface to the caller and their order is kept.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -33,6 +34,9 @@ logger = logging.getLogger("mcpkit.http.client")
 HTTP_TRANSPORT_ERROR = -32000
 DEFAULT_RETRY_MS = 1000
 ACCEPT_BOTH = "application/json, text/event-stream"
+#: How long a POST's SSE stream may take to end after it carried our response (then the
+#: connection is dropped rather than returned to the keep-alive pool).
+_DRAIN_TIMEOUT = 0.5
 
 HeaderHook = Callable[[], Mapping[str, str] | Awaitable[Mapping[str, str]]]
 #: An ``httpx2.Auth``, a callable returning headers (sync or async), or None.
@@ -350,6 +354,16 @@ class StreamableHTTPClientTransport:
                             got = True
                     if got:
                         break
+                if got:
+                    # The server closes the stream after the response (the spec's SHOULD);
+                    # read to its end, so the connection goes back to the keep-alive pool
+                    # instead of being closed (a new TCP connection per call otherwise).
+                    with anyio.move_on_after(_DRAIN_TIMEOUT):
+                        async for chunk in chunks:
+                            for ev in parser.feed(chunk):
+                                if ev.event == "message" and ev.data:
+                                    with contextlib.suppress(orjson.JSONDecodeError):
+                                        await self._incoming(orjson.loads(ev.data))
         except HTTPError as e:
             logger.debug("SSE stream broke: %s", e)
         return got, last_id, retry
