@@ -184,12 +184,12 @@ async def test_spawn_errors_are_clear() -> None:
 
 
 async def test_environment_is_a_safe_subset_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MCPKIT_SECRET_TOKEN", "s3cret")
-    code = "import os, sys; sys.stdout.write(repr(sorted(k for k in os.environ if k.startswith('MCPKIT')))); sys.stdout.flush()"
+    monkeypatch.setenv("MCPKITENV_SECRET_TOKEN", "s3cret")
+    code = "import os, sys; sys.stdout.write(repr(sorted(k for k in os.environ if k.startswith('MCPKITENV_')))); sys.stdout.flush()"
     for inherit, env, want in (
         (False, None, []),
-        (False, {"MCPKIT_X": "1"}, ["MCPKIT_X"]),
-        (True, None, ["MCPKIT_SECRET_TOKEN"]),
+        (False, {"MCPKITENV_X": "1"}, ["MCPKITENV_X"]),
+        (True, None, ["MCPKITENV_SECRET_TOKEN"]),
     ):
         async with spawn_stdio(
             sys.executable, ["-c", code], env=env, inherit_env=inherit
@@ -197,4 +197,4 @@ async def test_environment_is_a_safe_subset_unless_asked(monkeypatch: pytest.Mon
             with anyio.fail_after(5):
                 data = await transport._reader.read()
             assert data.decode() == repr(want)
-    assert os.environ["MCPKIT_SECRET_TOKEN"] == "s3cret"
+    assert os.environ["MCPKITENV_SECRET_TOKEN"] == "s3cret"

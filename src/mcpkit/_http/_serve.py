@@ -7,6 +7,7 @@ import logging
 import os
 from typing import Any
 
+from .._transports._loop import run as run_loop
 from ._server import SessionFactory, StreamableHTTPApp, create_http_app
 
 logger = logging.getLogger("mcpkit.http")
@@ -69,8 +70,6 @@ def serve_http(
 
         serve_http(server, port=8000, json_response=True)
     """
-    import anyio
-
     if not _is_loopback(host) and app_kwargs.get("allowed_hosts") is None:
         logger.warning(
             "serving on %s but only loopback Host headers are accepted; pass allowed_hosts=[...] "
@@ -79,7 +78,7 @@ def serve_http(
         )
     app: StreamableHTTPApp = create_http_app(server, **app_kwargs)
     opts = uvicorn_options or {}
-    anyio.run(lambda: serve_app(app, host=host, port=port, log_level=log_level, **opts))
+    run_loop(lambda: serve_app(app, host=host, port=port, log_level=log_level, **opts))
 
 
 def serve_sse(
@@ -92,13 +91,11 @@ def serve_sse(
     **app_kwargs: Any,
 ) -> None:
     """Serve ``server`` over the legacy HTTP+SSE transport (2024-11-05) with uvicorn (blocking)."""
-    import anyio
-
     from ._legacy import create_sse_app
 
     app = create_sse_app(server, **app_kwargs)
     opts = uvicorn_options or {}
-    anyio.run(lambda: serve_app(app, host=host, port=port, log_level=log_level, **opts))
+    run_loop(lambda: serve_app(app, host=host, port=port, log_level=log_level, **opts))
 
 
 def options_from_env(options: dict[str, Any]) -> dict[str, Any]:
