@@ -479,7 +479,7 @@ class StreamableHTTPApp:
             return
         stream = transport.new_batch_stream(ids)
         await transport.feed(items)
-        if not await _settled(stream.done_event.is_set) and not await _wait_or_disconnect(
+        if not await _settled(stream.done_event) and not await _wait_or_disconnect(
             stream.done_event, receive
         ):
             return
@@ -511,7 +511,7 @@ class StreamableHTTPApp:
         if self.json_response:
             stream = transport.new_request_stream(rid, json=True)
             await transport.feed(msg)
-            if not await _settled(lambda: stream.done_event.is_set()):
+            if not await _settled(stream.done_event):
                 got = await _wait_or_disconnect(stream.done_event, receive)
                 if not got:
                     return
@@ -548,7 +548,7 @@ class StreamableHTTPApp:
                 ready.append(chunk)
             return final
 
-        if await _settled(drain):
+        if await _settled(stream.done_event) and drain():
             conn.close()
             await respond(send, 200, head + b"".join(ready), headers=[*SSE_HEADERS, *extra])
             return
@@ -916,16 +916,23 @@ class StreamableHTTPApp:
                 tg.cancel_scope.cancel()
 
 
-async def _settled(check: Callable[[], bool], turns: int = 12) -> bool:
-    """Give the session a few event-loop turns to answer; True as soon as ``check()`` is.
+#: How long a request may take to be answered in one piece (then it is streamed, or
+#: watched for a client disconnect by a task of its own).
+_QUICK_ANSWER = 0.02
 
-    Cheaper than a watcher task for the common quick answer; slow ones cost ~12 turns.
+
+async def _settled(event: anyio.Event) -> bool:
+    """Wait briefly for the session to answer; True when ``event`` is set in time.
+
+    Most answers come within a millisecond (a sync tool's worker-thread round trip
+    included): waiting on the event costs one cancel scope, where a watcher task for the
+    client's disconnect, or polling the loop, would cost several iterations (CPU the worker
+    thread and the other requests need on a small machine).
     """
-    for _ in range(turns):
-        if check():
-            return True
-        await anyio.lowlevel.checkpoint()
-    return check()
+    if not event.is_set():
+        with anyio.move_on_after(_QUICK_ANSWER):
+            await event.wait()
+    return event.is_set()
 
 
 async def _wait_or_disconnect(event: anyio.Event, receive: Receive) -> bool:
