@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Final
 
@@ -140,6 +141,44 @@ class _Pending:
         self.max_deadline = math.inf
 
 
+class _Slots:
+    """A counting semaphore for request handlers, cheap when uncontended.
+
+    anyio's CapacityLimiter tracks a borrower task per slot (a ``current_task()`` lookup and
+    set operations on every acquire and release); handlers need only a count, and waiters
+    served in order.
+    """
+
+    __slots__ = ("free", "waiters")
+
+    def __init__(self, n: int) -> None:
+        self.free = n
+        self.waiters: deque[anyio.Event] = deque()
+
+    async def acquire(self) -> None:
+        """Wait for a slot (the fast path, a free slot and nobody waiting, is inlined by callers)."""
+        if self.free > 0 and not self.waiters:
+            self.free -= 1
+            return
+        event = anyio.Event()
+        self.waiters.append(event)
+        try:
+            await event.wait()
+        except BaseException:
+            if event.is_set():
+                self.release()  # handed a slot while being cancelled: pass it on
+            else:
+                self.waiters.remove(event)
+            raise
+
+    def release(self) -> None:
+        """Free a slot, handing it to the longest waiter if there is one."""
+        if self.waiters:
+            self.waiters.popleft().set()
+        else:
+            self.free += 1
+
+
 class _Batch:
     """Answers of one incoming batch, sent together once every request in it is done."""
 
@@ -188,7 +227,7 @@ class JSONRPCEngine:
         self._on_notification = on_notification
         self._allow_batch = allow_batch
         self._uncancellable = uncancellable
-        self._limiter = anyio.CapacityLimiter(max_concurrency)
+        self._slots = _Slots(max_concurrency)
         self._max_in_flight = max_concurrency + max_queued
         self._next_id = 0
         self._pending: dict[RequestId, _Pending] = {}
@@ -407,14 +446,13 @@ class JSONRPCEngine:
 
     async def _serve(self, req: IncomingRequest, batch: _Batch | None) -> None:
         response: dict[str, Any] | None = None
-        limiter = self._limiter
+        slots = self._slots
         try:
-            # Uncontended, take the slot without `async with`: its checkpoint costs a loop
-            # iteration (and a cancel scope) per request.
-            try:
-                limiter.acquire_nowait()
-            except anyio.WouldBlock:
-                await limiter.acquire()
+            # Uncontended, the slot is taken without a checkpoint (a loop iteration).
+            if slots.free > 0 and not slots.waiters:
+                slots.free -= 1
+            else:
+                await slots.acquire()
             try:
                 if req.cancel_scope is not None:
                     with req.cancel_scope:
@@ -431,7 +469,7 @@ class JSONRPCEngine:
                         if uncancel is not None and uncancel() > 0:
                             raise
             finally:
-                limiter.release()
+                slots.release()
         finally:
             req.done = True
             self._in_flight.pop(req.id, None)

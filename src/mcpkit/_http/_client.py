@@ -23,6 +23,7 @@ from anyio.abc import TaskGroup
 
 from .._exceptions import ConnectionClosed, TransportError
 from .._transports._base import Incoming, Message, RequestId
+from .._transports._memory import receive_now, send_now
 from ._errors import HTTPStatusFailure, SessionExpired
 from ._h11client import H11Client, HTTPError, HttpxAdapter
 from ._sse import SSEParser
@@ -85,7 +86,7 @@ class _Sink:
 
     async def put(self, item: Incoming) -> None:
         try:
-            await self.send.send(item)
+            await send_now(self.send, item)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
 
@@ -138,7 +139,7 @@ class StreamableHTTPClientTransport:
     # ------------------------------------------------------------------ Transport
 
     async def receive(self) -> Incoming:
-        return await self._sink.recv.receive()
+        return await receive_now(self._sink.recv)
 
     async def send(
         self, message: Message, /, *, related_request_id: RequestId | None = None
@@ -689,7 +690,7 @@ class SSEClientTransport:
         return self
 
     async def receive(self) -> Incoming:
-        return await self._sink.recv.receive()
+        return await receive_now(self._sink.recv)
 
     async def send(
         self, message: Message, /, *, related_request_id: RequestId | None = None

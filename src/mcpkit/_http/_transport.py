@@ -17,6 +17,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from .._exceptions import TransportError
 from .._transports._base import Incoming, Message, RequestId
+from .._transports._memory import receive_now, send_now
 from ._events import EventStore
 from ._sse import encode_event
 
@@ -143,7 +144,7 @@ class HTTPServerTransport:
     # ------------------------------------------------------------------ engine side
 
     async def receive(self) -> Incoming:
-        return await self._in_recv.receive()
+        return await receive_now(self._in_recv)
 
     async def send(
         self, message: Message, /, *, related_request_id: RequestId | None = None
@@ -194,7 +195,7 @@ class HTTPServerTransport:
     async def feed(self, message: Message) -> None:
         """Hand a POSTed message to the engine (:class:`SessionGone` if the session ended)."""
         try:
-            await self._in_send.send(message)
+            await send_now(self._in_send, message)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError) as e:
             raise SessionGone from e
         if isinstance(message, dict) and message.get("method") == "notifications/cancelled":

@@ -3,7 +3,10 @@
 Everything here runs once per function, at registration (:func:`build_signature`), except
 :meth:`ToolSignature.validate` and :func:`serialize_output`, which run on every call and are
 kept cheap: one pydantic validator built at registration, and a pure-Python fast path for
-signatures made only of ``str``/``int``/``float``/``bool`` parameters.
+signatures made only of ``str``/``int``/``float``/``bool`` parameters. Such signatures get
+their schema without pydantic too (:func:`_scalar_schema`, held to pydantic's output by the
+tests), and their validator is built only when a call first needs coercion or an error
+message, so a server of plain tools never imports pydantic (start-up time, idle memory).
 
 Schema choices, and why:
 

@@ -6,6 +6,8 @@ neither side can mutate the other's objects.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import anyio
 import orjson
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -14,6 +16,29 @@ from ._base import Incoming, Message, RequestId
 
 #: Messages buffered per direction before a sender waits (backpressure, bounded memory).
 DEFAULT_BUFFER = 1024
+
+T = TypeVar("T")
+
+
+async def send_now(stream: MemoryObjectSendStream[T], item: T) -> None:
+    """``stream.send(item)`` without its checkpoint when there is room.
+
+    anyio's ``send`` and ``receive`` yield to the event loop first, always: a loop
+    iteration per message on paths every message takes. They wait (and so yield) only
+    when they must here.
+    """
+    try:
+        stream.send_nowait(item)
+    except anyio.WouldBlock:
+        await stream.send(item)
+
+
+async def receive_now(stream: MemoryObjectReceiveStream[T]) -> T:
+    """``stream.receive()`` without its checkpoint when an item is waiting (see :func:`send_now`)."""
+    try:
+        return stream.receive_nowait()
+    except anyio.WouldBlock:
+        return await stream.receive()
 
 
 class MemoryTransport:
@@ -28,14 +53,14 @@ class MemoryTransport:
     async def send(
         self, message: Message, /, *, related_request_id: RequestId | None = None
     ) -> None:
-        await self._send.send(orjson.dumps(message))
+        await send_now(self._send, orjson.dumps(message))
 
     async def send_raw(self, data: bytes) -> None:
         """Deliver bytes as they are (tests use it to send malformed input)."""
         await self._send.send(data)
 
     async def receive(self) -> Incoming:
-        return await self._receive.receive()
+        return await receive_now(self._receive)
 
     async def aclose(self) -> None:
         self.close()
