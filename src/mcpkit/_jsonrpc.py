@@ -379,7 +379,27 @@ class JSONRPCEngine:
                 None, INVALID_REQUEST, "Invalid Request: a message must be a JSON object"
             )
 
-    async def _dispatch(self, msg: dict[str, Any], batch: _Batch | None = None) -> bool:
+    @property
+    def running(self) -> bool:
+        """True while the engine serves (between the start of :meth:`run` and the end)."""
+        return self._tg is not None and not self._closed
+
+    async def serve_inline(self, msg: dict[str, Any]) -> None:
+        """Route one incoming message as the reader would, serving a request in the calling task.
+
+        For transports whose caller waits for the answer anyway (an HTTP POST answered with
+        one JSON body): the message skips the hand-off to the reader and the task per
+        request, three event-loop iterations on the path of every call. The answer goes out
+        through the transport as usual. A ``notifications/cancelled`` for the request
+        cancels the calling task's wait on the handler only.
+        """
+        if not self.running:
+            raise ConnectionClosed(self._close_reason)
+        await self._dispatch(msg, None, inline=True)
+
+    async def _dispatch(
+        self, msg: dict[str, Any], batch: _Batch | None = None, *, inline: bool = False
+    ) -> bool:
         """Route one message. Returns True when a request was started (batch bookkeeping)."""
         if msg.get("jsonrpc") != "2.0":
             await self._reject(msg, 'Invalid Request: "jsonrpc" must be exactly "2.0"', batch)
@@ -423,7 +443,13 @@ class JSONRPCEngine:
         req = IncomingRequest(self, rid, method, params)
         self._in_flight[rid] = req
         loop = self._loop
-        if loop is not None:
+        if inline:
+            if loop is not None:
+                req._task = asyncio.current_task()
+            else:
+                req.cancel_scope = anyio.CancelScope()
+            await self._serve(req, batch)
+        elif loop is not None:
             req._task = task = loop.create_task(self._serve(req, batch))
             self._tasks.add(task)
             task.add_done_callback(self._task_done)

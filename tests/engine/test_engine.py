@@ -558,3 +558,50 @@ async def test_error_from_peer_keeps_code_message_and_data(make_pair: Any) -> No
         )
     e = out["e"]
     assert (e.code, e.message, e.data) == (-32002, "Resource not found", {"uri": "u"})
+
+
+async def test_requests_served_inline_answer_and_can_be_cancelled(make_pair: Any) -> None:
+    # serve_inline runs the handler in the caller's task (HTTP POSTs answered with JSON do
+    # this); the answer still goes out through the transport, and a cancellation from the
+    # peer ends the handler without ending the caller.
+    a, b = make_pair()
+    raw = Raw(a)
+    started = anyio.Event()
+    stopped = anyio.Event()
+    seen_tasks: list[object] = []
+
+    async def handler(req: IncomingRequest) -> Any:
+        seen_tasks.append(anyio.get_current_task().id)
+        if req.method == "long":
+            started.set()
+            try:
+                await anyio.sleep(30)
+            finally:
+                stopped.set()
+        return req.params
+
+    engine = JSONRPCEngine(b, on_request=handler)
+    with pytest.raises(ConnectionClosed):
+        await engine.serve_inline({"jsonrpc": "2.0", "id": 0, "method": "echo"})
+    async with engine:
+        await engine.serve_inline({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"x": 1}})
+        assert seen_tasks == [anyio.get_current_task().id]
+        assert await raw.recv() == {"jsonrpc": "2.0", "id": 1, "result": {"x": 1}}
+
+        async def cancel_when_started() -> None:
+            with anyio.fail_after(2):
+                await started.wait()
+            await raw.send(
+                {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}
+            )
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cancel_when_started)
+            with anyio.fail_after(5):
+                await engine.serve_inline({"jsonrpc": "2.0", "id": 2, "method": "long"})
+        assert stopped.is_set()
+        await raw.nothing_within(0.2)  # a cancelled request gets no answer
+        assert 2 not in engine._in_flight
+        # The caller's task goes on (it was not cancelled itself), and so does the engine.
+        await engine.serve_inline({"jsonrpc": "2.0", "id": 3, "method": "echo"})
+        assert await raw.recv() == {"jsonrpc": "2.0", "id": 3, "result": None}

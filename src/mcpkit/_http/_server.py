@@ -24,7 +24,8 @@ import orjson
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from .._exceptions import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+from .._exceptions import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, ConnectionClosed
+from .._jsonrpc import JSONRPCEngine
 from .._session._base import Negotiated
 from .._session._server import ServerSession
 from .._transports._base import RequestId, Transport
@@ -393,7 +394,13 @@ class StreamableHTTPApp:
             if version is None and entry.session.negotiated is not None:
                 version = entry.session.negotiated.protocol_version
             await self._serve_request(
-                entry.transport, msg, version, receive, send, [(SESSION_HEADER, sid.encode())]
+                entry.transport,
+                msg,
+                version,
+                receive,
+                send,
+                [(SESSION_HEADER, sid.encode())],
+                engine=entry.session.engine,
             )
         finally:
             entry.busy -= 1
@@ -496,6 +503,8 @@ class StreamableHTTPApp:
         receive: Receive,
         send: Send,
         extra: list[tuple[bytes, bytes]],
+        *,
+        engine: JSONRPCEngine | None = None,
     ) -> None:
         rid: RequestId = msg["id"]
         if rid in transport.requests:
@@ -510,7 +519,14 @@ class StreamableHTTPApp:
             return
         if self.json_response:
             stream = transport.new_request_stream(rid, json=True)
-            await transport.feed(msg)
+            if engine is not None and engine.running:
+                # The answer is one body sent when it is ready: serve it in this task.
+                try:
+                    await engine.serve_inline(msg)
+                except ConnectionClosed:
+                    pass  # the session ended meanwhile: its stream is closed, see below
+            else:
+                await transport.feed(msg)
             if not await _settled(stream.done_event):
                 got = await _wait_or_disconnect(stream.done_event, receive)
                 if not got:
