@@ -117,3 +117,19 @@ async def connect(
         await client_end.aclose()
     if check:
         recorder.check(ignore=box[0].is_deliberate if box else None)
+
+
+#: What a raw stdio client sends first: initialize (id 1) and notifications/initialized.
+HANDSHAKE: list[dict[str, Any]] = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from tests.server._harness import HANDSHAKE
 
 from mcpkit._transports._loop import uvloop_wanted
 
@@ -37,17 +38,7 @@ def _loop_of_server(tmp_path: Path, env: dict[str, str]) -> str:
     script = tmp_path / "loop_server.py"
     script.write_text(SERVER)
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *HANDSHAKE,
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "loop_kind"}},
     ]
     proc = subprocess.run(

@@ -16,6 +16,7 @@ from typing import Annotated, Optional
 
 import orjson
 import pytest
+from tests.server._harness import HANDSHAKE
 
 from mcpkit._server import _schema
 from mcpkit._server._schema import build_signature
@@ -120,17 +121,7 @@ def test_plain_stdio_server_runs_without_pydantic(tmp_path: Path) -> None:
     script = tmp_path / "plain.py"
     script.write_text(SERVER)
     lines = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *HANDSHAKE,
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         {
             "jsonrpc": "2.0",
