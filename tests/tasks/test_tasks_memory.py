@@ -23,6 +23,17 @@ pytestmark = pytest.mark.anyio
 RELATED = "io.modelcontextprotocol/related-task"
 
 
+def _status_notifications(recorder: Any) -> list[dict[str, Any]]:
+    """The params of every notifications/tasks/status the client received, in order."""
+    return [
+        r.message["params"]
+        for r in recorder.messages
+        if r.direction == "received"
+        and isinstance(r.message, dict)
+        and r.message.get("method") == "notifications/tasks/status"
+    ]
+
+
 @pytest.mark.req(
     "TASKS-SERVER-CAPABILITY",
     "TASKS-CREATE-TASK-RESULT",
@@ -284,13 +295,7 @@ async def test_elicitation_moves_the_task_to_input_required_and_back() -> None:
             result = await handle.result(timeout=5)
             assert result.content[0].text == "answer: accept"  # type: ignore[union-attr]
     assert seen_meta[0][RELATED] == {"taskId": handle.task_id}
-    statuses = [
-        r.message["params"]["status"]
-        for r in recorder.messages
-        if r.direction == "received"
-        and isinstance(r.message, dict)
-        and r.message.get("method") == "notifications/tasks/status"
-    ]
+    statuses = [params["status"] for params in _status_notifications(recorder)]
     assert statuses == ["input_required", "working", "completed"]
 
 
@@ -429,13 +434,7 @@ async def test_sampling_moves_the_task_to_input_required_and_back() -> None:
             result = await handle.result(timeout=5)
             assert result.content[0].text == "model: four"  # type: ignore[union-attr]
     assert seen_meta[0][RELATED] == {"taskId": handle.task_id}
-    statuses = [
-        r.message["params"]["status"]
-        for r in recorder.messages
-        if r.direction == "received"
-        and isinstance(r.message, dict)
-        and r.message.get("method") == "notifications/tasks/status"
-    ]
+    statuses = [params["status"] for params in _status_notifications(recorder)]
     assert statuses == ["input_required", "working", "completed"]
 
 
@@ -453,14 +452,8 @@ async def test_failed_and_cancelled_tasks_are_announced() -> None:
             # Both announcements are in before a later request's answer.
             await client.ping()
     announced = {
-        r.message["params"]["taskId"]: (
-            r.message["params"]["status"],
-            r.message["params"].get("statusMessage"),
-        )
-        for r in recorder.messages
-        if r.direction == "received"
-        and isinstance(r.message, dict)
-        and r.message.get("method") == "notifications/tasks/status"
+        params["taskId"]: (params["status"], params.get("statusMessage"))
+        for params in _status_notifications(recorder)
     }
     assert announced[failed.task_id][0] == "failed"
     assert "Error executing tool broken" in (announced[failed.task_id][1] or "")
