@@ -475,3 +475,50 @@ async def test_garbage_never_breaks_the_server() -> None:
                 app, "POST", h, orjson.dumps(_tool(1, "echo", text="alive"))
             )
             assert status == 200 and b"alive" in body
+
+
+async def test_send_failing_before_the_stream_starts_lets_go_of_the_connection() -> None:
+    # The ASGI server's send can raise (the client went away) before a slow request's SSE
+    # stream has started: the stream's connection is released, the tool goes on, and its
+    # result is kept for resumption.
+    demo = DemoServer()
+    store = InMemoryEventStore()
+    app = create_http_app(demo, event_store=store)
+    async with app:
+        status, headers, _ = await asgi_call(app, "POST", HEADERS, INIT)
+        assert status == 200
+        sid = headers["mcp-session-id"]
+        entry = app.sessions[sid]
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "path": "/mcp",
+            "root_path": "",
+            "query_string": b"",
+            "headers": [
+                (k.encode(), v.encode())
+                for k, v in {"host": "127.0.0.1:9", **HEADERS, "mcp-session-id": sid}.items()
+            ],
+        }
+        body = orjson.dumps(_tool(7, "slow", seconds=0.3))
+        delivered = False
+
+        async def receive() -> Any:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await anyio.sleep_forever()
+
+        async def send(m: Any) -> None:
+            raise OSError("the client is gone")
+
+        with anyio.fail_after(5), pytest.raises(OSError):
+            await app(scope, receive, send)
+        stream = entry.transport.requests[7]
+        assert stream.conn_recv is None  # released, not left attached to a dead response
+        with anyio.fail_after(5):
+            while "slow" not in demo.finished:
+                await anyio.sleep(0.02)
+            while store.session_count() == 0 or 7 in entry.transport.requests:
+                await anyio.sleep(0.02)

@@ -568,13 +568,25 @@ class StreamableHTTPApp:
             conn.close()
             await respond(send, 200, head + b"".join(ready), headers=[*SSE_HEADERS, *extra])
             return
-        await send(
-            {"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *extra]}
-        )
-        if head or ready:
+        try:
             await send(
-                {"type": "http.response.body", "body": head + b"".join(ready), "more_body": True}
+                {"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *extra]}
             )
+            if head or ready:
+                await send(
+                    {
+                        "type": "http.response.body",
+                        "body": head + b"".join(ready),
+                        "more_body": True,
+                    }
+                )
+        except BaseException:
+            # The client is gone before the stream started: let go of the connection (the
+            # request goes on; its events are kept for resumption), as _pump does at its end.
+            if stream.conn_recv is conn:
+                stream.detach()
+            conn.close()
+            raise
         await self._pump(stream, conn, receive, send, replayed=0, keepalive=False)
 
     async def _serve_initialize(
