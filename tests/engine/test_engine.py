@@ -63,6 +63,29 @@ class Raw:
             raise AssertionError(f"unexpected message {msg!r}")
 
 
+class Blocking:
+    """A request handler answering with the params; ``long`` blocks until it is cancelled.
+
+    ``started``/``stopped`` tell when ``long`` began and ended; ``tasks`` records the task
+    that served each request.
+    """
+
+    def __init__(self) -> None:
+        self.started = anyio.Event()
+        self.stopped = anyio.Event()
+        self.tasks: list[object] = []
+
+    async def __call__(self, req: IncomingRequest) -> Any:
+        self.tasks.append(anyio.get_current_task().id)
+        if req.method == "long":
+            self.started.set()
+            try:
+                await anyio.sleep(30)
+            finally:
+                self.stopped.set()
+        return req.params
+
+
 async def _echo(req: IncomingRequest) -> Any:
     if req.method == "echo":
         return req.params
@@ -245,23 +268,12 @@ async def test_cancelled_notification_cancels_the_handler_and_no_response_is_sen
 ) -> None:
     a, b = make_pair()
     raw = Raw(a)
-    started = anyio.Event()
-    stopped = anyio.Event()
-
-    async def handler(req: IncomingRequest) -> Any:
-        if req.method == "long":
-            started.set()
-            try:
-                await anyio.sleep(30)
-            finally:
-                stopped.set()
-        return "done"
-
+    handler = Blocking()
     engine = JSONRPCEngine(b, on_request=handler)
     async with engine:
         await raw.send({"jsonrpc": "2.0", "id": "L", "method": "long"})
         with anyio.fail_after(2):
-            await started.wait()
+            await handler.started.wait()
         # unknown ids and malformed cancellations are ignored
         await raw.send(
             {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "zzz"}}
@@ -275,9 +287,9 @@ async def test_cancelled_notification_cancels_the_handler_and_no_response_is_sen
             }
         )
         with anyio.fail_after(2):
-            await stopped.wait()
-        await raw.send({"jsonrpc": "2.0", "id": "next", "method": "short"})
-        assert await raw.recv() == {"jsonrpc": "2.0", "id": "next", "result": "done"}
+            await handler.stopped.wait()
+        await raw.send({"jsonrpc": "2.0", "id": "next", "method": "short", "params": {"n": 1}})
+        assert await raw.recv() == {"jsonrpc": "2.0", "id": "next", "result": {"n": 1}}
         await raw.nothing_within(0.2)
         assert "L" not in engine._in_flight
 
@@ -566,31 +578,18 @@ async def test_requests_served_inline_answer_and_can_be_cancelled(make_pair: Any
     # peer ends the handler without ending the caller.
     a, b = make_pair()
     raw = Raw(a)
-    started = anyio.Event()
-    stopped = anyio.Event()
-    seen_tasks: list[object] = []
-
-    async def handler(req: IncomingRequest) -> Any:
-        seen_tasks.append(anyio.get_current_task().id)
-        if req.method == "long":
-            started.set()
-            try:
-                await anyio.sleep(30)
-            finally:
-                stopped.set()
-        return req.params
-
+    handler = Blocking()
     engine = JSONRPCEngine(b, on_request=handler)
     with pytest.raises(ConnectionClosed):
         await engine.serve_inline({"jsonrpc": "2.0", "id": 0, "method": "echo"})
     async with engine:
         await engine.serve_inline({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"x": 1}})
-        assert seen_tasks == [anyio.get_current_task().id]
+        assert handler.tasks == [anyio.get_current_task().id]
         assert await raw.recv() == {"jsonrpc": "2.0", "id": 1, "result": {"x": 1}}
 
         async def cancel_when_started() -> None:
             with anyio.fail_after(2):
-                await started.wait()
+                await handler.started.wait()
             await raw.send(
                 {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}
             )
@@ -599,7 +598,7 @@ async def test_requests_served_inline_answer_and_can_be_cancelled(make_pair: Any
             tg.start_soon(cancel_when_started)
             with anyio.fail_after(5):
                 await engine.serve_inline({"jsonrpc": "2.0", "id": 2, "method": "long"})
-        assert stopped.is_set()
+        assert handler.stopped.is_set()
         await raw.nothing_within(0.2)  # a cancelled request gets no answer
         assert 2 not in engine._in_flight
         # The caller's task goes on (it was not cancelled itself), and so does the engine.

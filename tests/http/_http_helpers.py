@@ -222,9 +222,18 @@ class Recorder:
 
 
 async def asgi_call(
-    app: Any, method: str, headers: dict[str, str], body: bytes = b"", path: str = "/mcp"
+    app: Any,
+    method: str,
+    headers: dict[str, str],
+    body: bytes = b"",
+    path: str = "/mcp",
+    *,
+    send: Any = None,
 ) -> tuple[int, dict[str, str], bytes]:
-    """One request straight into an ASGI app (no server), for in-process load tests."""
+    """One request straight into an ASGI app (no server), for in-process load tests.
+
+    ``send`` replaces the recording one (e.g. to play a client that went away).
+    """
     scope = {
         "type": "http",
         "method": method,
@@ -247,7 +256,7 @@ async def asgi_call(
             return {"type": "http.request", "body": body, "more_body": False}
         await anyio.sleep_forever()
 
-    async def send(m: Any) -> None:
+    async def record(m: Any) -> None:
         nonlocal status
         if m["type"] == "http.response.start":
             status = m["status"]
@@ -255,7 +264,7 @@ async def asgi_call(
         else:
             chunks.append(m.get("body", b""))
 
-    await app(scope, receive, send)
+    await app(scope, receive, send or record)
     return status, out_headers, b"".join(chunks)
 
 

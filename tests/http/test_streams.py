@@ -489,32 +489,13 @@ async def test_send_failing_before_the_stream_starts_lets_go_of_the_connection()
         assert status == 200
         sid = headers["mcp-session-id"]
         entry = app.sessions[sid]
-        scope = {
-            "type": "http",
-            "method": "POST",
-            "path": "/mcp",
-            "root_path": "",
-            "query_string": b"",
-            "headers": [
-                (k.encode(), v.encode())
-                for k, v in {"host": "127.0.0.1:9", **HEADERS, "mcp-session-id": sid}.items()
-            ],
-        }
-        body = orjson.dumps(_tool(7, "slow", seconds=0.3))
-        delivered = False
 
-        async def receive() -> Any:
-            nonlocal delivered
-            if not delivered:
-                delivered = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            await anyio.sleep_forever()
-
-        async def send(m: Any) -> None:
+        async def gone(m: Any) -> None:
             raise OSError("the client is gone")
 
+        body = orjson.dumps(_tool(7, "slow", seconds=0.3))
         with anyio.fail_after(5), pytest.raises(OSError):
-            await app(scope, receive, send)
+            await asgi_call(app, "POST", {**HEADERS, "mcp-session-id": sid}, body, send=gone)
         stream = entry.transport.requests[7]
         assert stream.conn_recv is None  # released, not left attached to a dead response
         with anyio.fail_after(5):
