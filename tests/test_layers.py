@@ -13,6 +13,7 @@ PKG = Path(__file__).resolve().parents[1] / "src" / "mcpkit"
 # transports themselves sit above it.
 LAYERS: list[tuple[str, int]] = [
     ("mcpkit._exceptions", 0),
+    ("mcpkit._version", 0),
     ("mcpkit.types", 1),
     ("mcpkit._transports._base", 1),
     ("mcpkit._jsonrpc", 2),
@@ -22,6 +23,7 @@ LAYERS: list[tuple[str, int]] = [
     ("mcpkit._server", 6),
     ("mcpkit._client", 6),
     ("mcpkit._cli", 7),
+    ("mcpkit.__main__", 8),
 ]
 
 

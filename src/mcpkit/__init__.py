@@ -22,6 +22,8 @@ import importlib as _importlib
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
+from ._version import __version__ as __version__
+
 if _TYPE_CHECKING:
     from ._client import Client, ClientGroup, ServerRequestContext, SyncClient, TaskHandle
     from ._exceptions import (

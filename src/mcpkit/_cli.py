@@ -31,9 +31,9 @@ def main(argv: list[str] | None = None) -> int:
         print(_usage())
         return 0
     if args[0] in ("-V", "--version"):
-        from importlib.metadata import version
+        from ._version import __version__
 
-        print(f"mcpkit {version('mcpkit')}")
+        print(f"mcpkit {__version__}")
         return 0
     entry = _COMMANDS.get(args[0])
     if entry is None:

@@ -105,11 +105,18 @@ def test_agrees_with_jsonschema(schema: Any, value: Any) -> None:
 def test_error_messages_name_the_place() -> None:
     schema = CASES[20][0]
     assert schema_errors({"address": {"city": 1}}, schema) == [
-        "address.city: expected string, got integer"
+        "address.city: expected string, got integer 1"
     ]
     assert schema_errors({"other": 1}, schema) == ["$: unexpected property 'other'"]
     assert schema_errors([1, "a"], {"type": "array", "items": {"type": "integer"}}) == [
-        "[1]: expected integer, got string"
+        "[1]: expected integer, got string 'a'"
+    ]
+    # A long value is cut short; a container is named by its type only.
+    (long,) = schema_errors("x" * 100, {"type": "integer"})
+    assert long.startswith("$: expected integer, got string 'xxx") and long.endswith("...")
+    assert len(long) < 80
+    assert schema_errors([[1, 2]], {"type": "array", "items": {"type": "string"}}) == [
+        "[0]: expected string, got array"
     ]
 
 

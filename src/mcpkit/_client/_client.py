@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import inspect
 import logging
 import os
@@ -120,14 +119,10 @@ class _Default:
 _DEFAULT: Any = _Default()
 
 
-@functools.lru_cache(maxsize=1)
 def _package_version() -> str:
-    try:
-        from importlib.metadata import version
+    from .._version import __version__
 
-        return version("mcpkit")
-    except Exception:
-        return "0"
+    return __version__
 
 
 async def _call(fn: Callable[..., Any], *args: Any) -> Any:

@@ -31,6 +31,7 @@ async def serve_app(
     **uvicorn_kw: Any,
 ) -> None:
     """Serve an ASGI app with uvicorn until cancelled or signalled (asyncio)."""
+    require_uvicorn()
     import uvicorn
 
     class _Server(uvicorn.Server):
@@ -98,6 +99,19 @@ def serve_sse(
     run_loop(lambda: serve_app(app, host=host, port=port, log_level=log_level, **opts))
 
 
+def require_uvicorn() -> None:
+    """Raise a RuntimeError saying which extra brings uvicorn when it is not installed."""
+    try:
+        import uvicorn  # noqa: F401
+    except ModuleNotFoundError as e:
+        if e.name != "uvicorn":
+            raise
+        raise RuntimeError(
+            "serving over HTTP needs uvicorn, which the [http] extra brings: "
+            "pip install 'mcpkit[http]'"
+        ) from None
+
+
 def options_from_env(options: dict[str, Any]) -> dict[str, Any]:
     """Add the allow-lists from ``MCPKIT_ALLOWED_HOSTS`` / ``MCPKIT_ALLOWED_ORIGINS``
     (comma-separated) unless given: how a deployment configures ``mcpkit run``."""
@@ -118,6 +132,7 @@ def run(server: SessionFactory, transport: str = "http", **options: Any) -> None
 
     This is what ``mcpkit run FILE --transport http|sse [--host H] [--port P]`` calls.
     """
+    require_uvicorn()  # before any loop starts: a missing extra is one clear line
     options = options_from_env(options)
     if transport in ("http", "streamable-http"):
         serve_http(server, **options)

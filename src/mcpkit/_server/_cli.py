@@ -110,10 +110,15 @@ def main(command: str, argv: list[str]) -> int:
         if args.host is not None or args.port is not None:
             print(f"mcpkit {command}: --host/--port apply to HTTP transports only", file=sys.stderr)
             return 2
+        from .._exceptions import TransportError
+
         try:
             server.run("stdio")
         except KeyboardInterrupt:
             return 130
+        except TransportError as e:
+            print(f"mcpkit {command}: {e}", file=sys.stderr)
+            return 1
         return 0
     options = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     try:
@@ -125,4 +130,7 @@ def main(command: str, argv: list[str]) -> int:
         runner(server, args.transport, **options)
     except KeyboardInterrupt:
         return 130
+    except RuntimeError as e:  # e.g. the [http] extra is not installed
+        print(f"mcpkit {command}: {e}", file=sys.stderr)
+        return 1
     return 0

@@ -669,7 +669,7 @@ class Server:
         """Serve one client over this process's stdin/stdout."""
         from .._transports._stdio import stdio_server
 
-        async with self.running(), stdio_server() as transport:
+        async with stdio_server() as transport, self.running():
             await self.create_session(transport).run()
 
     def run(self, transport: str = "stdio", **options: Any) -> None:

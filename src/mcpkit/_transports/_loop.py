@@ -15,6 +15,8 @@ from typing import TypeVar
 
 import anyio
 
+from ._stdio import fill_closed_std_fds
+
 T = TypeVar("T")
 
 
@@ -26,5 +28,10 @@ def uvloop_wanted() -> bool:
 
 
 def run(fn: Callable[[], Awaitable[T]]) -> T:
-    """``anyio.run(fn)`` on asyncio, with uvloop when :func:`uvloop_wanted`."""
+    """``anyio.run(fn)`` on asyncio, with uvloop when :func:`uvloop_wanted`.
+
+    Closed standard descriptors are filled first: the loop's own descriptors must not land
+    on 0 or 1, where the stdio transport would take them for stdin and stdout.
+    """
+    fill_closed_std_fds()
     return anyio.run(fn, backend="asyncio", backend_options={"use_uvloop": uvloop_wanted()})

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -69,24 +70,31 @@ TERM_WAIT = 2.0
 async def stdio_server(
     *, protect_stdout: bool = True, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
 ) -> AsyncIterator[LineTransport]:
-    """Serve on this process's stdin/stdout.
+    """Serve on this process's stdin/stdout, whatever they are.
+
+    stdin and stdout may each be a pipe, a regular file, ``/dev/null``, a terminal or a
+    socket; a closed or empty stdin is an immediate end of input, so the server exits cleanly.
+    A stdout closed at start raises :class:`~mcpkit.TransportError` at once: no answer could
+    ever reach the client.
 
     Example::
 
         async with stdio_server() as transport:
             await serve(transport)
     """
-    sys.stdout.flush()
+    if sys.stdout is not None:  # None when the process started with fd 1 closed
+        sys.stdout.flush()
+    if 1 in fill_closed_std_fds():
+        from .._exceptions import TransportError
+
+        raise TransportError("stdout is closed: a stdio server has nowhere to write its answers")
+    in_fd, out_fd = os.dup(0), os.dup(1)
     if protect_stdout:
-        in_fd = os.dup(0)
-        out_fd = os.dup(1)
         saved_in, saved_out = os.dup(0), os.dup(1)
         os.dup2(2, 1)
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.close(devnull)
-    else:
-        in_fd, out_fd = os.dup(0), os.dup(1)
     try:
         transport = LineTransport(
             await open_fd_reader(in_fd),
@@ -100,11 +108,43 @@ async def stdio_server(
                 await transport.aclose()
     finally:
         if protect_stdout:
-            sys.stdout.flush()
+            if sys.stdout is not None:
+                sys.stdout.flush()
             os.dup2(saved_in, 0)
             os.dup2(saved_out, 1)
             os.close(saved_in)
             os.close(saved_out)
+
+
+_closed_at_start: set[int] = set()
+
+
+def fill_closed_std_fds() -> frozenset[int]:
+    """Point each closed descriptor among 0, 1 and 2 at ``/dev/null``; return all ever closed.
+
+    A process started with ``<&-`` or ``>&-`` has a hole there, and the next ``open``/``dup``
+    silently fills it: the event loop's epoll descriptor could become "stdin", our duplicate
+    of stdout or a log file "stdout". The blocking entry points call this before they start
+    the loop (:func:`mcpkit._transports._loop.run`); :func:`stdio_server` calls it again for
+    loops started elsewhere. The answer remembers earlier calls, so a stdout closed at start
+    is still known to be closed after it was filled.
+    """
+    for fd in (0, 1, 2):  # ascending, so each open() lands on the lowest hole: ``fd`` itself
+        if not _is_open(fd):
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            _closed_at_start.add(fd)
+    return frozenset(_closed_at_start)
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
 
 
 def build_env(env: Mapping[str, str] | None, inherit_env: bool) -> dict[str, str]:
@@ -121,11 +161,14 @@ def build_env(env: Mapping[str, str] | None, inherit_env: bool) -> dict[str, str
 class StdioClientTransport(LineTransport):
     """The client end of stdio: a server process we spawned. Use :func:`spawn_stdio`."""
 
-    def __init__(self, process: Process, stderr_tail: deque[str], **kw: Any) -> None:
+    def __init__(
+        self, process: Process, stderr_tail: deque[str], argv: Sequence[str] = (), **kw: Any
+    ) -> None:
         assert process.stdout is not None and process.stdin is not None
         super().__init__(AnyioStreamReader(process.stdout), _stdin_writer(process.stdin), **kw)
         self.process = process
         self._stderr_tail = stderr_tail
+        self._argv = list(argv)
 
     async def receive(self) -> Incoming:
         try:
@@ -147,7 +190,26 @@ class StdioClientTransport(LineTransport):
             text = f"the server process exited with code {rc}"
         if self._stderr_tail:
             text += "; its last stderr lines:\n" + "\n".join(self._stderr_tail)
-        return text
+        return text + _other_python_hint(self._argv, self._stderr_tail)
+
+
+def _other_python_hint(argv: Sequence[str], stderr_tail: deque[str]) -> str:
+    """A hint when the server failed on a missing module and ran another Python than ours.
+
+    The classic first-hour trap: ``Client(["python", "server.py"])`` from an unactivated
+    virtual environment runs the system's ``python``, which has no mcpkit.
+    """
+    if not argv or not any("No module named" in line for line in stderr_tail):
+        return ""
+    program = shutil.which(argv[0])
+    if program is None or not os.path.basename(argv[0]).startswith("python"):
+        return ""
+    if os.path.realpath(program) == os.path.realpath(sys.executable):
+        return ""
+    return (
+        f"\nhint: {argv[0]!r} is {program}, not this program's Python ({sys.executable}); "
+        "give the .py file alone (it runs with this Python) or sys.executable"
+    )
 
 
 def _stdin_writer(stdin: Any) -> ByteWriter:
@@ -200,7 +262,7 @@ async def spawn_stdio(
         raise TransportError(f"cannot start {argv[0]!r}: {e}") from e
     tail: deque[str] = deque(maxlen=20)
     sink = on_stderr if on_stderr is not None else _copy_to_stderr
-    transport = StdioClientTransport(process, tail, max_message_size=max_message_size)
+    transport = StdioClientTransport(process, tail, argv, max_message_size=max_message_size)
     async with anyio.create_task_group() as tg:
         tg.start_soon(_drain_stderr, process, sink, tail)
         try:

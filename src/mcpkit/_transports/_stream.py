@@ -8,6 +8,7 @@ threaded fallback for what the loop cannot watch (regular files).
 from __future__ import annotations
 
 import os
+import selectors
 import stat
 from collections import deque
 from typing import Any, Protocol
@@ -246,7 +247,10 @@ class _ThreadFdReader:
         self._fd = fd
 
     async def read(self) -> bytes:
-        return await anyio.to_thread.run_sync(os.read, self._fd, _CHUNK, abandon_on_cancel=True)
+        try:
+            return await anyio.to_thread.run_sync(os.read, self._fd, _CHUNK, abandon_on_cancel=True)
+        except OSError:  # e.g. EIO from a terminal that hung up: the input has ended
+            return b""
 
 
 class _ThreadFdWriter:
@@ -281,15 +285,35 @@ def _asyncio_loop() -> Any:
         return None
 
 
-def _loop_can_watch(fd: int) -> bool:
-    # Pipes, sockets and terminals can be watched by the loop; regular files cannot.
-    return not stat.S_ISREG(os.fstat(fd).st_mode)
+def _loop_can_watch(fd: int, events: int) -> bool:
+    """Whether the event loop can wait on ``fd``: asked of the OS, not guessed from its kind.
+
+    Pipes, sockets and terminals can be watched; regular files and directories cannot, and
+    neither can some character devices (epoll refuses ``/dev/null`` with EPERM). A wrong
+    guess is fatal: asyncio reports the refusal in a callback and the reader waits forever,
+    and uvloop aborts the process. So we register the fd with a throw-away selector of the
+    same kind the loop uses; whatever it refuses is served by a thread instead.
+    """
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
+        return False
+    probe = selectors.DefaultSelector()
+    try:
+        probe.register(fd, events)
+    except (OSError, ValueError):
+        return False
+    finally:
+        probe.close()
+    return True
 
 
 async def open_fd_reader(fd: int) -> ByteReader:
     """A reader on a file descriptor we own (it is closed with the reader's transport)."""
     loop = _asyncio_loop()
-    if not _loop_can_watch(fd):
+    if not _loop_can_watch(fd, selectors.EVENT_READ):
         return _ThreadFdReader(fd)
     if loop is None:
         return _TrioFdReader(fd)
@@ -305,7 +329,7 @@ async def open_fd_reader(fd: int) -> ByteReader:
 async def open_fd_writer(fd: int) -> ByteWriter:
     """A writer on a file descriptor we own."""
     loop = _asyncio_loop()
-    if not _loop_can_watch(fd):
+    if not _loop_can_watch(fd, selectors.EVENT_WRITE):
         return _ThreadFdWriter(fd)
     if loop is None:
         return _TrioFdWriter(fd)

@@ -101,14 +101,14 @@ class _Validator:
         t = schema.get("type")
         if isinstance(t, str):
             if not _type_ok(value, t):
-                self.fail(path, f"expected {t}, got {_describe(value)}")
+                self.fail(path, f"expected {t}, got {_shown(value)}")
                 return
         elif (
             isinstance(t, list)
             and t
             and not any(_type_ok(value, x) for x in t if isinstance(x, str))
         ):
-            self.fail(path, f"expected one of {t}, got {_describe(value)}")
+            self.fail(path, f"expected one of {t}, got {_shown(value)}")
             return
         if "const" in schema and not _equal(value, schema["const"]):
             self.fail(path, f"must be {schema['const']!r}")
@@ -237,6 +237,15 @@ class _Validator:
             q = value / m
             if abs(q - round(q)) > 1e-9:
                 self.fail(path, f"must be a multiple of {m}")
+
+
+def _shown(value: Any) -> str:
+    """The type of a wrong value, and the value itself when it is a short scalar."""
+    kind = _describe(value)
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        text = repr(value)
+        return f"{kind} {text if len(text) <= 40 else text[:37] + '...'}"
+    return kind
 
 
 def _describe(value: Any) -> str:

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Checks run inside a fresh venv holding only the built wheel (and one extra).
+
+    python scripts/installed_checks.py bare|http|trio|all
+
+Called by ``scripts/user_paths.py wheel``; run from outside the checkout, so what is tested
+is the installed package, never ``src/``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+import mcpkit
+import mcpkit.types
+from mcpkit import Client
+
+BIN = Path(sys.executable).parent
+MCPKIT = str(BIN / "mcpkit")
+SERVER = textwrap.dedent(
+    """
+    from mcpkit import Server
+
+    server = Server("installed")
+
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        '''Add two numbers.'''
+        return a + b
+    """
+)
+
+
+def check_package() -> None:
+    where = Path(mcpkit.__file__).parent
+    assert "site-packages" in str(where), f"mcpkit imported from {where}, not the wheel"
+    assert (where / "py.typed").is_file(), "py.typed is missing from the wheel"
+    missing = [n for n in mcpkit.__all__ if getattr(mcpkit, n, None) is None]
+    missing += [f"types.{n}" for n in mcpkit.types.__all__ if not hasattr(mcpkit.types, n)]
+    assert not missing, f"public names that do not import: {missing}"
+    modules = [m.name for m in pkgutil.walk_packages(mcpkit.__path__, "mcpkit.")]
+    for name in modules:
+        importlib.import_module(name)
+    version = subprocess.run([MCPKIT, "--version"], capture_output=True, text=True, check=True)
+    assert version.stdout.strip() == f"mcpkit {mcpkit.__version__}", version.stdout
+    print(
+        f"ok: mcpkit {mcpkit.__version__}: {len(mcpkit.__all__)} names, "
+        f"{len(mcpkit.types.__all__)} types, {len(modules)} modules import"
+    )
+
+
+async def call_add(target: Any) -> None:
+    with anyio.fail_after(60):
+        async with Client(target) as client:
+            assert [t.name for t in await client.list_tools()] == ["add"]
+            result = await client.call_tool("add", {"a": 2, "b": 3})
+            assert result.structured_content == {"result": 5}, result
+
+
+def check_stdio(server: Path) -> None:
+    anyio.run(call_add, [MCPKIT, "run", str(server)])
+    print("ok: `mcpkit run` serves a tool over stdio")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def call_over_http(server: Path) -> None:
+    port = free_port()
+    argv = [MCPKIT, "run", str(server), "--transport", "http", "--port", str(port)]
+    async with await anyio.open_process(argv) as proc:
+        try:
+            with anyio.fail_after(30):  # until uvicorn listens
+                while True:
+                    try:
+                        await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
+                        break
+                    except OSError:
+                        await anyio.sleep(0.05)
+            await call_add(f"http://127.0.0.1:{port}/mcp")
+        finally:
+            proc.terminate()
+
+
+def check_http(server: Path, flavor: str) -> None:
+    if flavor in ("http", "all"):
+        anyio.run(call_over_http, server)
+        print("ok: `mcpkit run --transport http` serves, and the client calls it over HTTP")
+        return
+    done = subprocess.run(
+        [MCPKIT, "run", str(server), "--transport", "http"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1 and "mcpkit[http]" in done.stderr, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr, done.stderr
+    print("ok: without [http], `mcpkit run --transport http` names the extra to install")
+
+
+def check_trio(server: Path) -> None:
+    code = (
+        "import anyio, runpy, sys; "
+        f"server = runpy.run_path({str(server)!r})['server']; "
+        "anyio.run(server.serve_stdio, backend='trio')"
+    )
+    anyio.run(call_add, [sys.executable, "-c", code], backend="trio")
+    print("ok: a server and a client under trio talk over stdio")
+
+
+def main(flavor: str) -> None:
+    check_package()
+    with tempfile.TemporaryDirectory() as tmp:
+        server = Path(tmp) / "server.py"
+        server.write_text(SERVER)
+        check_stdio(server)
+        check_http(server, flavor)
+        if flavor in ("trio", "all"):
+            check_trio(server)
+    if flavor == "all":
+        import httpx2  # noqa: F401  - `http_client=` and httpx2 auth need it
+
+        print("ok: httpx2 is installed with [all]")
+
+
+if __name__ == "__main__":
+    os.environ.pop("PYTHONPATH", None)
+    main(sys.argv[1])
