@@ -37,8 +37,9 @@ else:  # pragma: no cover - Python 3.10
 TESTS_DIR = Path(__file__).resolve().parent
 REPO_DIR = TESTS_DIR.parent
 MANIFEST = TESTS_DIR / "requirements.toml"
-#: The shared spec folder (prose pages under ``<rev>/``, schemas under ``schema/``).
-SPEC_DIR = Path(os.environ.get("MCPKIT_SPEC_DIR") or REPO_DIR.parent / "shared" / "spec")
+#: The pinned spec (prose pages under ``<rev>/``, schemas under ``schema/``), vendored in
+#: tests/spec (the same default as tests/_schema.py, which this stdlib-only script can't import).
+SPEC_DIR = Path(os.environ.get("MCPKIT_SPEC_DIR") or TESTS_DIR / "spec")
 #: Revision of the prose pages an entry quotes, unless the entry says ``rev = "..."``.
 DEFAULT_REV = "2025-11-25"
 URL_BASE = "https://modelcontextprotocol.io/specification/"

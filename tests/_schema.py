@@ -31,10 +31,9 @@ import orjson
 from jsonschema.exceptions import ValidationError, best_match
 from jsonschema.validators import validator_for
 
-#: The shared spec folder (``schema/<rev>.json``). Override with ``MCPKIT_SPEC_DIR``.
-SPEC_DIR = Path(
-    os.environ.get("MCPKIT_SPEC_DIR") or Path(__file__).resolve().parents[2] / "shared" / "spec"
-)
+#: The pinned spec (``schema/<rev>.json``, prose under ``<rev>/``), vendored in tests/spec so
+#: the suite runs in any clone. Override with ``MCPKIT_SPEC_DIR``.
+SPEC_DIR = Path(os.environ.get("MCPKIT_SPEC_DIR") or Path(__file__).resolve().parent / "spec")
 SCHEMA_DIR = SPEC_DIR / "schema"
 #: The revisions mcpkit speaks, oldest first.
 REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -79,8 +81,12 @@ def test_validator_is_cached_and_picks_the_dialect() -> None:
         _schema.validator("1999-01-01", "Result")
 
 
-def test_spec_dir_points_at_the_shared_spec() -> None:
+def test_spec_dir_is_the_vendored_spec() -> None:
+    # In the repository, so a clone anywhere runs the suite (MCPKIT_SPEC_DIR may override).
     assert (_schema.SPEC_DIR / "schema" / "2025-11-25.json").is_file()
+    assert (_schema.SPEC_DIR / "2025-11-25" / "basic" / "lifecycle.mdx").is_file()
+    if "MCPKIT_SPEC_DIR" not in os.environ:
+        assert Path(__file__).resolve().parent / "spec" == _schema.SPEC_DIR
 
 
 @pytest.mark.parametrize("rev", REVS)

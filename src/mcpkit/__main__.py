@@ -2,4 +2,5 @@
 
 from ._cli import console
 
-console()
+if __name__ == "__main__":  # not when a tool merely imports every module
+    console()

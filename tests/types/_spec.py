@@ -6,16 +6,14 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from jsonschema.validators import validator_for
+from tests._schema import SPEC_DIR
 
-#: The shared spec folder, beside the repository (CI runs with it present).
-SPEC_DIR = Path(__file__).resolve().parents[3] / "shared" / "spec"
 SCHEMA_DIR = SPEC_DIR / "schema"
 PROSE_DIR = SPEC_DIR / "2025-11-25"
-SEEDS_DIR = SPEC_DIR.parent / "seeds"
+SEEDS_DIR = SPEC_DIR / "seeds"
 REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST = "2025-11-25"
 
