@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+#: The event loop of every async test: ``MCPKIT_TEST_BACKEND=trio scripts/test`` runs the
+#: whole suite on trio (CI runs it on both). Tests that must hold on a particular backend
+#: parametrize ``anyio_backend`` themselves.
+BACKEND = os.environ.get("MCPKIT_TEST_BACKEND", "asyncio")
 
 
 @pytest.fixture
 def anyio_backend() -> str:
-    # asyncio is what almost every user runs; tests that must also hold on trio
-    # parametrize `anyio_backend` themselves.
-    return "asyncio"
+    return BACKEND

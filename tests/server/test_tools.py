@@ -499,7 +499,8 @@ async def test_sync_tools_that_wait_on_each_other_each_get_a_thread() -> None:
     assert len(set(names)) == n
 
 
-async def test_quick_sync_tools_share_workers_under_concurrency() -> None:
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the pool of our own is asyncio's
+async def test_quick_sync_tools_share_workers_under_concurrency(anyio_backend: str) -> None:
     server = Server("pool")
 
     @server.tool()
