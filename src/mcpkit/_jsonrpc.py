@@ -11,6 +11,7 @@ The hot path is plain dicts decoded by orjson; no models, no copies.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import math
 from collections import deque
@@ -46,6 +47,14 @@ CANCELLED_METHOD: Final = "notifications/cancelled"
 PROGRESS_METHOD: Final = "notifications/progress"
 #: Bound on the shielded wait while telling the peer we gave up on a request.
 _CANCEL_SEND_TIMEOUT: Final = 2.0
+#: When the peer closes the connection, handlers still running get this long to finish (their
+#: answers may still reach a peer that only half-closed); then they are cancelled, so a hung
+#: handler can never keep a process alive (an MCP stdio client closes stdin, then waits ~2 s).
+DRAIN_TIMEOUT: Final = 2.0
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 class IncomingRequest:
@@ -124,6 +133,19 @@ class IncomingRequest:
     async def request(self, method: str, params: dict[str, Any] | None = None, **kw: Any) -> Any:
         """Send a request to the peer on behalf of this one (e.g. sampling during a tool call)."""
         return await self._engine.request(method, params, related_request_id=self.id, **kw)
+
+
+def _handler_cancelled(req: IncomingRequest) -> dict[str, Any]:
+    logger.error("%s: handler for %r raised CancelledError on its own", req.engine.name, req.method)
+    return {
+        "jsonrpc": "2.0",
+        "id": req.id,
+        "error": {
+            "code": INTERNAL_ERROR,
+            "message": "Internal error: the handler was cancelled (CancelledError) "
+            "though the request was not",
+        },
+    }
 
 
 class _Pending:
@@ -208,6 +230,10 @@ class JSONRPCEngine:
             reading, or handlers waiting on our own requests' responses would deadlock).
         allow_batch: called for each incoming batch; batches are rejected when it says no.
         uncancellable: methods the peer may not cancel (MCP: ``initialize``).
+        prompt: methods served at once, without waiting for a handler slot, so they are
+            answered even when every slot is busy (MCP: ``ping``). Keep their handlers quick.
+        drain_timeout: how long handlers still running may finish once the peer has closed
+            the connection, before they are cancelled.
     """
 
     def __init__(
@@ -220,6 +246,8 @@ class JSONRPCEngine:
         max_queued: int = 4096,
         allow_batch: BatchPolicy | None = None,
         uncancellable: frozenset[str] = frozenset(),
+        prompt: frozenset[str] = frozenset(),
+        drain_timeout: float = DRAIN_TIMEOUT,
         name: str = "peer",
     ) -> None:
         self.transport = transport
@@ -227,6 +255,8 @@ class JSONRPCEngine:
         self._on_notification = on_notification
         self._allow_batch = allow_batch
         self._uncancellable = uncancellable
+        self._prompt = prompt
+        self._drain_timeout = drain_timeout
         self._slots = _Slots(max_concurrency)
         self._max_in_flight = max_concurrency + max_queued
         self._next_id = 0
@@ -239,6 +269,9 @@ class JSONRPCEngine:
         # in the task group. Either way they end with the connection.
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        #: Requests being served, until their answer is sent (what the drain waits for).
+        self._serving = 0
+        self._drained: anyio.Event | None = None
         self._closed = False
         self._close_reason = "connection closed"
         self.name = name
@@ -276,12 +309,18 @@ class JSONRPCEngine:
             self._tg = tg
             try:
                 await self._run_reader()
-                # Let handlers still running finish before the connection is dropped.
-                while self._tasks:
-                    await asyncio.wait(set(self._tasks))
+                await self._drain()
             finally:
                 self._cancel_tasks()
                 await self._join_tasks()
+                tg.cancel_scope.cancel()  # trio's handlers (and background work) end too
+
+    async def _drain(self) -> None:
+        """Give handlers still running a bounded time to finish after the peer closed."""
+        with anyio.move_on_after(self._drain_timeout):
+            while self._serving:
+                self._drained = anyio.Event()
+                await self._drained.wait()
 
     def _cancel_tasks(self) -> None:
         for task in self._tasks:
@@ -363,7 +402,7 @@ class JSONRPCEngine:
             try:
                 msg = orjson.loads(item)
             except orjson.JSONDecodeError as e:
-                await self._send_error(None, PARSE_ERROR, f"Parse error: {e}")
+                await self._unparsable(item, f"Parse error: {e}")
                 return
         elif isinstance(item, InvalidIncoming):
             await self._send_error(None, item.code, item.message)
@@ -378,6 +417,26 @@ class JSONRPCEngine:
             await self._send_error(
                 None, INVALID_REQUEST, "Invalid Request: a message must be a JSON object"
             )
+
+    async def _unparsable(self, item: bytes, text: str) -> None:
+        """Answer what orjson refused, to the right id when the message is valid JSON anyway.
+
+        Valid JSON can still be beyond what we represent (``1e400`` overflows a double, a lone
+        surrogate is no Unicode): the request then gets its error under its own id, and a
+        response fails the call it answers, instead of a caller waiting for its timeout.
+        """
+        try:
+            msg = json.loads(item, parse_constant=_no_constant)
+        except (ValueError, RecursionError):
+            msg = None
+        rid = msg.get("id") if type(msg) is dict else None
+        if type(rid) is not str and type(rid) is not int:
+            await self._send_error(None, PARSE_ERROR, text)
+        elif "method" in msg:
+            await self._send_error(rid, PARSE_ERROR, text)
+        elif (p := self._pending.pop(rid, None)) is not None:
+            p.error = ProtocolError(PARSE_ERROR, f"the response could not be read: {text}")
+            p.event.set()
 
     @property
     def running(self) -> bool:
@@ -442,6 +501,7 @@ class JSONRPCEngine:
             return False
         req = IncomingRequest(self, rid, method, params)
         self._in_flight[rid] = req
+        self._serving += 1
         loop = self._loop
         if inline:
             if loop is not None:
@@ -471,11 +531,30 @@ class JSONRPCEngine:
             logger.warning("%s: dropped malformed notification: %s", self.name, text)
 
     async def _serve(self, req: IncomingRequest, batch: _Batch | None) -> None:
+        # `_serving` was counted up when the request was dispatched (before its task ran).
+        try:
+            response = await self._run_handler(req)
+            if req.cancelled:
+                # The peer cancelled: the spec says the receiver SHOULD NOT respond.
+                response = None
+            if batch is not None:
+                await self._batch_done(batch, response)
+            elif response is not None:
+                await self._send_quietly(response)
+        finally:
+            self._serving -= 1
+            if not self._serving and self._drained is not None:
+                self._drained.set()
+
+    async def _run_handler(self, req: IncomingRequest) -> dict[str, Any] | None:
+        """The handler's answer, within a slot (none for prompt methods) and its cancellation."""
         response: dict[str, Any] | None = None
-        slots = self._slots
+        slots: _Slots | None = None if req.method in self._prompt else self._slots
         try:
             # Uncontended, the slot is taken without a checkpoint (a loop iteration).
-            if slots.free > 0 and not slots.waiters:
+            if slots is None:
+                pass
+            elif slots.free > 0 and not slots.waiters:
                 slots.free -= 1
             else:
                 await slots.acquire()
@@ -487,25 +566,34 @@ class JSONRPCEngine:
                     try:
                         response = await self._call_handler(req)
                     except asyncio.CancelledError:
+                        if self._cancelled_by_itself(req):
+                            response = _handler_cancelled(req)
                         # Our own cancellation (the peer's notifications/cancelled) ends
                         # the handler only; any other (shutdown) ends this task too.
-                        if not req.cancelled or self._closed:
+                        elif not req.cancelled or self._closed:
                             raise
-                        uncancel = getattr(req._task, "uncancel", None)  # Python 3.11+
-                        if uncancel is not None and uncancel() > 0:
-                            raise
+                        else:
+                            uncancel = getattr(req._task, "uncancel", None)  # Python 3.11+
+                            if uncancel is not None and uncancel() > 0:
+                                raise
             finally:
-                slots.release()
+                if slots is not None:
+                    slots.release()
         finally:
             req.done = True
             self._in_flight.pop(req.id, None)
-        if req.cancelled:
-            # The peer cancelled: the spec says the receiver SHOULD NOT respond.
-            response = None
-        if batch is not None:
-            await self._batch_done(batch, response)
-        elif response is not None:
-            await self._send_quietly(response)
+        return response
+
+    @staticmethod
+    def _cancelled_by_itself(req: IncomingRequest) -> bool:
+        """Whether a ``CancelledError`` came out of the handler with nobody cancelling it.
+
+        A handler awaiting a future that someone else cancelled raises it on its own. Its
+        task has no cancellation pending then, and the request still deserves an answer:
+        treating it as ours would leave the caller waiting forever.
+        """
+        cancelling = getattr(req._task, "cancelling", None)  # Python 3.11+
+        return cancelling is not None and not req.cancelled and cancelling() == 0
 
     async def _call_handler(self, req: IncomingRequest) -> dict[str, Any]:
         try:

@@ -43,6 +43,11 @@ class ElicitationResult(Generic[T]):
         return self.action == "accept"
 
 
+#: Default bound, in seconds, on a request to the client (sampling, elicitation, roots) made
+#: without a ``timeout=``; ``Server.client_request_timeout`` sets it per server.
+CLIENT_REQUEST_TIMEOUT = 600.0
+
+
 class Context:
     """Everything a function serving a request can do besides returning a value.
 
@@ -199,9 +204,11 @@ class Context:
             cap = ("tasks", "requests", *CLIENT_TASK_CAPABILITY[method])
             if has_capability(self.client_capabilities, cap):
                 return await request_as_task(self, method, params, timeout)
-        kw: dict[str, Any] = {}
-        if timeout is not None:
-            kw["timeout"] = timeout
+        if timeout is None:
+            # Never unbounded: a client that cannot or will not answer (no stream to reach it
+            # on, a person who walked away) must not hold the tool and its slot forever.
+            timeout = getattr(self.server, "client_request_timeout", CLIENT_REQUEST_TIMEOUT)
+        kw: dict[str, Any] = {"timeout": timeout}
         if self._request is not None:
             return await self._request.send_request(method, params, **kw)
         return await self.session.send_request(method, params, **kw)

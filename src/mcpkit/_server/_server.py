@@ -92,6 +92,11 @@ class Server:
             with -32600); None: no limit.
     """
 
+    #: Seconds a request to the client (``ctx.sample``, ``ctx.elicit``, ``ctx.list_roots``)
+    #: made without ``timeout=`` may wait for its answer before it fails with
+    #: :class:`~mcpkit.RequestTimeout`. Set it on the instance to change it.
+    client_request_timeout: float = 600.0
+
     def __init__(
         self,
         name: str,

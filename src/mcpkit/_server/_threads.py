@@ -130,9 +130,24 @@ class _Pool:
 _pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pool] = weakref.WeakKeyDictionary()
 
 
+class RaisedInWorker(RuntimeError):
+    """A function in a worker thread raised ``KeyboardInterrupt`` (or another exception that
+    is not an ``Exception``): never a real interrupt there, since signals reach the main thread
+    only, so it is reported as the function's failure instead of stopping the whole process."""
+
+
+def _guarded(call: Callable[[], Any]) -> Any:
+    try:
+        return call()
+    except (KeyboardInterrupt, GeneratorExit) as e:
+        raise RaisedInWorker(f"{type(e).__name__} raised in a worker thread: {e}") from e
+
+
 async def run_sync(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     """Call ``fn(**kwargs)`` in a worker thread (with the caller's context variables)."""
-    call = functools.partial(contextvars.copy_context().run, fn, **kwargs)
+    call = functools.partial(
+        _guarded, functools.partial(contextvars.copy_context().run, fn, **kwargs)
+    )
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:

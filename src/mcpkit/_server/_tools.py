@@ -13,7 +13,16 @@ from ..types._dialects import UnsupportedDialect, schema_dialect
 from ..types._jsonschema import schema_errors
 from ..types._metakeys import check_meta
 from ._func import FuncInfo
-from ._util import dumps_text, is_base_model, is_mcp_model, jsonable, make_caller, to_wire
+from ._util import (
+    check_finite,
+    dumps_text,
+    is_base_model,
+    is_mcp_model,
+    jsonable,
+    make_caller,
+    readable_str,
+    to_wire,
+)
 
 if TYPE_CHECKING:
     from ._context import Context
@@ -215,7 +224,7 @@ class ToolDef:
                     return error_result(
                         f"Error executing tool {self.name}: its result does not match its output schema ({problem})"
                     )
-            data = self.serialize(value)
+            data = check_finite(self.serialize(value))
             shown = data["result"] if self.wrap_output else data
             return {
                 "content": [{"type": "text", "text": _text_of(shown)}],
@@ -232,18 +241,21 @@ class ToolDef:
             or is_base_model(value)
             or (dataclasses.is_dataclass(value) and not isinstance(value, type))
         ):
-            data = jsonable(value)
+            # Checked before and after: jsonable's orjson round trip turns NaN into null.
+            data = check_finite(jsonable(check_finite(value)))
             return {
                 "content": [{"type": "text", "text": dumps_text(data)}],
                 "structuredContent": data,
             }
         if isinstance(value, (int, float, bool, list, tuple)):
-            return {"content": [{"type": "text", "text": dumps_text(jsonable(value))}]}
+            return {
+                "content": [{"type": "text", "text": dumps_text(jsonable(check_finite(value)))}]
+            }
         if isinstance(value, (bytes, bytearray)):
             raise TypeError(
                 "return bytes inside ImageContent, AudioContent or EmbeddedResource, not raw"
             )
-        return {"content": [{"type": "text", "text": str(value)}]}
+        return {"content": [{"type": "text", "text": readable_str(value)}]}
 
 
 def _text_of(data: Any) -> str:

@@ -6,6 +6,7 @@ import base64
 import dataclasses
 import functools
 import inspect
+import math
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -63,12 +64,40 @@ def _default(obj: Any) -> Any:
         return list(obj)
     if isinstance(obj, bytes):
         return base64.b64encode(obj).decode("ascii")
+    return readable_str(obj)
+
+
+def readable_str(obj: Any) -> str:
+    """``str(obj)`` when its class says how to show it (Decimal, Path, ...), else a TypeError.
+
+    The default ``<Thing object at 0x7f...>`` says nothing to a model and leaks a memory
+    address: a value that cannot be shown is a failed result, never a successful one.
+    """
+    cls = type(obj)
+    shown_by: Any = (getattr(cls, "__str__", None), getattr(cls, "__repr__", None))
+    if shown_by == (object.__str__, object.__repr__):
+        raise TypeError(f"a {cls.__qualname__} is not JSON and has no text form")
     return str(obj)
+
+
+def check_finite(value: Any) -> Any:
+    """``value`` itself, or a ValueError if NaN or an infinity hides in it (JSON has neither:
+    they would go out as ``null``, a different answer)."""
+    if type(value) is float:
+        if not math.isfinite(value):
+            raise ValueError(f"{value} is not a JSON number")
+    elif isinstance(value, dict):
+        for v in value.values():
+            check_finite(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            check_finite(v)
+    return value
 
 
 def dumps_text(value: Any) -> str:
     """JSON text of a value, for the text fallback of structured results."""
-    return orjson.dumps(value, default=_default).decode()
+    return orjson.dumps(check_finite(value), default=_default).decode()
 
 
 def is_async_callable(fn: Any) -> bool:

@@ -73,6 +73,7 @@ class ClientSession:
             on_request=self._on_request,
             on_notification=self._on_notification,
             allow_batch=self._batch_allowed,
+            prompt=frozenset({"ping"}),  # answered even when every handler slot is busy
             max_concurrency=max_concurrency,
             name="client",
         )

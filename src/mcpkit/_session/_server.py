@@ -90,6 +90,7 @@ class ServerSession:
             on_request=self._on_request,
             on_notification=self._on_notification,
             allow_batch=self._batch_allowed,
+            prompt=frozenset({"ping"}),  # answered even when every handler slot is busy
             uncancellable=frozenset({"initialize"}),
             max_concurrency=max_concurrency,
             name="server",
