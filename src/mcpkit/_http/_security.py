@@ -7,24 +7,53 @@ DNS name resolves there; those requests carry ``Host: evil.example`` and
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 #: Hosts a server reachable only on the loopback interface answers to.
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 
 
-def _split_host(value: str) -> tuple[str, str | None]:
+#: A host name or IPv4 address, or an IPv6 literal in brackets: nothing else may be in Host.
+_HOST = re.compile(r"[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?|\[[0-9a-f:.]+\]")
+
+
+def _split_host(value: str, *, pattern: bool = False) -> tuple[str, str | None] | None:
+    """``(host, port)`` of a ``Host`` value or the authority of an ``Origin``; None if invalid.
+
+    Strict on purpose: a lenient split reads ``localhost:evil@x`` as host ``localhost`` with
+    port ``evil@x``, or ``localhost:1@evil.com`` as ``localhost`` — exactly the values a DNS
+    rebinding page would try. Userinfo, paths and non-numeric ports are refused. Only allow-list
+    patterns (``pattern=True``) may use ``*`` as the port.
+    """
     value = value.strip().lower()
     if value.startswith("["):
         end = value.find("]")
         if end < 0:
-            return value, None
+            return None
         host, rest = value[: end + 1], value[end + 1 :]
-        return host, rest[1:] if rest.startswith(":") else None
-    host, sep, port = value.rpartition(":")
-    if not sep:
-        return value, None
+        if rest and not rest.startswith(":"):
+            return None
+        port = rest[1:] if rest else None
+    else:
+        host, sep, port_text = value.partition(":")
+        port = port_text if sep else None
+    if not _HOST.fullmatch(host):
+        return None
+    if port == "" or port is None:
+        return host, None
+    if port == "*" and pattern:
+        return host, port
+    if not (port.isascii() and port.isdigit() and len(port) <= 5 and int(port) <= 65535):
+        return None
     return host, port
+
+
+def _pattern(value: str) -> tuple[str, str | None]:
+    parsed = _split_host(value, pattern=True)
+    if parsed is None:
+        raise ValueError(f"{value!r} is not a valid host[:port] pattern")
+    return parsed
 
 
 class HostOriginPolicy:
@@ -40,7 +69,7 @@ class HostOriginPolicy:
     ) -> None:
         hosts = list(allowed_hosts) if allowed_hosts is not None else list(LOCAL_HOSTS)
         self.any_host = "*" in hosts
-        self._hosts = [_split_host(h) for h in hosts if h != "*"]
+        self._hosts = [_pattern(h) for h in hosts if h != "*"]
         if allowed_origins is None:
             origins = [f"{s}://{h}:*" for s in ("http", "https") for h, _ in self._hosts] + [
                 f"{s}://{h}" for s in ("http", "https") for h, _ in self._hosts
@@ -56,26 +85,28 @@ class HostOriginPolicy:
                 continue
             scheme, sep, rest = o.lower().rstrip("/").partition("://")
             if not sep:
-                continue
-            h, p = _split_host(rest)
+                raise ValueError(f"allowed origin {o!r} is not scheme://host[:port]")
+            h, p = _pattern(rest)
             self._origins.append((scheme, h, p))
 
     def host_ok(self, host: str | None) -> bool:
         if self.any_host:
             return True
-        if not host:
+        parsed = _split_host(host) if host else None
+        if parsed is None:
             return False
-        h, p = _split_host(host)
+        h, p = parsed
         return any(h == ah and (ap is None or ap == "*" or ap == p) for ah, ap in self._hosts)
 
     def origin_ok(self, origin: str | None) -> bool:
         # No Origin header: not a browser's cross-site request (CLI tools, SDK clients).
         if origin is None or self.any_origin:
             return True
-        scheme, sep, rest = origin.strip().lower().rstrip("/").partition("://")
-        if not sep:
+        scheme, sep, rest = origin.strip().lower().partition("://")
+        parsed = _split_host(rest) if sep else None
+        if parsed is None:
             return False
-        h, p = _split_host(rest)
+        h, p = parsed
         return any(
             scheme == s and h == ah and (ap == "*" or ap == p) for s, ah, ap in self._origins
         )
