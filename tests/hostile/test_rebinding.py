@@ -22,7 +22,7 @@ BAD_HOSTS = [
     "localhost:80:80",
     "localhost:-1",
     "localhost:99999",
-    "localhost:８０",  # full-width digits
+    "localhost:\uff18\uff10",  # full-width digits
     "localhost/evil",
     "[::1]evil",
     "[::1",
