@@ -203,7 +203,6 @@ async def test_handler_errors_become_error_responses_without_leaking_internals(
         assert (await raw.recv())["error"]["code"] == -32601
 
 
-@pytest.mark.req("JSONRPC-REQ-ID-UNIQUE")
 async def test_duplicate_in_flight_id_is_rejected_not_cross_wired(make_pair: Any) -> None:
     a, b = make_pair()
     raw = Raw(a)
@@ -294,7 +293,6 @@ async def test_cancelled_notification_cancels_the_handler_and_no_response_is_sen
         assert "L" not in engine._in_flight
 
 
-@pytest.mark.req("CANCEL-NOT-INITIALIZE")
 async def test_uncancellable_methods_ignore_cancellation(make_pair: Any) -> None:
     a, b = make_pair()
     raw = Raw(a)
@@ -401,7 +399,6 @@ async def test_cancelling_the_caller_sends_cancelled_to_the_peer(make_pair: Any)
 
 @pytest.mark.req(
     "PROGRESS-TOKEN-STRING-OR-INT",
-    "PROGRESS-TOKEN-UNIQUE",
     "PROGRESS-TRACK-ACTIVE-TOKENS",
     "PROGRESS-REF-ACTIVE-REQUEST",
     "LIFECYCLE-TIMEOUT-MAXIMUM",

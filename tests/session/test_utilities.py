@@ -123,7 +123,7 @@ async def test_progress_only_increases_and_stops_after_completion() -> None:
     assert got == [(1, 3, "step 1 of 3"), (2, 3, "step 2 of 3"), (3, 3, "step 3 of 3")]
 
 
-@pytest.mark.req("CANCEL-LOG-REASON", "CANCEL-RACE-GRACEFUL")
+@pytest.mark.req("CANCEL-LOG-REASON")
 async def test_cancellation_reason_is_logged_and_late_cancel_is_harmless(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
