@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, int]] = [
     ("mcpkit._client", 6),
     ("mcpkit._cli", 7),
     ("mcpkit.__main__", 8),
+    ("mcpkit.lowlevel", 8),
 ]
 
 

@@ -9,10 +9,18 @@
     │   ├── MethodNotFound           -32601  the peer does not serve this method (or capability)
     │   ├── InvalidParams            -32602  the method exists but its params are wrong
     │   ├── InternalError            -32603  the handler failed
+    │   ├── ResourceNotFound         -32002  no resource has this URI
     │   └── URLElicitationRequired   -32042  the server needs the user to visit a URL first
     ├── TransportError               bytes could not be moved
-    │   └── ConnectionClosed         the peer went away (or we closed) while we were using it
+    │   ├── ConnectionClosed         the peer went away (or we closed) while we were using it
+    │   │   └── SessionExpired       an HTTP server forgot our session and would not start anew
+    │   └── HTTPError                an HTTP exchange failed
+    │       ├── HTTPConnectError     the server could not be reached
+    │       ├── HTTPReadTimeout      the server sent nothing for too long (also a ``TimeoutError``)
+    │       ├── HTTPProtocolError    the server broke the connection or HTTP/1.1
+    │       └── HTTPStatusError      the server answered an HTTP error status (``status``)
     ├── RequestTimeout               no answer within the time allowed (also a ``TimeoutError``)
+    ├── ToolError                    raised by a tool: its message is the tool's error result
     ├── CapabilityError              we tried to use something the peer did not declare
     ├── VersionError                 no protocol revision both sides speak
     └── InvalidResponse              the peer answered, but not as the protocol (or the
@@ -33,6 +41,7 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 URL_ELICITATION_REQUIRED = -32042
+RESOURCE_NOT_FOUND = -32002
 
 
 class MCPError(Exception):
@@ -125,6 +134,15 @@ class URLElicitationRequired(ProtocolError):
         return [e for e in items if isinstance(e, dict)] if isinstance(items, list) else []
 
 
+class ResourceNotFound(ProtocolError):
+    """-32002: no resource has this URI (raise it from a resource handler; a client gets it
+    from ``read_resource``)."""
+
+    code = RESOURCE_NOT_FOUND
+
+
+#: Error code -> the class raised for it, both ways: a handler raising one of these sends its
+#: code, and a client receiving the code raises the same class.
 _BY_CODE: dict[int, type[ProtocolError]] = {
     c.code: c
     for c in (
@@ -133,6 +151,7 @@ _BY_CODE: dict[int, type[ProtocolError]] = {
         MethodNotFound,
         InvalidParams,
         InternalError,
+        ResourceNotFound,
         URLElicitationRequired,
     )
 }
@@ -146,8 +165,53 @@ class ConnectionClosed(TransportError):
     """The connection ended (the peer exited, or we closed it) while it was in use."""
 
 
+class SessionExpired(ConnectionClosed):
+    """The server answered 404 for our session and no new session could be started: connect again."""
+
+
+class HTTPError(TransportError):
+    """An HTTP exchange failed (connection, protocol, timeout or status)."""
+
+
+class HTTPConnectError(HTTPError):
+    """The server could not be reached."""
+
+
+class HTTPReadTimeout(HTTPError, TimeoutError):
+    """The server sent nothing for longer than the read timeout."""
+
+
+class HTTPProtocolError(HTTPError):
+    """The server broke the connection or HTTP/1.1."""
+
+
+class HTTPStatusError(HTTPError):
+    """The server answered an HTTP error status (``status``)."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(f"HTTP {status}: {detail}")
+        self.status = status
+
+
 class RequestTimeout(MCPError, TimeoutError):
     """The peer did not answer in time. A ``notifications/cancelled`` was sent for it."""
+
+
+class ToolError(MCPError):
+    """Raise it from a tool to report a failure the model should see, worded as you wrote it.
+
+    The call then answers with ``isError: true`` and your message as its text. Any other
+    exception is reported too, but without its details (unless the server was created
+    with ``mask_errors=False``), so internals do not leak to the client.
+
+    Example::
+
+        @server.tool()
+        def divide(a: float, b: float) -> float:
+            if b == 0:
+                raise ToolError("b must not be zero")
+            return a / b
+    """
 
 
 class CapabilityError(MCPError):

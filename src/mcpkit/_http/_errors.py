@@ -1,17 +1,10 @@
-"""Errors of the HTTP client transports (importable without the HTTP extra)."""
+"""Errors of the HTTP client transports: defined with every other one in ``mcpkit._exceptions``."""
 
 from __future__ import annotations
 
-from .._exceptions import ConnectionClosed, TransportError
+from .._exceptions import HTTPStatusError, SessionExpired
 
+#: The name this module used before the errors moved into the one tree.
+HTTPStatusFailure = HTTPStatusError
 
-class SessionExpired(ConnectionClosed):
-    """The server answered 404 for our session and no new session could be started: connect again."""
-
-
-class HTTPStatusFailure(TransportError):
-    """The server answered an HTTP error status."""
-
-    def __init__(self, status: int, detail: str) -> None:
-        super().__init__(f"HTTP {status}: {detail}")
-        self.status = status
+__all__ = ["HTTPStatusFailure", "SessionExpired"]

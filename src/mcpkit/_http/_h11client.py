@@ -20,6 +20,8 @@ import anyio
 import h11
 from anyio.abc import ByteStream
 
+from .. import _exceptions as _exc
+
 #: (connect/write timeout, read timeout) in seconds; None = no limit.
 Timeouts = tuple["float | None", "float | None"]
 HeaderHook = Callable[[], "Mapping[str, str] | Awaitable[Mapping[str, str]]"]
@@ -28,20 +30,11 @@ _READ_SIZE = 65536
 _MAX_IDLE_PER_ORIGIN = 8
 
 
-class HTTPError(Exception):
-    """The HTTP exchange failed (connection, protocol or timeout)."""
-
-
-class ConnectError(HTTPError):
-    """The server could not be reached."""
-
-
-class ReadTimeout(HTTPError):
-    """The server sent nothing for longer than the read timeout."""
-
-
-class RemoteProtocolError(HTTPError):
-    """The server broke the connection or HTTP/1.1."""
+# The client's errors belong to the one tree of mcpkit._exceptions (TransportError > HTTPError).
+HTTPError = _exc.HTTPError
+ConnectError = _exc.HTTPConnectError
+ReadTimeout = _exc.HTTPReadTimeout
+RemoteProtocolError = _exc.HTTPProtocolError
 
 
 class Headers:

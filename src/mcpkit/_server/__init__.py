@@ -1,11 +1,10 @@
 """The high-level server SDK: :class:`Server`, :class:`Context`, :class:`ToolError`."""
 
+from .._exceptions import ResourceNotFound, ToolError
 from ._context import Context, ElicitationResult
-from ._resources import ResourceNotFound
 from ._server import Server
 from ._session import BoundSession
 from ._task_store import MemoryTaskStore, SQLiteTaskStore, TaskRecord, TaskStore
-from ._tools import ToolError
 
 __all__ = [
     "BoundSession",

@@ -268,7 +268,7 @@ class Context:
         if adapter is None:
             problems = check_form_answer(requested, content)
             if problems:
-                from ._tools import ToolError
+                from .._exceptions import ToolError
 
                 raise ToolError("the user's answer does not match the form: " + "; ".join(problems))
             return ElicitationResult(action, content, content)  # type: ignore[arg-type]
@@ -277,7 +277,7 @@ class Context:
         try:
             data = adapter.validate_python(content)
         except ValidationError as e:
-            from ._tools import ToolError
+            from .._exceptions import ToolError
 
             raise ToolError(
                 f"the user's answer does not match the form: {e.errors(include_url=False)}"
@@ -416,8 +416,8 @@ class Context:
             answer = await ctx.sample_with_tools("What is 2 + 3?", tools=["add"])
             print(answer.content.text)
         """
+        from .._exceptions import ToolError
         from ..types import ToolUseContent
-        from ._tools import ToolError
 
         known = {}
         for name in tools:

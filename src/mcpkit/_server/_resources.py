@@ -6,7 +6,12 @@ import base64
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._exceptions import InvalidParams, MCPError, ProtocolError
+from .._exceptions import (
+    InvalidParams,
+    MCPError,
+    ProtocolError,
+    ResourceNotFound,
+)
 from ..types._metakeys import check_meta
 from ._func import FuncInfo
 from ._uritemplate import UriTemplate
@@ -14,15 +19,6 @@ from ._util import dumps_text, is_base_model, is_mcp_model, jsonable, make_calle
 
 if TYPE_CHECKING:
     from ._context import Context
-
-#: JSON-RPC code the spec gives "resource not found".
-RESOURCE_NOT_FOUND = -32002
-
-
-class ResourceNotFound(ProtocolError):
-    """-32002: no resource has this URI."""
-
-    code = RESOURCE_NOT_FOUND
 
 
 def not_found(uri: str) -> ResourceNotFound:

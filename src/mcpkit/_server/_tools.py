@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._exceptions import MCPError, ProtocolError
+from .._exceptions import MCPError, ProtocolError, ToolError
 from ..types._dialects import UnsupportedDialect, schema_dialect
 from ..types._jsonschema import schema_errors
 from ..types._metakeys import check_meta
@@ -33,23 +33,6 @@ logger = logging.getLogger("mcpkit.server")
 TOOL_NAME_RE = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 
 _CONTENT_TYPES = frozenset({"text", "image", "audio", "resource_link", "resource"})
-
-
-class ToolError(MCPError):
-    """Raise it from a tool to report a failure the model should see, worded as you wrote it.
-
-    The call then answers with ``isError: true`` and your message as its text. Any other
-    exception is reported too, but without its details (unless the server was created
-    with ``mask_errors=False``), so internals do not leak to the client.
-
-    Example::
-
-        @server.tool()
-        def divide(a: float, b: float) -> float:
-            if b == 0:
-                raise ToolError("b must not be zero")
-            return a / b
-    """
 
 
 def check_tool_name(name: str) -> None:

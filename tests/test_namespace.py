@@ -1,0 +1,131 @@
+"""The public namespace: one table (``mcpkit._LAZY``), mirrored for type checkers and
+``__all__``, and every public exception in one tree, mapped by error code both ways."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+
+import pytest
+
+import mcpkit
+from mcpkit import _exceptions
+
+INIT = Path(mcpkit.__file__)
+
+
+def _type_checking_names() -> set[str]:
+    tree = ast.parse(INIT.read_text())
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.ImportFrom):
+                    names |= {a.asname or a.name for a in inner.names}
+    return names
+
+
+def test_one_table_mirrored_exactly() -> None:
+    table = set(mcpkit._LAZY)
+    assert set(mcpkit.__all__) == table, "__all__ and the table differ"
+    assert len(mcpkit.__all__) == len(table), "a name twice in __all__"
+    assert _type_checking_names() == table, "the TYPE_CHECKING imports and the table differ"
+
+
+@pytest.mark.parametrize("name", sorted(mcpkit._LAZY))
+def test_every_public_name_resolves_from_its_module(name: str) -> None:
+    value = getattr(mcpkit, name)
+    assert value is not None
+    assert value.__doc__, f"mcpkit.{name} has no docstring"
+    if inspect.isclass(value) and issubclass(value, BaseException):
+        assert value.__module__ == "mcpkit._exceptions", f"{name} lives outside _exceptions"
+
+
+def test_every_exception_of_the_tree_is_public() -> None:
+    tree = {
+        n
+        for n, v in vars(_exceptions).items()
+        if inspect.isclass(v)
+        and issubclass(v, BaseException)
+        and v.__module__ == _exceptions.__name__
+    }
+    assert tree <= set(mcpkit.__all__), f"not exported: {tree - set(mcpkit.__all__)}"
+
+
+CODED = [
+    c
+    for c in vars(_exceptions).values()
+    if inspect.isclass(c)
+    and issubclass(c, _exceptions.ProtocolError)
+    and c is not _exceptions.ProtocolError
+]
+
+
+@pytest.mark.parametrize("cls", CODED, ids=lambda c: c.__name__)
+def test_error_codes_map_both_ways(cls: type[_exceptions.ProtocolError]) -> None:
+    sent = cls(message="boom", data={"k": 1}).to_error()
+    assert sent == {"code": cls.code, "message": "boom", "data": {"k": 1}}
+    received = _exceptions.ProtocolError.from_error(sent)
+    assert type(received) is cls and received.code == cls.code and received.data == {"k": 1}
+
+
+def test_codes_are_distinct_and_unknown_codes_stay_generic() -> None:
+    assert len({c.code for c in CODED}) == len(CODED)
+    other = _exceptions.ProtocolError.from_error({"code": -31999, "message": "custom"})
+    assert type(other) is _exceptions.ProtocolError and other.code == -31999
+
+
+def test_http_client_errors_are_transport_errors() -> None:
+    for cls in (
+        mcpkit.HTTPConnectError,
+        mcpkit.HTTPReadTimeout,
+        mcpkit.HTTPProtocolError,
+        mcpkit.HTTPStatusError,
+        mcpkit.SessionExpired,
+    ):
+        assert issubclass(cls, mcpkit.TransportError)
+    assert issubclass(mcpkit.HTTPReadTimeout, TimeoutError)
+    from mcpkit._http import _h11client
+
+    assert _h11client.HTTPError is mcpkit.HTTPError  # one tree, not a second one
+
+
+@pytest.mark.anyio
+async def test_a_client_catches_resource_not_found_by_its_class() -> None:
+    """-32002 from the server is raised as ResourceNotFound on the client (was ProtocolError)."""
+    server = mcpkit.Server("docs")
+
+    @server.resource("doc://{name}")
+    def doc(name: str) -> str:
+        """A document."""
+        if name != "known":
+            raise mcpkit.ResourceNotFound(message=f"no document {name}", data={"uri": name})
+        return "text"
+
+    async with mcpkit.Client(server) as client:
+        with pytest.raises(mcpkit.ResourceNotFound) as caught:
+            await client.read_resource("doc://missing")
+        assert caught.value.code == -32002
+        with pytest.raises(mcpkit.ResourceNotFound):
+            await client.read_resource("nothing://at-all")
+
+
+def test_lowlevel_names_all_resolve_and_are_documented() -> None:
+    import mcpkit.lowlevel as lowlevel
+
+    for name in lowlevel.__all__:
+        value = getattr(lowlevel, name)
+        assert value.__doc__, f"mcpkit.lowlevel.{name} has no docstring"
+    assert len(set(lowlevel.__all__)) == len(lowlevel.__all__)
+
+
+def test_docs_never_name_an_underscore_module() -> None:
+    root = INIT.parents[2]
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    for page in pages:
+        if page.name == "architecture.md":
+            continue  # the map of the internals names them on purpose
+        text = page.read_text()
+        hits = [w for w in text.split() if "mcpkit._" in w]
+        assert not hits, f"{page.name} names private modules: {hits[:5]}"
