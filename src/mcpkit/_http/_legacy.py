@@ -33,7 +33,7 @@ from ._asgi import (
     route_path,
     same_path,
 )
-from ._security import HostOriginPolicy
+from ._security import HostOriginPolicy, OwnerFn, SessionOwnership
 from ._server import SessionFactory
 from ._sse import encode_event
 
@@ -82,14 +82,18 @@ class SSEApp:
         allowed_origins: Iterable[str] | None = None,
         max_body_size: int = 4 * 1024 * 1024,
         max_sessions: int = 10_000,
+        session_owner: OwnerFn | None = None,
     ) -> None:
         self.server = server
+        self.ownership = SessionOwnership(session_owner)
         self.sse_path = sse_path
         self.message_path = message_path
         self.policy = HostOriginPolicy(allowed_hosts, allowed_origins)
         self.max_body_size = max_body_size
         self.max_sessions = max_sessions
         self.sessions: dict[str, SSEServerTransport] = {}
+        #: Session id -> who opened its stream (when ``session_owner`` is set).
+        self.owners: dict[str, str | None] = {}
 
     async def aclose(self) -> None:
         for t in list(self.sessions.values()):
@@ -162,6 +166,7 @@ class SSEApp:
         transport = SSEServerTransport()
         session = self.server.create_session(transport)
         self.sessions[sid] = transport
+        self.owners[sid] = self.ownership.owner(headers)
         root = scope.get("root_path", "")
         endpoint = f"{root}{self.message_path}?session_id={sid}"
         await send({"type": "http.response.start", "status": 200, "headers": list(SSE_HEADERS)})
@@ -195,6 +200,7 @@ class SSEApp:
                 tg.cancel_scope.cancel()
         finally:
             self.sessions.pop(sid, None)
+            self.owners.pop(sid, None)
             transport.close()
         await send({"type": "http.response.body", "body": b""})
 
@@ -211,7 +217,8 @@ class SSEApp:
             await respond_error(send, 400, INVALID_REQUEST, "Bad Request: session_id is required")
             return
         transport = self.sessions.get(sid)
-        if transport is None:
+        if transport is None or not self.ownership.allows(self.owners.get(sid), headers):
+            # Someone else's session is answered as unknown: not usable, not even probeable.
             await respond_error(send, 404, INVALID_REQUEST, "Not Found: unknown session")
             return
         try:
@@ -244,11 +251,12 @@ def create_sse_app(
     allowed_origins: Iterable[str] | None = None,
     max_body_size: int = 4 * 1024 * 1024,
     max_sessions: int = 10_000,
+    session_owner: OwnerFn | None = None,
 ) -> SSEApp:
     """An ASGI app serving ``server`` over the legacy HTTP+SSE transport (2024-11-05).
 
     Clients connect with ``GET /sse`` and POST to the endpoint it announces. Same Host/Origin
-    protection as :func:`create_http_app`.
+    protection and ``session_owner`` binding as :func:`create_http_app`.
     """
     return SSEApp(
         server,
@@ -258,6 +266,7 @@ def create_sse_app(
         allowed_origins=allowed_origins,
         max_body_size=max_body_size,
         max_sessions=max_sessions,
+        session_owner=session_owner,
     )
 
 

@@ -8,7 +8,7 @@ DNS name resolves there; those requests carry ``Host: evil.example`` and
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 #: Hosts a server reachable only on the loopback interface answers to.
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
@@ -110,3 +110,34 @@ class HostOriginPolicy:
         return any(
             scheme == s and h == ah and (ap == "*" or ap == p) for s, ah, ap in self._origins
         )
+
+
+#: ``fn(request headers) -> identity``: who is asking (None when anonymous).
+OwnerFn = Callable[[dict[str, str]], "str | None"]
+
+
+class SessionOwnership:
+    """The one owner check of every HTTP transport (Streamable HTTP and legacy SSE alike).
+
+    A session belongs to whoever created it: a request on it from anyone else is treated as
+    a request on an unknown session, so another principal can neither use it nor learn that it
+    exists. Without an ``owner_fn`` there are no owners and every request is allowed.
+    """
+
+    __slots__ = ("_fn",)
+
+    def __init__(self, owner_fn: OwnerFn | None) -> None:
+        self._fn = owner_fn
+
+    @property
+    def enabled(self) -> bool:
+        """Whether sessions are bound to owners at all."""
+        return self._fn is not None
+
+    def owner(self, headers: dict[str, str]) -> str | None:
+        """The identity to record for a session created by this request."""
+        return self._fn(headers) if self._fn is not None else None
+
+    def allows(self, recorded: str | None, headers: dict[str, str]) -> bool:
+        """Whether this request may use a session created by ``recorded``."""
+        return self._fn is None or recorded == self._fn(headers)

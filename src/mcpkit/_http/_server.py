@@ -47,7 +47,7 @@ from ._asgi import (
     same_path,
 )
 from ._events import EventStore, InMemoryEventStore
-from ._security import HostOriginPolicy
+from ._security import HostOriginPolicy, SessionOwnership
 from ._sse import encode_event
 from ._transport import Chunk, HTTPServerTransport, SessionGone, Stream, parse_event_id
 
@@ -124,6 +124,7 @@ class StreamableHTTPApp:
         self.retry_ms = retry_ms
         self.sse_ping_interval = sse_ping_interval
         self.session_owner = session_owner
+        self.ownership = SessionOwnership(session_owner)
         self.legacy: Any = None
         if legacy_sse:
             from ._legacy import SSEApp
@@ -134,6 +135,7 @@ class StreamableHTTPApp:
                 allowed_origins=allowed_origins,
                 max_body_size=max_body_size,
                 max_sessions=max_sessions,
+                session_owner=session_owner,
             )
         self.sessions: OrderedDict[str, _Entry] = OrderedDict()
         self._tg: TaskGroup | None = None
@@ -375,8 +377,7 @@ class StreamableHTTPApp:
                     send, 503, INTERNAL_ERROR, "Service Unavailable: too many sessions"
                 )
                 return
-            if self.session_owner is not None:
-                entry.owner = self.session_owner(headers)
+            entry.owner = self.ownership.owner(headers)
             await self._serve_initialize(entry, msg, receive, send)
             return
         entry = self._lookup(sid, headers)
@@ -829,11 +830,7 @@ class StreamableHTTPApp:
 
     def _lookup(self, sid: str, headers: dict[str, str]) -> _Entry | None:
         entry = self.sessions.get(sid)
-        if (
-            entry is not None
-            and self.session_owner is not None
-            and entry.owner != self.session_owner(headers)
-        ):
+        if entry is not None and not self.ownership.allows(entry.owner, headers):
             # Someone else's session: answered as unknown, so ids cannot be probed.
             return None
         if entry is not None:
