@@ -218,7 +218,10 @@ class StreamableHTTPApp:
 
     def _reap(self, before: float) -> None:
         for entry in list(self.sessions.values()):
-            if entry.busy == 0 and not entry.transport.requests and entry.last_active < before:
+            # No request or stream of its client attached since ``before``: the session is
+            # abandoned, even with calls still running (they are cancelled with it). A
+            # client that is gone must not hold a session, and its slot, forever.
+            if entry.busy == 0 and entry.last_active < before:
                 logger.info("session %s… idle; ended", entry.id[:8])
                 self._drop(entry)
 
@@ -844,12 +847,14 @@ class StreamableHTTPApp:
             if self.session_idle_timeout is not None:
                 self._reap(anyio.current_time() - self.session_idle_timeout)
             # Still full: the least recently active idle session makes room (its client
-            # gets 404 and starts over, as the spec lets it).
-            for entry in list(self.sessions.values()):
-                if len(self.sessions) < self.max_sessions:
-                    break
-                if entry.busy == 0 and not entry.transport.requests:
-                    self._drop(entry)
+            # gets 404 and starts over, as the spec lets it); failing that, one whose client
+            # left calls running with nothing attached (abandoned work is cancelled).
+            for abandoned_too in (False, True):
+                for entry in list(self.sessions.values()):
+                    if len(self.sessions) < self.max_sessions:
+                        break
+                    if entry.busy == 0 and (abandoned_too or not entry.transport.requests):
+                        self._drop(entry)
             if len(self.sessions) >= self.max_sessions:
                 return None
         sid = secrets.token_urlsafe(24)  # 192 bits; URL-safe base64 is visible ASCII
