@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+import anyio
 import orjson
 
 Scope = MutableMapping[str, Any]
@@ -69,8 +70,25 @@ def same_path(a: str, b: str) -> bool:
     return (a.rstrip("/") or "/") == (b.rstrip("/") or "/")
 
 
-async def read_body(receive: Receive, limit: int) -> bytes:
-    """The whole request body, refusing (without buffering) anything over ``limit`` bytes."""
+#: Seconds a request body may take to arrive in full (slowloris: a body at 1 byte/s).
+BODY_TIMEOUT = 30.0
+
+
+class BodyTimeout(Exception):
+    """The request body did not arrive within the allowed time."""
+
+
+async def read_body(receive: Receive, limit: int, timeout: float = BODY_TIMEOUT) -> bytes:
+    """The whole request body, refusing (without buffering) anything over ``limit`` bytes,
+    and anything not complete within ``timeout`` seconds (:class:`BodyTimeout`)."""
+    try:
+        with anyio.fail_after(timeout):
+            return await _read_body(receive, limit)
+    except TimeoutError:
+        raise BodyTimeout from None
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes:
     chunks: list[bytes] = []
     size = 0
     while True:

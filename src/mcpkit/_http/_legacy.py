@@ -19,7 +19,9 @@ import orjson
 from .._exceptions import INVALID_REQUEST, PARSE_ERROR
 from .._transports._base import Incoming, Message, RequestId
 from ._asgi import (
+    BODY_TIMEOUT,
     SSE_HEADERS,
+    BodyTimeout,
     BodyTooLarge,
     ClientGone,
     Receive,
@@ -71,6 +73,9 @@ class SSEServerTransport:
 
 class SSEApp:
     """ASGI app of the legacy transport. Create it with :func:`create_sse_app`."""
+
+    #: Seconds a POST body may take to arrive in full; slower is answered 408 (slowloris).
+    body_timeout: float = BODY_TIMEOUT
 
     def __init__(
         self,
@@ -222,9 +227,12 @@ class SSEApp:
             await respond_error(send, 404, INVALID_REQUEST, "Not Found: unknown session")
             return
         try:
-            body = await read_body(receive, self.max_body_size)
+            body = await read_body(receive, self.max_body_size, self.body_timeout)
         except BodyTooLarge:
             await respond_error(send, 413, INVALID_REQUEST, "Payload Too Large")
+            return
+        except BodyTimeout:
+            await respond_error(send, 408, INVALID_REQUEST, "Request Timeout: the body is too slow")
             return
         try:
             msg = orjson.loads(body)

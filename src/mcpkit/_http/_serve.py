@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 import os
@@ -22,15 +23,70 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+#: Seconds a new connection may take to send its first request head (slowloris: uvicorn
+#: itself waits forever for a head sent a byte at a time).
+HEADER_TIMEOUT = 10.0
+
+
+def head_timeout_protocol(base: type[asyncio.Protocol], timeout: float) -> type[asyncio.Protocol]:
+    """``base`` (uvicorn's HTTP protocol), closing connections whose first head is too slow.
+
+    A connection that has not finished its first request head (the blank line after the
+    headers) within ``timeout`` seconds gets ``408`` and is closed; after that, uvicorn's own
+    keep-alive timeout bounds the idle time between requests.
+    """
+
+    class HeadTimeout(base):  # type: ignore[valid-type,misc]
+        _mcpkit_head_timer: asyncio.TimerHandle | None = None
+        _mcpkit_tail = b""
+
+        def connection_made(self, transport: Any) -> None:
+            loop = asyncio.get_running_loop()
+            self._mcpkit_head_timer = loop.call_later(timeout, _too_slow, transport)
+            super().connection_made(transport)
+
+        def data_received(self, data: bytes) -> None:
+            timer = self._mcpkit_head_timer
+            if timer is not None:
+                seen = self._mcpkit_tail + data
+                if b"\r\n\r\n" in seen:
+                    timer.cancel()
+                    self._mcpkit_head_timer = None
+                else:
+                    self._mcpkit_tail = seen[-3:]
+            super().data_received(data)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._mcpkit_head_timer is not None:
+                self._mcpkit_head_timer.cancel()
+                self._mcpkit_head_timer = None
+            super().connection_lost(exc)
+
+    return HeadTimeout
+
+
+def _too_slow(transport: Any) -> None:
+    if not transport.is_closing():
+        transport.write(
+            b"HTTP/1.1 408 Request Timeout\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"
+        )
+        transport.close()
+
+
 async def serve_app(
     app: Any,
     *,
     host: str = "127.0.0.1",
     port: int = 8000,
     log_level: str = "warning",
+    header_timeout: float | None = HEADER_TIMEOUT,
     **uvicorn_kw: Any,
 ) -> None:
-    """Serve an ASGI app with uvicorn until cancelled or signalled (asyncio)."""
+    """Serve an ASGI app with uvicorn until cancelled or signalled (asyncio).
+
+    ``header_timeout``: seconds a new connection may take to send its first request head
+    (None: no limit, uvicorn's own behaviour).
+    """
     require_uvicorn()
     import uvicorn
 
@@ -46,6 +102,11 @@ async def serve_app(
     kw: dict[str, Any] = {"timeout_graceful_shutdown": 5, "access_log": False, "lifespan": "on"}
     kw.update(uvicorn_kw)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, **kw)
+    if header_timeout is not None:
+        config.load()
+        config.http_protocol_class = head_timeout_protocol(
+            config.http_protocol_class, header_timeout
+        )
     await _Server(config).serve()
 
 
@@ -55,13 +116,15 @@ def serve_http(
     port: int = 8000,
     *,
     log_level: str = "warning",
+    header_timeout: float | None = HEADER_TIMEOUT,
     uvicorn_options: dict[str, Any] | None = None,
     **app_kwargs: Any,
 ) -> None:
     """Serve ``server`` over Streamable HTTP with uvicorn (blocking).
 
     ``app_kwargs`` go to :func:`create_http_app`; ``uvicorn_options`` to ``uvicorn.Config``
-    (e.g. ``{"http": "httptools"}``, ``{"ssl_certfile": ...}``).
+    (e.g. ``{"http": "httptools"}``, ``{"ssl_certfile": ...}``). A connection that does not
+    send its first request head within ``header_timeout`` seconds is closed (408).
 
     Binds 127.0.0.1 unless told otherwise. Binding another interface keeps the loopback
     Host/Origin allow-list until ``allowed_hosts``/``allowed_origins`` are given, so a
@@ -79,7 +142,11 @@ def serve_http(
         )
     app: StreamableHTTPApp = create_http_app(server, **app_kwargs)
     opts = uvicorn_options or {}
-    run_loop(lambda: serve_app(app, host=host, port=port, log_level=log_level, **opts))
+    run_loop(
+        lambda: serve_app(
+            app, host=host, port=port, log_level=log_level, header_timeout=header_timeout, **opts
+        )
+    )
 
 
 def serve_sse(
@@ -88,6 +155,7 @@ def serve_sse(
     port: int = 8000,
     *,
     log_level: str = "warning",
+    header_timeout: float | None = HEADER_TIMEOUT,
     uvicorn_options: dict[str, Any] | None = None,
     **app_kwargs: Any,
 ) -> None:
@@ -96,7 +164,11 @@ def serve_sse(
 
     app = create_sse_app(server, **app_kwargs)
     opts = uvicorn_options or {}
-    run_loop(lambda: serve_app(app, host=host, port=port, log_level=log_level, **opts))
+    run_loop(
+        lambda: serve_app(
+            app, host=host, port=port, log_level=log_level, header_timeout=header_timeout, **opts
+        )
+    )
 
 
 def require_uvicorn() -> None:

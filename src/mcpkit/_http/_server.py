@@ -31,8 +31,10 @@ from .._session._server import ServerSession
 from .._transports._base import RequestId, Transport
 from ..types._revisions import SUPPORTED_PROTOCOL_VERSIONS
 from ._asgi import (
+    BODY_TIMEOUT,
     JSON,
     SSE_HEADERS,
+    BodyTimeout,
     BodyTooLarge,
     ClientGone,
     Receive,
@@ -88,6 +90,9 @@ class StreamableHTTPApp:
     when the framework does not forward lifespan events to mounted apps, either enter the
     app in your lifespan (``async with mcp_app:``) or rely on the lazy start (asyncio only).
     """
+
+    #: Seconds a POST body may take to arrive in full; slower is answered 408 (slowloris).
+    body_timeout: float = BODY_TIMEOUT
 
     def __init__(
         self,
@@ -328,7 +333,7 @@ class StreamableHTTPApp:
             )
             return
         try:
-            body = await read_body(receive, self.max_body_size)
+            body = await read_body(receive, self.max_body_size, self.body_timeout)
         except BodyTooLarge:
             await respond_error(
                 send,
@@ -336,6 +341,9 @@ class StreamableHTTPApp:
                 INVALID_REQUEST,
                 f"Payload Too Large: the limit is {self.max_body_size} bytes",
             )
+            return
+        except BodyTimeout:
+            await respond_error(send, 408, INVALID_REQUEST, "Request Timeout: the body is too slow")
             return
         try:
             msg = orjson.loads(body)
