@@ -340,10 +340,30 @@ async def test_handler_errors_reach_the_client_as_protocol_errors() -> None:
             await client.engine.request("tools/call", {"name": "x"})
 
 
+@pytest.mark.req("LIFECYCLE-INIT-FIRST")
+async def test_meta_of_a_handshake_revision_does_not_bypass_initialize() -> None:
+    # Issue 13: every revision spoken today requires initialization first (lifecycle.mdx);
+    # a request naming one of them in _meta, with no initialize, is refused.
+    async with raw_to_server(handlers={"tools/list": _no_tools}) as (raw, server):
+        for rid, version in enumerate(("2024-11-05", "2025-06-18", LATEST_PROTOCOL_VERSION), 1):
+            reply = await raw.request(
+                rid,
+                "tools/list",
+                {"_meta": {"io.modelcontextprotocol/protocolVersion": version}},
+            )
+            assert reply["error"]["code"] == -32600 and "initializ" in reply["error"]["message"]
+        assert server.negotiated is None
+
+
+async def _no_tools(ctx: RequestContext, params: dict[str, Any] | None) -> Any:
+    return {"tools": []}
+
+
 async def test_negotiated_context_is_resolved_per_request_from_meta() -> None:
     # Issue 2, design: the engine resolves "the negotiated context" per request as well as per
     # session (the 2026-07-28 shape: version, capabilities and client info in each request's
-    # _meta, no initialize). Only revisions the server speaks are admitted.
+    # _meta, no initialize), for the revisions a session serves that way (none by default:
+    # here the hook is opened for two of today's revisions). Only those are admitted.
     seen: list[Any] = []
 
     async def tools_list(ctx: RequestContext, params: dict[str, Any] | None) -> Any:
@@ -360,6 +380,7 @@ async def test_negotiated_context_is_resolved_per_request_from_meta() -> None:
         }
 
     async with raw_to_server(handlers={"tools/list": tools_list}) as (raw, server):
+        server.stateless_versions = frozenset({"2025-06-18", LATEST_PROTOCOL_VERSION})
         old = await raw.request(1, "tools/list", meta("2025-06-18", {"roots": {}}, CLIENT_INFO))
         new = await raw.request(2, "tools/list", meta(LATEST_PROTOCOL_VERSION, {}, {"name": "b"}))
         # Each request was served under its own revision and peer declarations...

@@ -21,7 +21,12 @@ from .._exceptions import (
 )
 from .._jsonrpc import IncomingRequest, JSONRPCEngine
 from .._transports._base import RequestId, Transport
-from ..types._revisions import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, adapt_outgoing
+from ..types._revisions import (
+    LATEST_PROTOCOL_VERSION,
+    SUPPORTED_PROTOCOL_VERSIONS,
+    adapt_outgoing,
+    request_methods_for,
+)
 from ._base import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -38,6 +43,10 @@ logger = logging.getLogger("mcpkit.server")
 
 # Requests a client may send before the session is initialized.
 _PRE_INIT_OK = frozenset({"initialize", "ping"})
+#: Revisions served without ``initialize`` (version, capabilities and client info in each
+#: request's ``_meta``). None of the revisions spoken today: each of them requires
+#: initialization first (lifecycle.mdx). 2026-07-28 goes here when it is supported.
+STATELESS_PROTOCOL_VERSIONS: frozenset[str] = frozenset()
 # Requests we may send before the client said `initialized` (lifecycle: pings only).
 _PRE_INITIALIZED_SEND_OK = frozenset({"ping"})
 
@@ -82,6 +91,10 @@ class ServerSession:
         self._handlers = dict(handlers)
         self._notification_handlers = dict(notification_handlers or {})
         self.negotiated: Negotiated | None = None
+        #: Revisions this session serves per request from ``_meta``, with no handshake.
+        self.stateless_versions = STATELESS_PROTOCOL_VERSIONS
+        #: Our capabilities as each older revision can express them (computed once each).
+        self._caps_by_version: dict[str, dict[str, Any]] = {}
         #: True once the client sent ``notifications/initialized``.
         self.initialized = False
         self._initialized_event = anyio.Event()
@@ -139,15 +152,40 @@ class ServerSession:
                 raise InvalidRequest(
                     message=f"Invalid Request: {method!r} before initialization; send 'initialize' first"
                 )
+        version = negotiated.protocol_version
+        latest = version == LATEST_PROTOCOL_VERSION
         handler = self._handlers.get(method)
         cap = SERVER_METHOD_CAPABILITY.get(method)
-        if handler is None or (cap is not None and not has_capability(self.capabilities, cap)):
+        capabilities = self.capabilities if latest else self._capabilities_in(version)
+        if (
+            handler is None
+            or (cap is not None and not has_capability(capabilities, cap))
+            or (not latest and method not in request_methods_for(version))
+        ):
+            # Gated by the negotiated revision too: tasks/* do not exist before 2025-11-25.
             raise MethodNotFound(message=f"Method not found: {method}")
+        if (
+            not latest
+            and req.params is not None
+            and "task" in req.params
+            and not has_capability(capabilities, ("tasks",))
+        ):
+            # A revision without tasks: the call is processed normally, as the spec says of
+            # a server that does not offer them.
+            req.params = {k: v for k, v in req.params.items() if k != "task"}
         result = await handler(RequestContext(self, req, negotiated), req.params)
-        version = negotiated.protocol_version
-        if version != LATEST_PROTOCOL_VERSION and isinstance(result, dict):
+        if not latest and isinstance(result, dict):
             result = adapt_outgoing(method, {"result": result}, version)["result"]
         return result
+
+    def _capabilities_in(self, version: str) -> dict[str, Any]:
+        """Our capabilities as revision ``version`` knows them (what its initialize said)."""
+        caps = self._caps_by_version.get(version)
+        if caps is None:
+            init = {"protocolVersion": version, "capabilities": self.capabilities}
+            adapted = adapt_outgoing("initialize", {"result": init}, version)["result"]
+            caps = self._caps_by_version[version] = adapted["capabilities"]
+        return caps
 
     def _stateless_context(self, req: IncomingRequest) -> Negotiated | None:
         # Revision 2026-07-28 has no initialize: version and capabilities ride in _meta.
@@ -157,7 +195,12 @@ class ServerSession:
         if not meta:
             return None
         version = meta.get(META_PROTOCOL_VERSION)
-        if not isinstance(version, str) or version not in self.supported_versions:
+        if (
+            not isinstance(version, str)
+            or version not in self.supported_versions
+            or version not in self.stateless_versions
+        ):
+            # A revision with a handshake: initialization MUST come first (lifecycle.mdx).
             return None
         caps = meta.get(META_CLIENT_CAPABILITIES)
         info = meta.get(META_CLIENT_INFO)
