@@ -415,12 +415,15 @@ async def test_url_elicitation_required_error() -> None:
         shown.append((params.url, ctx.request_id, ctx.name))
         return {"action": "accept"}
 
+    async def on_complete(params: Any) -> None:  # async: sync ones run in a worker thread
+        completed.set()
+
     async with (
         session_server({"tools/call": call}) as srv,
         Client(
             srv.wire,
             url_elicitation_handler=on_url,
-            elicitation_complete_handler=lambda p: completed.set(),
+            elicitation_complete_handler=on_complete,
         ) as client,
     ):
         with anyio.fail_after(5):

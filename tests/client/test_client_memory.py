@@ -244,7 +244,8 @@ async def test_lists_cached_while_server_announces_changes_and_invalidated() -> 
     async def tools(ctx: RequestContext, params: Any) -> Any:
         return {"tools": [{"name": f"v{version['n']}", "inputSchema": {"type": "object"}}]}
 
-    def on_change(kind: str) -> None:
+    # async: a plain function runs in a worker thread, where setting an anyio.Event is unsafe
+    async def on_change(kind: str) -> None:
         changed.append(kind)
         got_change.set()
 
@@ -589,7 +590,8 @@ async def test_resources_list_changed_drops_resources_and_templates() -> None:
     }
     caps = {"resources": {"listChanged": True}, "prompts": {"listChanged": True}}
 
-    def on_change(kind: str) -> None:
+    # async: a plain function runs in a worker thread, where setting an anyio.Event is unsafe
+    async def on_change(kind: str) -> None:
         changed.append(kind)
         got.set()
 
@@ -633,7 +635,8 @@ async def test_prompts_list_changed_drops_only_prompts() -> None:
 
     caps = {"prompts": {"listChanged": True}, "tools": {"listChanged": True}}
 
-    def on_change(kind: str) -> None:
+    # async: a plain function runs in a worker thread, where setting an anyio.Event is unsafe
+    async def on_change(kind: str) -> None:
         changed.append(kind)
         got.set()
 

@@ -74,7 +74,11 @@ async def test_list_changed_invalidates_the_cache() -> None:
     server = make_server()
     changed = anyio.Event()
     with anyio.fail_after(10):
-        async with Client(server, list_changed_handler=lambda kind: changed.set()) as client:
+
+        async def on_change(kind: str) -> None:  # not a lambda: those run in a worker thread
+            changed.set()
+
+        async with Client(server, list_changed_handler=on_change) as client:
             before = [t.name for t in await client.list_tools()]
 
             def extra() -> str:

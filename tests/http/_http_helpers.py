@@ -4,6 +4,7 @@ ServerSession-based server object for the HTTP tests."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import socket
 import threading
 import time
@@ -157,7 +158,11 @@ class ThreadServer:
     def call(self, fn: Any) -> Any:
         """Run ``fn()`` (a coroutine function) on the server's loop and wait (bounded)."""
         assert self.loop is not None
-        return asyncio.run_coroutine_threadsafe(fn(), self.loop).result(10)
+        # asyncio copies the *calling* thread's context into the task; a trio caller's
+        # context says "trio" to sniffio, so the coroutine would build trio objects on
+        # the asyncio loop. A fresh context keeps the server's side pure asyncio.
+        fut = contextvars.Context().run(asyncio.run_coroutine_threadsafe, fn(), self.loop)
+        return fut.result(10)
 
     def stop(self) -> None:
         if not self.thread.is_alive():
@@ -169,6 +174,21 @@ class ThreadServer:
                 pass
         self.server.should_exit = True
         self.thread.join(10)
+
+
+def built_off_loop(factory: Any) -> Any:
+    """``factory()`` run in a thread of its own, outside the test's event loop.
+
+    Some libraries (the official SDK) create anyio objects when an app is built, and anyio
+    picks the backend of the thread that builds them: an app built in a trio test but served
+    by uvicorn's asyncio loop would hold trio objects.
+    """
+    box: list[Any] = []
+    thread = threading.Thread(target=lambda: box.append(factory()), daemon=True)
+    thread.start()
+    thread.join(30)
+    assert box, "building the app failed (see the thread's traceback)"
+    return box[0]
 
 
 @contextmanager
@@ -268,11 +288,28 @@ async def asgi_call(
     return status, out_headers, b"".join(chunks)
 
 
-async def sse_events(resp: Any) -> Any:
-    """Parsed SSE events of an httpx2 streaming response, as they come."""
-    from mcpkit._http._sse import SSEParser
+class sse_events:  # named like the generator function it replaces
+    """Parsed SSE events of an httpx2 streaming response, as they come.
 
-    parser = SSEParser()
-    async for chunk in resp.aiter_bytes():
-        for ev in parser.feed(chunk):
-            yield ev
+    An iterator object rather than an async generator: tests stop reading mid-stream, and
+    trio (unlike asyncio) reports an async generator left unfinished to the GC.
+    """
+
+    def __init__(self, resp: Any) -> None:
+        from mcpkit._http._sse import SSEParser
+
+        self._parser = SSEParser()
+        self._chunks = resp.aiter_bytes()
+        self._ready: list[Any] = []
+
+    def __aiter__(self) -> sse_events:
+        return self
+
+    async def __anext__(self) -> Any:
+        while not self._ready:
+            chunk = await self._chunks.__anext__()  # StopAsyncIteration ends us too
+            self._ready.extend(self._parser.feed(chunk))
+        return self._ready.pop(0)
+
+    async def aclose(self) -> None:
+        await self._chunks.aclose()

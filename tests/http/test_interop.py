@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 import pytest
-from _http_helpers import CLIENT_INFO, DemoServer, running
+from _http_helpers import CLIENT_INFO, DemoServer, built_off_loop, running
 
 from mcpkit._http import create_http_app, open_http, open_sse, open_streamable_http
 from mcpkit._session import ClientSession
@@ -82,7 +82,9 @@ def _official_server() -> Any:
 
 @pytest.mark.parametrize("json_response", [False, True], ids=["sse", "json"])
 async def test_our_client_against_official_server(json_response: bool) -> None:
-    app = _official_server().streamable_http_app(json_response=json_response)
+    app = built_off_loop(
+        lambda: _official_server().streamable_http_app(json_response=json_response)
+    )
     with running(app) as srv, anyio.fail_after(30):
         for opener in (open_streamable_http, open_http):
             async with opener(srv.url) as t, ClientSession(t, client_info=CLIENT_INFO) as cs:
@@ -100,7 +102,7 @@ async def test_our_client_against_official_server(json_response: bool) -> None:
 
 
 async def test_our_client_against_official_legacy_sse_server() -> None:
-    app = _official_server().sse_app()
+    app = built_off_loop(lambda: _official_server().sse_app())
     with running(app) as srv, anyio.fail_after(30):
         async with (
             open_sse(srv.base + "/sse") as t,

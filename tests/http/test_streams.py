@@ -208,9 +208,14 @@ async def test_10000_sessions_dropped_without_delete_are_reaped() -> None:
             app.session_idle_timeout = 0.2  # nobody sends DELETE; the idle timeout ends them
             while app.sessions:
                 await anyio.sleep(0.05)
-        await anyio.sleep(0.1)
-        gc.collect()
-        after = len(gc.get_objects()) - base
+            # The cancelled sessions unwind as the scheduler gets to them (trio runs 10,000
+            # cancellations in batches); what matters is that everything goes, so wait until
+            # it has (bounded by the fail_after) and check nothing stays behind.
+            after = held
+            while after >= 1_000:
+                await anyio.sleep(0.05)
+                gc.collect()
+                after = len(gc.get_objects()) - base
     assert store.session_count() == 0
     assert held > 100_000  # 10,000 live sessions are visible...
     assert after < 1_000, f"{after} objects still alive after every session expired"  # ...and gone
@@ -250,7 +255,8 @@ async def test_session_cap_evicts_idle_and_refuses_when_all_busy() -> None:
             status, _, body = await asgi_call(app, "POST", HEADERS, INIT)
             assert status == 503 and b"too many sessions" in body
             demo.gate.set()
-        assert list(app.sessions) == sids[1:]
+        # Both survive; their order is that of the two calls' arrival, which is the scheduler's.
+        assert sorted(app.sessions) == sorted(sids[1:])
 
 
 @pytest.mark.req("HTTP-BIND-LOCALHOST")

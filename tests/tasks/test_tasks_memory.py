@@ -333,15 +333,18 @@ async def test_tasks_are_private_to_their_session() -> None:
 
 async def test_principal_owner_sees_tasks_across_sessions() -> None:
     server, _ = make_server(task_owner=lambda ctx: ctx.client_info.get("name"))
+    # The server runs across the three sessions (as a real one does): its tasks outlive the
+    # session that started them only while the server itself is up.
     with anyio.fail_after(10):
-        async with served(server, client_info={"name": "alice", "version": "1"}) as (a, _r):
-            tid = (await a.call_tool_as_task("must")).task_id
-        async with served(server, client_info={"name": "alice", "version": "1"}) as (a2, _r):
-            result = await a2.task(tid, "must").result(timeout=5)
-            assert result.content[0].text == "ok"  # type: ignore[union-attr]
-        async with served(server, client_info={"name": "mallory", "version": "1"}) as (m, _r):
-            with pytest.raises(InvalidParams):
-                await m.task(tid).status()
+        async with server.running():
+            async with served(server, client_info={"name": "alice", "version": "1"}) as (a, _r):
+                tid = (await a.call_tool_as_task("must")).task_id
+            async with served(server, client_info={"name": "alice", "version": "1"}) as (a2, _r):
+                result = await a2.task(tid, "must").result(timeout=5)
+                assert result.content[0].text == "ok"  # type: ignore[union-attr]
+            async with served(server, client_info={"name": "mallory", "version": "1"}) as (m, _r):
+                with pytest.raises(InvalidParams):
+                    await m.task(tid).status()
 
 
 @pytest.mark.req("TASKS-LIMIT-CONCURRENT")

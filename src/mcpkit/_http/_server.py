@@ -886,18 +886,22 @@ class StreamableHTTPApp:
                 logger.exception("session %s… failed", entry.id[:8])
         self._drop(entry)
 
-    def _drop(self, entry: _Entry) -> None:
+    def _drop(self, entry: _Entry, *, forget: bool = True) -> None:
         if self.sessions.get(entry.id) is entry:
             del self.sessions[entry.id]
         entry.transport.close()
         entry.scope.cancel()
         store = self.event_store
         tg = self._tg
-        if store is not None and tg is not None:
+        if forget and store is not None and tg is not None:
             tg.start_soon(store.forget_session, entry.transport.key)
 
     async def _terminate(self, entry: _Entry) -> None:
-        self._drop(entry)
+        # Awaited here rather than spawned: on shutdown the host task group is about to be
+        # cancelled, and trio never starts a task spawned into a cancelled group.
+        self._drop(entry, forget=False)
+        if self.event_store is not None:
+            await self.event_store.forget_session(entry.transport.key)
 
     # ------------------------------------------------------------------ SSE pump
 
