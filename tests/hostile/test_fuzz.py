@@ -294,6 +294,36 @@ def test_stdio_framing_is_independent_of_how_bytes_are_split(
     run(scenario)
 
 
+SSE_FIELDS = st.lists(
+    st.tuples(
+        st.sampled_from(["data", "id", "event", "retry", ": comment", "", "data"]),
+        st.text(alphabet=st.characters(exclude_characters="\r\n"), max_size=12),
+    ),
+    max_size=12,
+)
+
+
+@FUZZ
+@given(SSE_FIELDS, st.sampled_from(["\n", "\r\n", "\r"]), st.data())
+def test_sse_parsing_is_independent_of_how_bytes_are_split(
+    fields: list[tuple[str, str]], eol: str, data: st.DataObject
+) -> None:
+    """An event stream cut at arbitrary points (even inside a CRLF) parses to the same events."""
+    from mcpkit._http._sse import SSEParser
+
+    wire = "".join(f"{name}: {value}{eol}" if name else eol for name, value in fields)
+    wire_b = (wire + eol + eol).encode()
+    whole = [(e.event, e.data, e.id, e.retry) for e in SSEParser().feed(wire_b)]
+    cuts = sorted(data.draw(st.sets(st.integers(0, max(len(wire_b) - 1, 0)), max_size=10)))
+    parser = SSEParser()
+    split = [
+        (e.event, e.data, e.id, e.retry)
+        for a, b in zip([0, *cuts], [*cuts, len(wire_b)], strict=True)
+        for e in parser.feed(wire_b[a:b])
+    ]
+    assert split == whole
+
+
 HTTP_HEADERS = st.fixed_dictionaries(
     {},
     optional={

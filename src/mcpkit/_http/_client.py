@@ -24,9 +24,10 @@ from anyio.abc import TaskGroup
 from .._exceptions import ConnectionClosed, TransportError
 from .._transports._base import Incoming, Message, RequestId
 from .._transports._memory import receive_now, send_now
+from .._transports._stream import DEFAULT_MAX_MESSAGE_SIZE
 from ._errors import HTTPStatusFailure, SessionExpired
 from ._h11client import H11Client, HTTPError, HttpxAdapter
-from ._sse import SSEParser
+from ._sse import MessageTooLarge, SSEParser
 
 logger = logging.getLogger("mcpkit.http.client")
 
@@ -57,6 +58,31 @@ def _error(rid: RequestId, message: str, status: int | None = None) -> dict[str,
     if status is not None:
         err["data"] = {"httpStatus": status}
     return {"jsonrpc": "2.0", "id": rid, "error": err}
+
+
+async def _read_limited(resp: Any, limit: int) -> bytes:
+    """The whole body, refused as soon as it exceeds ``limit`` (never buffered past it)."""
+    declared = resp.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise MessageTooLarge(limit)
+    chunks: list[bytes] = []
+    size = 0
+    async with aclosing(resp.aiter_bytes()) as body:
+        async for chunk in body:
+            size += len(chunk)
+            if size > limit:
+                raise MessageTooLarge(limit)
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _redirect_text(resp: Any) -> str:
+    where = resp.headers.get("location")
+    to = f" to {where}" if where else ""
+    return (
+        f"HTTP {resp.status_code}: the server redirects{to}; redirects are not followed, "
+        "so connect to the URL it names"
+    )
 
 
 async def _error_text(resp: Any) -> str:
@@ -107,8 +133,11 @@ class StreamableHTTPClientTransport:
         fallback_to_sse: bool = False,
         sink: _Sink | None = None,
         reinitialize: bool = True,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     ) -> None:
         self.url = url
+        #: The largest message accepted from the server, on JSON and SSE answers alike.
+        self.max_message_size = max_message_size
         self._client = client
         self._tg = tg
         self._headers = dict(headers or {})
@@ -250,6 +279,8 @@ class StreamableHTTPClientTransport:
                 await self._exchange(message, rid, is_init)
         except HTTPError as e:
             await self._sink.put(_error(rid, f"HTTP request failed: {type(e).__name__}: {e}"))
+        except MessageTooLarge as e:
+            await self._sink.put(_error(rid, str(e)))
         except ValueError as e:  # malformed SSE or JSON from the server
             await self._sink.put(_error(rid, f"malformed response from the server: {e}"))
         finally:
@@ -306,13 +337,16 @@ class StreamableHTTPClientTransport:
                     _error(rid, f"HTTP {status}: {await _error_text(resp)}", status)
                 )
                 return None
+            if 300 <= status < 400:
+                await self._sink.put(_error(rid, _redirect_text(resp), status))
+                return None
             if is_init:
                 sid = resp.headers.get("mcp-session-id")
                 if sid is not None:
                     self.session_id = sid
             ctype = resp.headers.get("content-type", "").split(";", 1)[0].strip().lower()
             if ctype == "application/json":
-                body = await resp.aread()
+                body = await _read_limited(resp, self.max_message_size)
                 await self._incoming(orjson.loads(body))
                 return None
             if ctype == "text/event-stream":
@@ -332,7 +366,7 @@ class StreamableHTTPClientTransport:
         self, resp: Any, rid: RequestId | None
     ) -> tuple[bool, str | None, int | None]:
         """Feed a stream's messages to the engine. Returns (saw the response to rid, last id, retry)."""
-        parser = SSEParser()
+        parser = SSEParser(self.max_message_size)
         last_id: str | None = None
         retry: int | None = None
         got = False
@@ -484,9 +518,9 @@ class StreamableHTTPClientTransport:
                 logger.info("no new session after a 404: HTTP %s", resp.status_code)
                 return False
             if ctype == "application/json":
-                answer = orjson.loads(await resp.aread())
+                answer = orjson.loads(await _read_limited(resp, self.max_message_size))
             elif ctype == "text/event-stream":
-                parser = SSEParser()
+                parser = SSEParser(self.max_message_size)
                 async with aclosing(resp.aiter_bytes()) as chunks:
                     async for chunk in chunks:
                         for ev in parser.feed(chunk):
@@ -578,6 +612,7 @@ class StreamableHTTPClientTransport:
                 timeout=self.timeout,
                 sse_read_timeout=self.sse_read_timeout,
                 sink=self._sink,
+                max_message_size=self.max_message_size,
             )
         except (TransportError, HTTPError) as e:
             await self._sink.put(
@@ -627,6 +662,7 @@ class SSEClientTransport:
         timeout: float = 30.0,
         sse_read_timeout: float = 300.0,
         sink: _Sink | None = None,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     ) -> SSEClientTransport:
         sink = sink or _Sink()
         endpoint_box: list[str | BaseException] = []
@@ -642,7 +678,7 @@ class SSEClientTransport:
                     async with client.stream("GET", url, headers=req_h, timeout=t) as resp:
                         if resp.status_code >= 400:
                             raise HTTPStatusFailure(resp.status_code, await _error_text(resp))
-                        parser = SSEParser()
+                        parser = SSEParser(max_message_size)
                         async with aclosing(resp.aiter_bytes()) as chunks:
                             async for chunk in chunks:
                                 for ev in parser.feed(chunk):
@@ -745,6 +781,7 @@ async def open_streamable_http(
     http_client: Any = None,
     ssl_context: ssl.SSLContext | None = None,
     reinitialize: bool = True,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
 ) -> AsyncIterator[StreamableHTTPClientTransport]:
     """Connect to a Streamable HTTP MCP endpoint; yields the transport for a ``ClientSession``.
 
@@ -764,6 +801,8 @@ async def open_streamable_http(
             a new session with the same ``initialize`` and send the request there (the
             spec's rule). The server's per-session state (log level, subscriptions) is not
             carried over. False: the call fails and later ones raise :class:`SessionExpired`.
+        max_message_size: the largest message accepted from the server (64 MiB by default,
+            as over stdio); a larger one fails its request with a message saying so.
 
     On close, the session is ended with ``DELETE``. When a new session cannot be started
     after a ``404`` (or ``reinitialize=False``), later calls raise :class:`SessionExpired`.
@@ -789,6 +828,7 @@ async def open_streamable_http(
             sse_read_timeout=sse_read_timeout,
             max_reconnects=max_reconnects,
             reinitialize=reinitialize,
+            max_message_size=max_message_size,
         )
         try:
             yield t
@@ -807,6 +847,7 @@ async def open_sse(
     sse_read_timeout: float = 300.0,
     http_client: Any = None,
     ssl_context: ssl.SSLContext | None = None,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
 ) -> AsyncIterator[SSEClientTransport]:
     """Connect to a legacy (2024-11-05) HTTP+SSE server at its SSE ``url`` (e.g. ``.../sse``)."""
     async with (
@@ -816,7 +857,13 @@ async def open_sse(
         anyio.create_task_group() as tg,
     ):
         t = await SSEClientTransport.connect(
-            url, client, tg, headers=headers, timeout=timeout, sse_read_timeout=sse_read_timeout
+            url,
+            client,
+            tg,
+            headers=headers,
+            timeout=timeout,
+            sse_read_timeout=sse_read_timeout,
+            max_message_size=max_message_size,
         )
         try:
             yield t
@@ -837,6 +884,7 @@ async def open_http(
     http_client: Any = None,
     ssl_context: ssl.SSLContext | None = None,
     reinitialize: bool = True,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
 ) -> AsyncIterator[StreamableHTTPClientTransport]:
     """Connect over Streamable HTTP, falling back to legacy HTTP+SSE when the server answers
     the ``initialize`` POST with 400, 404 or 405 (the spec's backwards-compatibility rule).
@@ -859,6 +907,7 @@ async def open_http(
             max_reconnects=max_reconnects,
             fallback_to_sse=True,
             reinitialize=reinitialize,
+            max_message_size=max_message_size,
         )
         try:
             yield t

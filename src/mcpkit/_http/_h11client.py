@@ -276,7 +276,11 @@ class H11Client:
             except BaseException as e:
                 await conn.close()
                 # A kept-alive connection the server had already closed: retry once, fresh.
-                stale = isinstance(e, (RemoteProtocolError, OSError, anyio.BrokenResourceError))
+                # Never after a timeout (TimeoutError is an OSError): the server may have the
+                # request and be working on it, and a POST must not run twice.
+                stale = not isinstance(e, TimeoutError) and isinstance(
+                    e, (RemoteProtocolError, OSError, anyio.BrokenResourceError)
+                )
                 if reused and attempt == 0 and stale:
                     continue
                 if isinstance(e, TimeoutError):

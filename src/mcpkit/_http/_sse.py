@@ -20,6 +20,21 @@ def encode_event(
     return b"".join(parts)
 
 
+class MessageTooLarge(ValueError):
+    """A message from the server exceeds the size the client accepts (``max_message_size``)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"the server sent a message larger than max_message_size ({_size(limit)}); "
+            "pass a larger max_message_size to accept it"
+        )
+        self.limit = limit
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:g} MiB" if n >= 2**20 else f"{n} bytes"
+
+
 @dataclass
 class SSEEvent:
     """A parsed event. ``id`` is None when the event carried no id field."""
@@ -38,7 +53,8 @@ class SSEParser:
     """
 
     def __init__(self, max_event: int = 16 * 1024 * 1024) -> None:
-        self._buf = b""
+        self._buf = bytearray()
+        self._scan = 0
         self._data: list[str] = []
         self._event = ""
         self._id: str | None = None
@@ -48,27 +64,37 @@ class SSEParser:
         self._first = True
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
-        self._buf += chunk
+        """The events completed by ``chunk``. Linear in the input: every byte is scanned once."""
+        buf = self._buf
+        buf += chunk
         out: list[SSEEvent] = []
+        pos = 0  # where the current line starts
+        scan = self._scan  # bytes before this hold no line end (but a lone trailing \r)
         while True:
             # Lines end in \n, \r\n or \r; a lone \r at the end may be half of \r\n.
-            i_n = self._buf.find(b"\n")
-            i_r = self._buf.find(b"\r")
-            if i_n < 0 and i_r < 0:
-                break
-            if i_r >= 0 and (i_n < 0 or i_r < i_n):
-                if i_r == len(self._buf) - 1:
+            i_n = buf.find(b"\n", scan)
+            i_r = buf.find(b"\r", scan, len(buf) if i_n < 0 else i_n)
+            if i_r >= 0:
+                if i_r == len(buf) - 1:
+                    scan = i_r
                     break
-                end, nxt = i_r, i_r + (2 if self._buf[i_r + 1 : i_r + 2] == b"\n" else 1)
-            else:
+                end, nxt = i_r, i_r + (2 if buf[i_r + 1] == 0x0A else 1)
+            elif i_n >= 0:
                 end, nxt = i_n, i_n + 1
-            raw = self._buf[:end]
-            self._buf = self._buf[nxt:]
+            else:
+                scan = len(buf)
+                break
+            raw = bytes(buf[pos:end])
+            pos = scan = nxt
             ev = self._line(raw)
             if ev is not None:
                 out.append(ev)
-        if len(self._buf) > self._max:
-            raise ValueError("SSE event too large")
+        if pos:
+            del buf[:pos]  # at most one chunk's tail moves: lines complete in this chunk
+            scan -= pos
+        self._scan = scan
+        if len(buf) > self._max:
+            raise MessageTooLarge(self._max)
         return out
 
     def _line(self, raw: bytes) -> SSEEvent | None:
@@ -91,7 +117,7 @@ class SSEParser:
         if name == "data":
             self._size += len(value)
             if self._size > self._max:
-                raise ValueError("SSE event too large")
+                raise MessageTooLarge(self._max)
             self._data.append(value)
         elif name == "event":
             self._event = value
