@@ -592,10 +592,10 @@ class Server:
             instructions=self.instructions,
             **kw,
         )
-        session._notification_handlers["notifications/roots/list_changed"] = functools.partial(
-            self._roots_list_changed, session
+        session.set_notification_handler(
+            "notifications/roots/list_changed", functools.partial(self._roots_list_changed, session)
         )
-        session._notification_handlers["notifications/tasks/status"] = self._tasks.on_client_status
+        session.set_notification_handler("notifications/tasks/status", self._tasks.on_client_status)
         self._sessions.add(session)
         return session
 

@@ -6,15 +6,19 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-import anyio
-
 from .._exceptions import CapabilityError, MethodNotFound, ProtocolError, VersionError
-from .._jsonrpc import IncomingRequest, JSONRPCEngine
+from .._jsonrpc import IncomingRequest
 from .._transports._base import RequestId, Transport
-from ..types._revisions import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, adapt_outgoing
+from ..types._revisions import (
+    LATEST_PROTOCOL_VERSION,
+    SUPPORTED_PROTOCOL_VERSIONS,
+    adapt_params,
+    adapt_result,
+)
 from ._base import Negotiated, NotificationHandlerFn, RequestContext, RequestHandlerFn
 from ._capabilities import CLIENT_METHOD_CAPABILITY, SERVER_METHOD_CAPABILITY, has_capability
-from ._keepalive import check_keepalive, keepalive
+from ._keepalive import check_keepalive
+from ._peer import Peer
 
 logger = logging.getLogger("mcpkit.client")
 
@@ -64,19 +68,19 @@ class ClientSession:
         self.requested_version = protocol_version
         self.supported_versions = supported_versions
         self._handlers = dict(handlers or {})
-        self._notification_handlers = dict(notification_handlers or {})
-        self.negotiated: Negotiated | None = None
-        #: The whole ``initialize`` result.
-        self.initialize_result: dict[str, Any] | None = None
-        self.engine = JSONRPCEngine(
+        #: The engine, the negotiated context and everything we send (shared with the server role).
+        self.peer = Peer(
             transport,
+            other="server",
+            needs=SERVER_METHOD_CAPABILITY,
             on_request=self._on_request,
-            on_notification=self._on_notification,
-            allow_batch=self._batch_allowed,
-            prompt=frozenset({"ping"}),  # answered even when every handler slot is busy
             max_concurrency=max_concurrency,
             name="client",
         )
+        self.peer.set_notification_handlers(notification_handlers or {})
+        self.engine = self.peer.engine
+        #: The whole ``initialize`` result.
+        self.initialize_result: dict[str, Any] | None = None
 
     async def __aenter__(self) -> ClientSession:
         await self.engine.__aenter__()
@@ -85,23 +89,33 @@ class ClientSession:
     async def __aexit__(self, *exc: object) -> bool | None:
         return await self.engine.__aexit__(*exc)
 
-    def _batch_allowed(self) -> bool:
-        return self.negotiated is not None and self.negotiated.protocol_version == "2025-03-26"
+    @property
+    def negotiated(self) -> Negotiated | None:
+        """What the handshake settled (None before :meth:`initialize`)."""
+        return self.peer.negotiated
+
+    @negotiated.setter
+    def negotiated(self, value: Negotiated | None) -> None:
+        self.peer.negotiated = value
 
     @property
     def protocol_version(self) -> str | None:
         """The negotiated revision (None before :meth:`initialize`)."""
-        return self.negotiated.protocol_version if self.negotiated else None
+        return self.peer.protocol_version
 
     @property
     def server_capabilities(self) -> dict[str, Any]:
         """What the server declared."""
-        return self.negotiated.peer_capabilities if self.negotiated else {}
+        return self.peer.peer_capabilities
 
     @property
     def server_info(self) -> dict[str, Any]:
         """The server's ``serverInfo``."""
-        return self.negotiated.peer_info if self.negotiated else {}
+        return self.peer.peer_info
+
+    def set_notification_handler(self, method: str, handler: NotificationHandlerFn) -> None:
+        """Serve server notification ``method`` with ``handler(params)``."""
+        self.peer.set_notification_handler(method, handler)
 
     async def initialize(self, *, timeout: float | None = DEFAULT_INIT_TIMEOUT) -> dict[str, Any]:
         """Run the handshake: ``initialize``, check the answer, send ``initialized``.
@@ -109,15 +123,12 @@ class ClientSession:
         Raises :class:`VersionError` (after which the caller should disconnect, as the spec
         asks) when the server answers with a revision we do not speak.
         """
-        params: dict[str, Any] = {
+        params: dict[str, Any] | None = {
             "protocolVersion": self.requested_version,
             "capabilities": self.capabilities,
             "clientInfo": self.client_info,
         }
-        if self.requested_version != LATEST_PROTOCOL_VERSION:
-            params = adapt_outgoing(
-                "initialize", {"method": "initialize", "params": params}, self.requested_version
-            )["params"]
+        params = adapt_params("initialize", params, self.requested_version)
         result = await self.engine.request("initialize", params, timeout=timeout, cancellable=False)
         if not isinstance(result, dict):
             raise ProtocolError(message=f"malformed initialize result: {result!r}")
@@ -134,14 +145,12 @@ class ClientSession:
                 message="malformed initialize result: capabilities and serverInfo must be objects"
             )
         instructions = result.get("instructions")
-        self.negotiated = Negotiated(
+        self.peer.negotiated = Negotiated(
             version, caps, info, instructions if isinstance(instructions, str) else None
         )
         self.initialize_result = result
         await self.engine.notify("notifications/initialized")
-        if self.keepalive_interval is not None:
-            interval, timeout, engine = self.keepalive_interval, self.keepalive_timeout, self.engine
-            engine.start_background(lambda: keepalive(engine, interval, timeout))
+        self.peer.start_keepalive(self.keepalive_interval, self.keepalive_timeout)
         return result
 
     # ------------------------------------------------------------------ incoming
@@ -155,25 +164,13 @@ class ClientSession:
         if handler is None or (cap is not None and not has_capability(self.capabilities, cap)):
             raise MethodNotFound(message=f"Method not found: {method}")
         result = await handler(RequestContext(self, req, self.negotiated), req.params)
-        version = self.protocol_version
-        if version is not None and version != LATEST_PROTOCOL_VERSION and isinstance(result, dict):
-            result = adapt_outgoing(method, {"result": result}, version)["result"]
-        return result
-
-    async def _on_notification(self, method: str, params: dict[str, Any] | None) -> None:
-        handler = self._notification_handlers.get(method)
-        if handler is not None:
-            await handler(params)
+        return adapt_result(method, result, self.protocol_version)
 
     # ------------------------------------------------------------------ outgoing
 
     def check_server_capability(self, method: str) -> None:
         """Raise :class:`CapabilityError` unless the server declared what ``method`` needs."""
-        cap = SERVER_METHOD_CAPABILITY.get(method)
-        if cap is not None and not has_capability(self.server_capabilities, cap):
-            raise CapabilityError(
-                f"the server did not declare the {'.'.join(cap)!r} capability, so it does not serve {method!r}"
-            )
+        self.peer.check_capability(method)
 
     async def send_request(
         self,
@@ -184,15 +181,9 @@ class ClientSession:
         **kw: Any,
     ) -> Any:
         """Send a request to the server; see :meth:`JSONRPCEngine.request` for keywords."""
-        if self.negotiated is None and method != "ping":
+        if self.peer.negotiated is None and method != "ping":
             raise CapabilityError(f"cannot send {method!r} before initialize completed")
-        self.check_server_capability(method)
-        version = self.protocol_version
-        if params is not None and version is not None and version != LATEST_PROTOCOL_VERSION:
-            params = adapt_outgoing(method, {"method": method, "params": params}, version).get(
-                "params"
-            )
-        return await self.engine.request(
+        return await self.peer.send_request(
             method, params, related_request_id=related_request_id, **kw
         )
 
@@ -203,10 +194,9 @@ class ClientSession:
         *,
         related_request_id: RequestId | None = None,
     ) -> None:
-        """Send a notification to the server."""
-        await self.engine.notify(method, params, related_request_id=related_request_id)
+        """Send a notification to the server (fitted to the negotiated revision)."""
+        await self.peer.notify(method, params, related_request_id=related_request_id)
 
     async def ping(self, timeout: float = 10.0) -> None:
         """Ping the server; raises :class:`RequestTimeout` if it does not answer in time."""
-        with anyio.fail_after(timeout + 1):
-            await self.engine.request("ping", None, timeout=timeout)
+        await self.peer.ping(timeout)

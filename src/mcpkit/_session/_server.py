@@ -19,12 +19,12 @@ from .._exceptions import (
     InvalidRequest,
     MethodNotFound,
 )
-from .._jsonrpc import IncomingRequest, JSONRPCEngine
+from .._jsonrpc import IncomingRequest
 from .._transports._base import RequestId, Transport
 from ..types._revisions import (
     LATEST_PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
-    adapt_outgoing,
+    adapt_result,
     request_methods_for,
 )
 from ._base import (
@@ -37,7 +37,8 @@ from ._base import (
     RequestHandlerFn,
 )
 from ._capabilities import CLIENT_METHOD_CAPABILITY, SERVER_METHOD_CAPABILITY, has_capability
-from ._keepalive import check_keepalive, keepalive
+from ._keepalive import check_keepalive
+from ._peer import Peer
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -89,8 +90,6 @@ class ServerSession:
         self.instructions = instructions
         self.supported_versions = supported_versions
         self._handlers = dict(handlers)
-        self._notification_handlers = dict(notification_handlers or {})
-        self.negotiated: Negotiated | None = None
         #: Revisions this session serves per request from ``_meta``, with no handshake.
         self.stateless_versions = STATELESS_PROTOCOL_VERSIONS
         #: Our capabilities as each older revision can express them (computed once each).
@@ -98,36 +97,49 @@ class ServerSession:
         #: True once the client sent ``notifications/initialized``.
         self.initialized = False
         self._initialized_event = anyio.Event()
-        self.engine = JSONRPCEngine(
+        #: The engine, the negotiated context and everything we send (shared with the client role).
+        self.peer = Peer(
             transport,
+            other="client",
+            needs=CLIENT_METHOD_CAPABILITY,
             on_request=self._on_request,
-            on_notification=self._on_notification,
-            allow_batch=self._batch_allowed,
-            prompt=frozenset({"ping"}),  # answered even when every handler slot is busy
             uncancellable=frozenset({"initialize"}),
             max_concurrency=max_concurrency,
             name="server",
         )
+        self.peer.set_notification_handlers(notification_handlers or {})
+        self.peer.on_initialized(self._client_initialized)
+        self.engine = self.peer.engine
 
     # ------------------------------------------------------------------ properties
 
     @property
+    def negotiated(self) -> Negotiated | None:
+        """What ``initialize`` settled (None before it)."""
+        return self.peer.negotiated
+
+    @negotiated.setter
+    def negotiated(self, value: Negotiated | None) -> None:
+        self.peer.negotiated = value
+
+    @property
     def protocol_version(self) -> str | None:
         """The negotiated revision (None before ``initialize``)."""
-        return self.negotiated.protocol_version if self.negotiated else None
+        return self.peer.protocol_version
 
     @property
     def client_capabilities(self) -> dict[str, Any]:
         """What the client declared at ``initialize``."""
-        return self.negotiated.peer_capabilities if self.negotiated else {}
+        return self.peer.peer_capabilities
 
     @property
     def client_info(self) -> dict[str, Any]:
         """The client's ``clientInfo``."""
-        return self.negotiated.peer_info if self.negotiated else {}
+        return self.peer.peer_info
 
-    def _batch_allowed(self) -> bool:
-        return self.negotiated is not None and self.negotiated.protocol_version == "2025-03-26"
+    def set_notification_handler(self, method: str, handler: NotificationHandlerFn) -> None:
+        """Serve client notification ``method`` with ``handler(params)``."""
+        self.peer.set_notification_handler(method, handler)
 
     async def run(self) -> None:
         """Serve until the client disconnects."""
@@ -174,17 +186,16 @@ class ServerSession:
             # a server that does not offer them.
             req.params = {k: v for k, v in req.params.items() if k != "task"}
         result = await handler(RequestContext(self, req, negotiated), req.params)
-        if not latest and isinstance(result, dict):
-            result = adapt_outgoing(method, {"result": result}, version)["result"]
-        return result
+        return adapt_result(method, result, version)
 
     def _capabilities_in(self, version: str) -> dict[str, Any]:
         """Our capabilities as revision ``version`` knows them (what its initialize said)."""
         caps = self._caps_by_version.get(version)
         if caps is None:
             init = {"protocolVersion": version, "capabilities": self.capabilities}
-            adapted = adapt_outgoing("initialize", {"result": init}, version)["result"]
-            caps = self._caps_by_version[version] = adapted["capabilities"]
+            caps = self._caps_by_version[version] = adapt_result("initialize", init, version)[
+                "capabilities"
+            ]
         return caps
 
     def _stateless_context(self, req: IncomingRequest) -> Negotiated | None:
@@ -234,36 +245,20 @@ class ServerSession:
         }
         if self.instructions is not None:
             result["instructions"] = self.instructions
-        if version != LATEST_PROTOCOL_VERSION:
-            result = adapt_outgoing("initialize", {"result": result}, version)["result"]
-        return result
+        return dict(adapt_result("initialize", result, version))
 
-    async def _on_notification(self, method: str, params: dict[str, Any] | None) -> None:
-        if method == "notifications/initialized":
-            if self.negotiated is not None and not self.initialized:
-                self.initialized = True
-                self._initialized_event.set()
-                if self.keepalive_interval is not None:
-                    interval, timeout, engine = (
-                        self.keepalive_interval,
-                        self.keepalive_timeout,
-                        self.engine,
-                    )
-                    engine.start_background(lambda: keepalive(engine, interval, timeout))
-            return
-        handler = self._notification_handlers.get(method)
-        if handler is not None:
-            await handler(params)
+    def _client_initialized(self) -> None:
+        # Only after a successful initialize, and only once.
+        if self.negotiated is not None and not self.initialized:
+            self.initialized = True
+            self._initialized_event.set()
+            self.peer.start_keepalive(self.keepalive_interval, self.keepalive_timeout)
 
     # ------------------------------------------------------------------ outgoing
 
     def check_client_capability(self, method: str) -> None:
         """Raise :class:`CapabilityError` unless the client can serve ``method``."""
-        cap = CLIENT_METHOD_CAPABILITY.get(method)
-        if cap is not None and not has_capability(self.client_capabilities, cap):
-            raise CapabilityError(
-                f"the client did not declare the {'.'.join(cap)!r} capability, so it cannot serve {method!r}"
-            )
+        self.peer.check_capability(method)
 
     async def send_request(
         self,
@@ -286,13 +281,7 @@ class ServerSession:
             raise CapabilityError(
                 f"cannot send {method!r} before the client sent notifications/initialized"
             )
-        self.check_client_capability(method)
-        version = self.protocol_version
-        if params is not None and version is not None and version != LATEST_PROTOCOL_VERSION:
-            params = adapt_outgoing(method, {"method": method, "params": params}, version).get(
-                "params"
-            )
-        return await self.engine.request(
+        return await self.peer.send_request(
             method, params, related_request_id=related_request_id, **kw
         )
 
@@ -303,14 +292,9 @@ class ServerSession:
         *,
         related_request_id: RequestId | None = None,
     ) -> None:
-        """Send a notification to the client."""
-        version = self.protocol_version
-        if params is not None and version is not None and version != LATEST_PROTOCOL_VERSION:
-            params = adapt_outgoing(method, {"method": method, "params": params}, version).get(
-                "params"
-            )
-        await self.engine.notify(method, params, related_request_id=related_request_id)
+        """Send a notification to the client (fitted to the negotiated revision)."""
+        await self.peer.notify(method, params, related_request_id=related_request_id)
 
     async def ping(self, timeout: float = 10.0) -> None:
         """Ping the client; raises :class:`RequestTimeout` if it does not answer in time."""
-        await self.engine.request("ping", None, timeout=timeout)
+        await self.peer.ping(timeout)

@@ -645,3 +645,21 @@ def adapt_outgoing(method: str | None, message: _Dict, version: str) -> _Dict:
     if new is payload:
         return message
     return {**message, payload_key: new}
+
+
+def adapt_params(method: str, params: _Dict | None, version: str | None) -> _Dict | None:
+    """``params`` of a request or notification we send, fitted to revision ``version``.
+
+    The one place outgoing parameters are adapted: the latest revision (or none negotiated
+    yet) sends them as they are. Raises as :func:`adapt_outgoing` does.
+    """
+    if params is None or version is None or version == LATEST_PROTOCOL_VERSION:
+        return params
+    return adapt_outgoing(method, {"method": method, "params": params}, version).get("params")
+
+
+def adapt_result(method: str, result: Any, version: str | None) -> Any:
+    """The ``result`` we answer ``method`` with, fitted to revision ``version``."""
+    if version is None or version == LATEST_PROTOCOL_VERSION or not isinstance(result, dict):
+        return result
+    return adapt_outgoing(method, {"result": result}, version)["result"]
