@@ -3,36 +3,41 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "src" / "mcpkit"
+DOC = PKG.parents[1] / "docs" / "architecture.md"
 
-# package prefix -> layer; a module may import only from strictly lower layers or its own
+
+def _doc_table() -> list[tuple[str, int]]:
+    """(package prefix, level) from the table between the ``layers`` markers of the doc."""
+    text = DOC.read_text()
+    start, end = text.index("<!-- layers: begin -->"), text.index("<!-- layers: end -->")
+    rows: list[tuple[str, int]] = []
+    for line in text[start:end].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or not cells[0].isdigit():
+            continue
+        rows += [(name, int(cells[0])) for name in re.findall(r"`(mcpkit[\w.]*)`", cells[2])]
+    return rows
+
+
+# package prefix -> level; a module may import only from strictly lower levels or its own
 # package. Imports under `if TYPE_CHECKING:` are ignored (they cost nothing at run time).
-# The transport *interface* sits below the engine (the engine is written against it); the
-# transports themselves sit above it.
-LAYERS: list[tuple[str, int]] = [
-    ("mcpkit._exceptions", 0),
-    ("mcpkit._version", 0),
-    ("mcpkit.types", 1),
-    ("mcpkit._transports._base", 1),
-    ("mcpkit._jsonrpc", 2),
-    ("mcpkit._transports", 3),
-    ("mcpkit._session", 4),
-    ("mcpkit._http", 5),
-    ("mcpkit._server", 6),
-    ("mcpkit._client", 6),
-    ("mcpkit._cli", 7),
-    ("mcpkit.__main__", 8),
-    ("mcpkit.lowlevel", 8),
-]
+# The one table is the doc's: this test reads it, so the two cannot disagree.
+LAYERS: list[tuple[str, int]] = _doc_table()
 
 
 def _layer(module: str) -> tuple[str, int] | None:
+    # The longest prefix wins: mcpkit._transports._base sits below mcpkit._transports.
+    best: tuple[str, int] | None = None
     for prefix, level in LAYERS:
-        if module == prefix or module.startswith(prefix + "."):
-            return prefix, level
-    return None
+        if (module == prefix or module.startswith(prefix + ".")) and (
+            best is None or len(prefix) > len(best[0])
+        ):
+            best = (prefix, level)
+    return best
 
 
 def _module_name(path: Path) -> str:
@@ -93,3 +98,20 @@ def test_every_module_has_a_layer() -> None:
         if _layer(_module_name(p)) is None and _module_name(p) != "mcpkit"
     ]
     assert not unknown, f"modules outside the layer table of docs/architecture.md: {unknown}"
+
+
+def test_the_table_is_read_from_the_doc() -> None:
+    prefixes = [p for p, _ in LAYERS]
+    assert len(prefixes) == len(set(prefixes)) >= 12
+    assert dict(LAYERS)["mcpkit._session"] < dict(LAYERS)["mcpkit._app"]
+    assert dict(LAYERS)["mcpkit._http"] < dict(LAYERS)["mcpkit._session"]
+
+
+def test_no_importlib_hops_between_layers() -> None:
+    """Another layer is reached by an import statement, never by a module name in a string."""
+    hops = [
+        f"{path.relative_to(PKG.parent)}: import_module({m.group(1)!r})"
+        for path in sorted(PKG.rglob("*.py"))
+        for m in re.finditer(r"import_module\(\s*[\"']([\w.]+)", path.read_text())
+    ]
+    assert not hops, "\n".join(hops)

@@ -25,6 +25,13 @@ from typing import Any as _Any
 from ._version import __version__ as __version__
 
 if _TYPE_CHECKING:
+    from ._app import (
+        HTTPAppOptions,
+        close_sse_stream,
+        create_http_app,
+        create_sse_app,
+        serve_http,
+    )
     from ._client import Client, ClientGroup, ServerRequestContext, SyncClient, TaskHandle
     from ._exceptions import (
         CapabilityError,
@@ -50,14 +57,7 @@ if _TYPE_CHECKING:
         URLElicitationRequired,
         VersionError,
     )
-    from ._http import (
-        EventStore,
-        InMemoryEventStore,
-        close_sse_stream,
-        create_http_app,
-        create_sse_app,
-        serve_http,
-    )
+    from ._http import EventStore, InMemoryEventStore
     from ._server import (
         Context,
         ElicitationResult,
@@ -65,6 +65,7 @@ if _TYPE_CHECKING:
         Server,
         SQLiteTaskStore,
         TaskRecord,
+        TaskSettings,
         TaskStore,
     )
 
@@ -98,10 +99,11 @@ _LAZY: dict[str, str] = {
     "HTTPReadTimeout": "._exceptions",
     "HTTPProtocolError": "._exceptions",
     "HTTPStatusError": "._exceptions",
-    "close_sse_stream": "._http",
-    "create_http_app": "._http",
-    "create_sse_app": "._http",
-    "serve_http": "._http",
+    "HTTPAppOptions": "._app",
+    "close_sse_stream": "._app",
+    "create_http_app": "._app",
+    "create_sse_app": "._app",
+    "serve_http": "._app",
     "Context": "._server",
     "ElicitationResult": "._server",
     "ResourceNotFound": "._exceptions",
@@ -110,6 +112,7 @@ _LAZY: dict[str, str] = {
     "MemoryTaskStore": "._server",
     "SQLiteTaskStore": "._server",
     "TaskRecord": "._server",
+    "TaskSettings": "._server",
     "TaskStore": "._server",
 }
 
@@ -121,6 +124,7 @@ __all__ = [
     "Context",
     "ElicitationResult",
     "EventStore",
+    "HTTPAppOptions",
     "HTTPConnectError",
     "HTTPError",
     "HTTPProtocolError",
@@ -145,6 +149,7 @@ __all__ = [
     "SyncClient",
     "TaskHandle",
     "TaskRecord",
+    "TaskSettings",
     "TaskStore",
     "ToolError",
     "TransportError",

@@ -35,23 +35,44 @@ from ._transports import (
 )
 
 if TYPE_CHECKING:
+    from ._app import (
+        HTTPAppOptions,
+        MemorySessionRegistry,
+        SessionEntry,
+        SessionRegistry,
+        StreamableHTTPApp,
+    )
     from ._http import open_http, open_sse, open_streamable_http
 
 #: Public names of this module, and where the lazily imported ones live (the HTTP client's
-#: modules load only when one of them is used).
-_LAZY = {"open_http": "_http", "open_sse": "_http", "open_streamable_http": "_http"}
+#: and the HTTP app's modules load only when one of them is used).
+_LAZY = {
+    "open_http": "_http",
+    "open_sse": "_http",
+    "open_streamable_http": "_http",
+    "HTTPAppOptions": "_app",
+    "MemorySessionRegistry": "_app",
+    "SessionEntry": "_app",
+    "SessionRegistry": "_app",
+    "StreamableHTTPApp": "_app",
+}
 
 __all__ = [
     "ClientSession",
+    "HTTPAppOptions",
     "IncomingRequest",
     "InvalidIncoming",
     "JSONRPCEngine",
     "LineTransport",
+    "MemorySessionRegistry",
     "MemoryTransport",
     "Negotiated",
     "RequestContext",
     "ServerSession",
+    "SessionEntry",
+    "SessionRegistry",
     "StdioClientTransport",
+    "StreamableHTTPApp",
     "Transport",
     "memory_pair",
     "open_http",
@@ -63,10 +84,16 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
+    where = _LAZY.get(name)
+    if where == "_http":
         from . import _http
 
         value = getattr(_http, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    elif where == "_app":
+        from . import _app
+
+        value = getattr(_app, name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value

@@ -153,7 +153,7 @@ def test_url_target_over_streamable_http(capsys: pytest.CaptureFixture[str]) -> 
     from tests.client.servers.ours import make_server
     from tests.http._http_helpers import running
 
-    from mcpkit._http import create_http_app
+    from mcpkit._app import create_http_app
 
     with running(create_http_app(make_server())) as srv:
         code, out, err = run(capsys, "list", srv.url, "--format", "json")

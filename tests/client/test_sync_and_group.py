@@ -181,7 +181,7 @@ async def test_group_entries_pass_env_cwd_and_headers(tmp_path: Path) -> None:
     from tests.client.servers.ours import make_server
     from tests.http._http_helpers import Recorder, running
 
-    from mcpkit._http import create_http_app
+    from mcpkit._app import create_http_app
 
     # A stdio server that reports its environment variable and working folder as its name.
     code = (

@@ -95,7 +95,7 @@ def test_heads_sent_a_byte_at_a_time_are_cut_off(slow_head_server: int) -> None:
 
 def test_a_body_sent_a_byte_at_a_time_is_cut_off() -> None:
     app = Server("slow").http_app()
-    app.body_timeout = 0.5
+    app.options.body_timeout = 0.5
     with running(app) as srv, _connect(srv.port) as sock:
         sock.sendall(
             b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"

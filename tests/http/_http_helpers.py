@@ -15,8 +15,8 @@ from typing import Any
 import anyio
 import uvicorn
 
+from mcpkit._app import close_sse_stream
 from mcpkit._exceptions import InvalidParams
-from mcpkit._http import close_sse_stream
 from mcpkit._session import ServerSession
 from mcpkit._session._base import RequestContext
 from mcpkit._transports._base import Transport

@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _http_helpers import DemoServer
 
-from mcpkit._http import create_http_app
+from mcpkit._app import create_http_app
 
 
 class _MallInfo2(ctypes.Structure):
@@ -95,7 +95,7 @@ def main() -> None:
             if not msg.get("more_body"):
                 break
         if path == "/_test/idle-timeout":
-            app.session_idle_timeout = float(body)
+            app.options.session_idle_timeout = float(body)
         elif path == "/_test/trim" and _libc is not None:
             _libc.malloc_trim(0)
         elif path == "/_test/measure":

@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from mcpkit._app import serve_http
 from mcpkit._exceptions import InvalidParams
-from mcpkit._http import serve_http
 from mcpkit._session import RequestContext, ServerSession
 from mcpkit._transports import Transport
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from _http_helpers import DemoServer, ThreadServer, running
 
-from mcpkit._http import create_http_app
+from mcpkit._app import create_http_app
 
 
 @pytest.fixture

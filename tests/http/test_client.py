@@ -12,15 +12,9 @@ import orjson
 import pytest
 from _http_helpers import CLIENT_INFO, DemoServer, Recorder, running
 
+from mcpkit._app import create_http_app, create_sse_app
 from mcpkit._exceptions import ConnectionClosed, ProtocolError
-from mcpkit._http import (
-    SessionExpired,
-    create_http_app,
-    create_sse_app,
-    open_http,
-    open_sse,
-    open_streamable_http,
-)
+from mcpkit._http import SessionExpired, open_http, open_sse, open_streamable_http
 from mcpkit._session import ClientSession
 
 try:
@@ -186,7 +180,7 @@ async def test_session_expired_is_clear(demo: DemoServer) -> None:
             entry = next(iter(app.sessions.values()))
 
             async def drop() -> None:
-                app._drop(entry)
+                app.registry.drop(entry)
 
             srv.call(drop)
             with pytest.raises(ProtocolError, match="404"):
@@ -216,7 +210,7 @@ async def test_404_starts_a_new_session_and_the_call_goes_through(
 
             async def drop_all() -> None:
                 for e in list(app.sessions.values()):
-                    app._drop(e)
+                    app.registry.drop(e)
 
             for round_ in range(2):
                 srv.call(drop_all)
@@ -269,8 +263,8 @@ async def test_404_when_no_new_session_can_start(demo: DemoServer) -> None:
             entry = next(iter(app.sessions.values()))
 
             async def drop_and_refuse() -> None:
-                app._drop(entry)
-                app.max_sessions = 0  # the server takes no new session (503)
+                app.registry.drop(entry)
+                app.options.max_sessions = 0  # the server takes no new session (503)
 
             srv.call(drop_and_refuse)
             t0 = time.monotonic()

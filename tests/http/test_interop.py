@@ -9,7 +9,8 @@ import anyio
 import pytest
 from _http_helpers import CLIENT_INFO, DemoServer, built_off_loop, running
 
-from mcpkit._http import create_http_app, open_http, open_sse, open_streamable_http
+from mcpkit._app import create_http_app
+from mcpkit._http import open_http, open_sse, open_streamable_http
 from mcpkit._session import ClientSession
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
@@ -129,7 +130,7 @@ async def test_official_legacy_client_against_our_sse_server(demo: DemoServer) -
     from mcp import ClientSession as OfficialSession
     from mcp.client.sse import sse_client
 
-    from mcpkit._http import create_sse_app
+    from mcpkit._app import create_sse_app
 
     with running(create_sse_app(demo)) as srv, anyio.fail_after(30):
         async with (

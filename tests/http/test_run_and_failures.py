@@ -15,8 +15,9 @@ import anyio
 import pytest
 from _http_helpers import CLIENT_INFO, DemoServer, free_port, running
 
+from mcpkit._app import create_http_app
 from mcpkit._exceptions import ProtocolError
-from mcpkit._http import create_http_app, open_sse, open_streamable_http
+from mcpkit._http import open_sse, open_streamable_http
 from mcpkit._session import ClientSession
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]

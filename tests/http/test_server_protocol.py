@@ -377,8 +377,8 @@ def test_same_id_in_flight_twice_is_rejected_not_crosswired(
 def test_session_limits_are_on_by_default(serve: Any) -> None:
     app = serve().app
     # Sessions cannot leak when clients never send DELETE; events are kept, bounded.
-    assert app.session_idle_timeout == 1800.0 and app.max_sessions == 10_000
-    assert app.max_body_size == 4 * 1024 * 1024
+    assert app.options.session_idle_timeout == 1800.0 and app.options.max_sessions == 10_000
+    assert app.options.max_body_size == 4 * 1024 * 1024
     assert isinstance(app.event_store, InMemoryEventStore) and app.event_store.max_events == 100_000
 
 
@@ -452,7 +452,7 @@ def test_sessions_bound_to_their_owner(serve: Any, client: httpx.Client) -> None
 
 
 def test_allow_lists_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcpkit._http._serve import options_from_env
+    from mcpkit._app._serve import options_from_env
 
     monkeypatch.setenv("MCPKIT_ALLOWED_HOSTS", "mcp.example.com, localhost")
     monkeypatch.setenv("MCPKIT_ALLOWED_ORIGINS", "https://app.example.com")

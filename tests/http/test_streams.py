@@ -25,7 +25,8 @@ from _http_helpers import (
     sse_events,
 )
 
-from mcpkit._http import InMemoryEventStore, create_http_app, open_streamable_http
+from mcpkit._app import create_http_app
+from mcpkit._http import InMemoryEventStore, open_streamable_http
 from mcpkit._session import ClientSession
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
@@ -194,7 +195,7 @@ async def test_10000_sessions_dropped_without_delete_are_reaped() -> None:
         for _ in range(50):
             assert (await asgi_call(app, "POST", HEADERS, INIT))[0] == 200
         for e in list(app.sessions.values()):
-            app._drop(e)
+            app.registry.drop(e)
         await anyio.sleep(0.05)
         gc.collect()
         base = len(gc.get_objects())
@@ -205,7 +206,9 @@ async def test_10000_sessions_dropped_without_delete_are_reaped() -> None:
             assert len(app.sessions) == 10_000
             gc.collect()
             held = len(gc.get_objects()) - base
-            app.session_idle_timeout = 0.2  # nobody sends DELETE; the idle timeout ends them
+            app.options.session_idle_timeout = (
+                0.2  # nobody sends DELETE; the idle timeout ends them
+            )
             while app.sessions:
                 await anyio.sleep(0.05)
             # The cancelled sessions unwind as the scheduler gets to them (trio runs 10,000
@@ -267,7 +270,7 @@ async def test_serve_http_binds_loopback_and_shuts_down_gracefully(tmp_path: Any
         "import sys\n"
         f"sys.path.insert(0, {os.path.dirname(__file__)!r})\n"
         "from _http_helpers import DemoServer\n"
-        "from mcpkit._http import serve_http\n"
+        "from mcpkit._app import serve_http\n"
         f"serve_http(DemoServer(), port={port})\n"
     )
     proc = subprocess.Popen([sys.executable, str(script)], stderr=subprocess.PIPE)

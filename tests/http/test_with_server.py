@@ -10,7 +10,8 @@ import pytest
 from _http_helpers import CLIENT_INFO, running
 
 from mcpkit import Context, Server
-from mcpkit._http import close_sse_stream, create_http_app, open_streamable_http
+from mcpkit._app import close_sse_stream, create_http_app
+from mcpkit._http import open_streamable_http
 from mcpkit._session import ClientSession
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
@@ -132,7 +133,8 @@ async def test_failing_lifespan_is_reported_to_the_asgi_server() -> None:
 
 
 async def test_server_over_legacy_sse() -> None:
-    from mcpkit._http import create_sse_app, open_sse
+    from mcpkit._app import create_sse_app
+    from mcpkit._http import open_sse
 
     events: list[str] = []
     with running(create_sse_app(make_server(events))) as srv, anyio.fail_after(15):

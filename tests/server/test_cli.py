@@ -81,14 +81,18 @@ def test_http_transport_hook(
     path = write(tmp_path, "srv_http.py", "from mcpkit import Server\nserver = Server('h')\n")
     calls: list[tuple[object, str, dict[str, object]]] = []
 
-    class FakeHTTP:
-        @staticmethod
-        def run(server: object, transport: str, **options: object) -> None:
-            calls.append((server, transport, options))
+    import mcpkit._app
 
-    monkeypatch.setitem(sys.modules, "mcpkit._http", FakeHTTP)  # type: ignore[arg-type]
+    def fake_run(server: object, transport: str, **options: object) -> None:
+        calls.append((server, transport, options))
+
+    monkeypatch.setattr(mcpkit._app, "run", fake_run)
     assert main("run", [str(path), "--transport", "sse", "--port", "9123"]) == 0
     assert calls and calls[0][1] == "sse" and calls[0][2] == {"port": 9123}
-    monkeypatch.setitem(sys.modules, "mcpkit._http", None)  # type: ignore[arg-type]
-    assert main("run", [str(path), "--transport", "http"]) == 2
-    assert "HTTP transports are not available" in capsys.readouterr().err
+
+    def no_uvicorn(server: object, transport: str, **options: object) -> None:
+        raise RuntimeError("serving over HTTP needs uvicorn: pip install 'mcpkit[http]'")
+
+    monkeypatch.setattr(mcpkit._app, "run", no_uvicorn)
+    assert main("run", [str(path), "--transport", "http"]) == 1
+    assert "needs uvicorn" in capsys.readouterr().err

@@ -37,7 +37,7 @@ def make_server(db: str) -> Server:
 if __name__ == "__main__":
     server = make_server(sys.argv[1])
     if len(sys.argv) > 2 and sys.argv[2] == "http":
-        from mcpkit._http import serve_http
+        from mcpkit._app import serve_http
 
         serve_http(server, port=int(sys.argv[3]))
     else:

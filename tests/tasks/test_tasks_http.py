@@ -14,7 +14,7 @@ from tests._schema import WireRecorder
 from tests.http._http_helpers import running
 
 from mcpkit import Client, Context, InvalidParams, Server
-from mcpkit._http import create_http_app
+from mcpkit._app import create_http_app
 from mcpkit._http._client import open_streamable_http
 
 pytestmark = pytest.mark.anyio

@@ -302,7 +302,7 @@ async def test_elicitation_moves_the_task_to_input_required_and_back() -> None:
 async def test_status_notification_wakes_the_waiting_handle() -> None:
     # A poll interval of a minute: only the notification can end the wait in time.
     server, state = make_server()
-    server._tasks.poll_interval = 60_000
+    server.tasks_manager.poll_interval = 60_000
     with anyio.fail_after(10):
         async with served(server) as (client, _rec):
             handle = await client.call_tool_as_task("job", {"n": 2})
@@ -388,7 +388,7 @@ async def test_the_handle_calls_tasks_result_when_input_is_required() -> None:
 @pytest.mark.req("TASKS-RESPECT-POLL-INTERVAL")
 async def test_the_handle_polls_at_the_suggested_interval() -> None:
     server, state = make_server()
-    server._tasks.poll_interval = 100
+    server.tasks_manager.poll_interval = 100
     with anyio.fail_after(10):
         async with served(server) as (client, recorder):
             handle = await client.call_tool_as_task("job", {"n": 4})
@@ -461,3 +461,14 @@ async def test_failed_and_cancelled_tasks_are_announced() -> None:
     assert announced[failed.task_id][0] == "failed"
     assert "Error executing tool broken" in (announced[failed.task_id][1] or "")
     assert announced[running.task_id] == ("cancelled", "The task was cancelled by request.")
+
+
+def test_task_settings_are_one_object_or_the_keywords_not_both() -> None:
+    from mcpkit import MemoryTaskStore, Server, TaskSettings
+
+    store = MemoryTaskStore()
+    server = Server("s", tasks=TaskSettings(store=store, ttl=5_000, poll_interval=250))
+    assert server.task_store is store
+    assert server.tasks_manager.poll_interval == 250
+    with pytest.raises(TypeError, match="either tasks=TaskSettings"):
+        Server("s", tasks=TaskSettings(), task_ttl=5)

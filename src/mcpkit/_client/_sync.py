@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from .._exceptions import ConnectionClosed
+from .._session import ClientSession
 from ..types import (
     CallToolResult,
     CompleteResult,
@@ -137,13 +138,37 @@ class SyncClient:
         """True while open and the server is reachable."""
         return self._portal is not None and self.client.connected
 
+    def capabilities(self) -> dict[str, Any]:
+        """See :meth:`Client.capabilities`."""
+        return self.client.capabilities()
+
+    @property
+    def session(self) -> ClientSession:
+        """See :attr:`Client.session` (its methods are async: call them through the client)."""
+        return self.client.session
+
+    def connect(self) -> None:
+        """Like :meth:`open`: connect and run the ``initialize`` handshake."""
+        self.open()
+
     # ------------------------------------------------------------------ methods
 
     def send_request(
-        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = _DEFAULT
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = _DEFAULT,
+        progress_handler: ProgressFn | None = None,
     ) -> Any:
         """See :meth:`Client.send_request`."""
-        return self._run(self.client.send_request, method, params, timeout=timeout)
+        return self._run(
+            self.client.send_request,
+            method,
+            params,
+            timeout=timeout,
+            progress_handler=progress_handler,
+        )
 
     def ping(self, *, timeout: float | None = _DEFAULT) -> None:
         """See :meth:`Client.ping`."""
@@ -204,6 +229,20 @@ class SyncClient:
         """See :meth:`Client.list_tasks`."""
         tasks: list[Task] = self._run(self.client.list_tasks, timeout=timeout)
         return tasks
+
+    def list_tasks_page(
+        self, cursor: str | None = None, *, timeout: float | None = _DEFAULT
+    ) -> tuple[list[Task], str | None]:
+        """See :meth:`Client.list_tasks_page`."""
+        page: tuple[list[Task], str | None] = self._run(
+            self.client.list_tasks_page, cursor, timeout=timeout
+        )
+        return page
+
+    def check_tool_result(self, name: str, raw: Any) -> CallToolResult:
+        """See :meth:`Client.check_tool_result`."""
+        result: CallToolResult = self._run(self.client.check_tool_result, name, raw)
+        return result
 
     def list_resources(
         self, *, use_cache: bool = True, timeout: float | None = _DEFAULT
@@ -329,6 +368,16 @@ class SyncTaskHandle:
     def task(self) -> Task:
         """The last state seen."""
         return self.handle.task
+
+    @property
+    def tool(self) -> str | None:
+        """The tool the task runs, when known."""
+        return self.handle.tool
+
+    @property
+    def done(self) -> bool:
+        """True once the last seen status is terminal."""
+        return self.handle.done
 
     def status(self, *, timeout: float | None = None) -> Task:
         """See :meth:`TaskHandle.status`."""

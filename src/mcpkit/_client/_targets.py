@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import os
 import shlex
@@ -14,7 +13,6 @@ from typing import Any
 
 import anyio
 
-from .._exceptions import TransportError
 from .._transports._base import Transport
 from .._transports._memory import memory_pair
 from .._transports._stdio import spawn_stdio
@@ -67,16 +65,8 @@ async def open_target(
     """Open the transport for ``target``; everything it starts is closed by ``stack``."""
     if is_url(target):
         assert isinstance(target, str)
-        try:
-            http = importlib.import_module("mcpkit._http")
-        except ImportError as e:
-            raise TransportError(
-                f"cannot connect to {target}: the HTTP transport (mcpkit._http) is not available "
-                f"in this installation ({e})"
-            ) from e
-        open_http = getattr(http, "open_http", None)
-        if open_http is None:
-            raise TransportError(f"cannot connect to {target}: mcpkit._http has no open_http()")
+        from .._http import open_http
+
         kw: dict[str, Any] = {"headers": dict(headers) if headers else None, "auth": auth}
         if timeout is not None:
             kw["timeout"] = timeout

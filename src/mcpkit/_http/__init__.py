@@ -1,19 +1,7 @@
-"""MCP over HTTP: the Streamable HTTP transport (2025-03-26 and later) and the legacy
-HTTP+SSE transport (2024-11-05), server and client.
-
-For the server SDK (``Server.http_app()``, ``mcpkit run FILE --transport http|sse``):
-
-- :func:`create_http_app` ``(server, *, path="/mcp", json_response=False, stateless=False,
-  allowed_hosts=None, allowed_origins=None, event_store=None, ...)`` -> ASGI app; ``server``
-  is anything with ``create_session(transport) -> ServerSession``.
-- :func:`serve_http` ``(server, host="127.0.0.1", port=8000, **app_kwargs)``: uvicorn, blocking.
-- :func:`run` ``(server, transport="http"|"sse", **options)``: what ``mcpkit run`` calls.
-- :func:`create_sse_app` / :func:`serve_sse`: the legacy transport (``GET /sse`` +
-  ``POST /messages/?session_id=...``).
-- :func:`serve_app` ``(app, host=, port=)``: async; serve any of these apps with uvicorn.
-- :func:`close_sse_stream` ``(ctx, retry_ms=None)``: from a request handler, end the HTTP
-  connection of the request's SSE stream so the client resumes (SSE polling; the
-  conformance tool ``test_reconnection`` uses it).
+"""MCP over HTTP, the transport layer: the client ends of Streamable HTTP (2025-03-26 and
+later) and of the legacy HTTP+SSE transport (2024-11-05), the server ends the ASGI apps
+drive, the resumable event store, and the HTTP/SSE wire helpers. It moves messages and knows
+no session: the ASGI applications that serve a :class:`mcpkit.Server` are in ``mcpkit._app``.
 
 For the client SDK (``mcpkit.Client(url)``):
 
@@ -28,10 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from ._errors import HTTPStatusFailure, SessionExpired
 from ._events import EventStore, InMemoryEventStore
-from ._legacy import SSEApp, create_sse_app
-from ._serve import run, serve_app, serve_http, serve_sse
-from ._server import StreamableHTTPApp, close_sse_stream, create_http_app
 from ._transport import HTTPServerTransport
+from ._transport_sse import SSEServerTransport
 
 if TYPE_CHECKING:
     from ._client import (
@@ -54,7 +40,8 @@ _CLIENT_NAMES = frozenset(
 
 
 def __getattr__(name: str) -> Any:
-    # The client needs h11 (and httpx2 on request); a server never imports them.
+    # The client's modules (h11, TLS) load only when a client is opened: a server never
+    # imports them. The import is a plain one, visible to the layer test.
     if name in _CLIENT_NAMES:
         from . import _client
 
@@ -67,19 +54,11 @@ __all__ = [
     "HTTPServerTransport",
     "HTTPStatusFailure",
     "InMemoryEventStore",
-    "SSEApp",
     "SSEClientTransport",
+    "SSEServerTransport",
     "SessionExpired",
-    "StreamableHTTPApp",
     "StreamableHTTPClientTransport",
-    "close_sse_stream",
-    "create_http_app",
-    "create_sse_app",
     "open_http",
     "open_sse",
     "open_streamable_http",
-    "run",
-    "serve_app",
-    "serve_http",
-    "serve_sse",
 ]

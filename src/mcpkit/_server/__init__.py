@@ -5,6 +5,7 @@ from ._context import Context, ElicitationResult
 from ._server import Server
 from ._session import BoundSession
 from ._task_store import MemoryTaskStore, SQLiteTaskStore, TaskRecord, TaskStore
+from ._tasks import TaskSettings
 
 __all__ = [
     "BoundSession",
@@ -15,6 +16,7 @@ __all__ = [
     "SQLiteTaskStore",
     "Server",
     "TaskRecord",
+    "TaskSettings",
     "TaskStore",
     "ToolError",
 ]

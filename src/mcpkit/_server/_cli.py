@@ -15,22 +15,10 @@ DEFAULT_OBJECTS = ("server", "mcp", "app")
 
 
 def http_runner() -> Callable[..., None]:
-    """The HTTP transports' entry point: ``mcpkit._http.run(server, transport, **options)``.
+    """The HTTP transports' entry point: ``run(server, transport, **options)`` of the app."""
+    from .._app import run
 
-    This is the hook the HTTP transport plugs into; without it, a clear error.
-    """
-    try:
-        http = importlib.import_module("mcpkit._http")
-    except ImportError as e:
-        if e.name not in ("mcpkit._http",):
-            raise
-        raise RuntimeError(
-            "the HTTP transports are not available in this version of mcpkit"
-        ) from None
-    run = getattr(http, "run", None)
-    if run is None:
-        raise RuntimeError("mcpkit._http has no run(server, transport, **options) entry point")
-    return run  # type: ignore[no-any-return]
+    return run
 
 
 def load_server(spec: str) -> Any:
@@ -122,12 +110,7 @@ def main(command: str, argv: list[str]) -> int:
         return 0
     options = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     try:
-        runner = http_runner()
-    except RuntimeError as e:
-        print(f"mcpkit {command}: {e}", file=sys.stderr)
-        return 2
-    try:
-        runner(server, args.transport, **options)
+        http_runner()(server, args.transport, **options)
     except KeyboardInterrupt:
         return 130
     except RuntimeError as e:  # e.g. the [http] extra is not installed

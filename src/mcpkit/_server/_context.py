@@ -421,7 +421,7 @@ class Context:
 
         known = {}
         for name in tools:
-            tool = self._server._tools.get(name)
+            tool = self._server.registry.tools.get(name)
             if tool is None:
                 raise ValueError(f"no tool named {name!r} on this server")
             known[name] = tool
@@ -464,10 +464,11 @@ class Context:
 
     def _tool_definition(self, tool: Any) -> dict[str, Any]:
         if isinstance(tool, str):
-            found = self._server._tools.get(tool)
+            found = self._server.registry.tools.get(tool)
             if found is None:
                 raise ValueError(f"no tool named {tool!r} on this server")
-            return found.definition
+            definition: dict[str, Any] = found.definition
+            return definition
         wire = to_wire(tool)
         if not isinstance(wire, dict):
             raise TypeError(
@@ -488,7 +489,7 @@ class Context:
         """Read one of this server's resources (as a client would), returning its contents."""
         from ..types import ReadResourceResult
 
-        contents = await self._server._read(uri, self)
+        contents = await self._server.registry.read(uri, self, mask_errors=self._server.mask_errors)
         return list(ReadResourceResult.model_validate({"contents": contents}).contents)
 
     async def send_notification(self, method: str, params: dict[str, Any] | None = None) -> None:

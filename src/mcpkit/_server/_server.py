@@ -2,30 +2,30 @@
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import functools
 import inspect
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Literal, TypeVar, overload
 
 import anyio
 
-from .._exceptions import InvalidParams, MCPError, MethodNotFound, ProtocolError
-from .._session._base import RequestContext
+from .._exceptions import MCPError
 from .._transports._base import Transport
 from ._context import Context
 from ._func import FuncInfo, describe
-from ._logging import LEVELS, ClientLogHandler, current_context
+from ._handlers import Handlers
+from ._logging import ClientLogHandler
 from ._prompts import PromptDef
-from ._resources import ResourceDef, TemplateDef, not_found, read_error
+from ._registry import Registry
+from ._resources import ResourceDef, TemplateDef
 from ._session import BoundSession
 from ._task_store import TaskStore
-from ._tasks import TaskManager
+from ._tasks import TaskManager, TaskSettings, _task_settings
 from ._tools import ToolDef, check_tool_name
-from ._util import make_caller, to_wire
+from ._util import to_wire
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -38,9 +38,6 @@ _LIST_CHANGED = {
     "resources": "notifications/resources/list_changed",
     "prompts": "notifications/prompts/list_changed",
 }
-
-#: Most values a completion answer may carry (the spec's limit).
-MAX_COMPLETIONS = 100
 
 
 class Server:
@@ -90,6 +87,8 @@ class Server:
             returns None) a task is visible only to the session that created it.
         max_tasks_per_owner: tasks one owner may have running at once (more are refused
             with -32600); None: no limit.
+        tasks: all the task settings above as one :class:`TaskSettings` (then the
+            ``task_*`` keywords must be left out).
     """
 
     #: Seconds a request to the client (``ctx.sample``, ``ctx.elicit``, ``ctx.list_roots``)
@@ -117,9 +116,8 @@ class Server:
         task_poll_interval: int | None = 1000,
         task_owner: Callable[[Context], str | None] | None = None,
         max_tasks_per_owner: int | None = 100,
+        tasks: TaskSettings | None = None,
     ) -> None:
-        if page_size is not None and page_size < 1:
-            raise ValueError("page_size must be at least 1 (or None for no pagination)")
         self.name = name
         self.version = version
         self.title = title
@@ -128,51 +126,53 @@ class Server:
         self.icons = list(icons or ())
         self.website_url = website_url
         self.lifespan = lifespan
-        self.page_size = page_size
         self.mask_errors = mask_errors
         self.extra_capabilities = dict(capabilities or {})
+        #: What this server serves: tools, resources, templates, prompts, completion.
+        self.registry = Registry(page_size)
         #: What the lifespan yielded, while serving.
         self.lifespan_state: Any = None
         self._lifespan_users = 0
         self._lifespan_stack: contextlib.AsyncExitStack | None = None
         self._lifespan_ready: anyio.Event | None = None
-        self._tools: dict[str, ToolDef] = {}
-        self._resources: dict[str, ResourceDef] = {}
-        self._templates: dict[str, TemplateDef] = {}
-        self._prompts: dict[str, PromptDef] = {}
-        self._completion: Callable[..., Any] | None = None
-        self._completion_ctx: str | None = None
-        self._roots_changed: list[Callable[..., Any]] = []
+        #: ``on_roots_changed`` hooks, in registration order.
+        self.roots_hooks: list[Callable[..., Any]] = []
         self._sessions: set[BoundSession] = set()
-        self._bridge = False
-        self._lists: dict[str, list[dict[str, Any]]] = {}
-        self._tasks = TaskManager(
-            self,
-            task_store,
-            default_ttl=task_ttl,
-            max_ttl=max_task_ttl,
-            poll_interval=task_poll_interval,
-            owner=task_owner,
-            page_size=page_size or 100,
-            max_per_owner=max_tasks_per_owner,
+        #: True once :meth:`bridge_logging` routed Python logging to clients.
+        self.bridges_logging = False
+        settings = _task_settings(
+            tasks,
+            task_store=task_store,
+            task_ttl=task_ttl,
+            max_task_ttl=max_task_ttl,
+            task_poll_interval=task_poll_interval,
+            task_owner=task_owner,
+            max_tasks_per_owner=max_tasks_per_owner,
         )
-        self._handlers = {
-            "tools/list": self._h_tools_list,
-            "tools/call": self._h_tools_call,
-            "resources/list": self._h_resources_list,
-            "resources/templates/list": self._h_templates_list,
-            "resources/read": self._h_resources_read,
-            "resources/subscribe": self._h_subscribe,
-            "resources/unsubscribe": self._h_unsubscribe,
-            "prompts/list": self._h_prompts_list,
-            "prompts/get": self._h_prompts_get,
-            "completion/complete": self._h_complete,
-            "logging/setLevel": self._h_set_level,
-            "tasks/get": self._tasks.h_get,
-            "tasks/result": self._tasks.h_result,
-            "tasks/list": self._tasks.h_list,
-            "tasks/cancel": self._tasks.h_cancel,
-        }
+        #: Runs and keeps this server's tasks (2025-11-25 task-augmented tool calls).
+        self.tasks_manager = TaskManager(
+            self,
+            settings.store,
+            default_ttl=settings.ttl,
+            max_ttl=settings.max_ttl,
+            poll_interval=settings.poll_interval,
+            owner=settings.owner,
+            page_size=page_size or 100,
+            max_per_owner=settings.max_per_owner,
+        )
+        self._protocol = Handlers(self)
+        self._handlers = self._protocol.table()
+
+    @property
+    def page_size(self) -> int | None:
+        """Items per page of every list (None: one page); may be changed while serving."""
+        return self.registry.page_size
+
+    @page_size.setter
+    def page_size(self, value: int | None) -> None:
+        if value is not None and value < 1:
+            raise ValueError("page_size must be at least 1 (or None for no pagination)")
+        self.registry.page_size = value
 
     # ================================================================== identity
 
@@ -194,15 +194,15 @@ class Server:
     def capabilities(self) -> dict[str, Any]:
         """The capabilities declared to clients: derived from what is registered."""
         caps: dict[str, Any] = {"logging": {}}
-        if self._tools:
+        if self.registry.tools:
             caps["tools"] = {"listChanged": True}
-        if self._resources or self._templates:
+        if self.registry.resources or self.registry.templates:
             caps["resources"] = {"subscribe": True, "listChanged": True}
-        if self._prompts:
+        if self.registry.prompts:
             caps["prompts"] = {"listChanged": True}
-        if self._completion is not None:
+        if self.registry.completion is not None:
             caps["completions"] = {}
-        if self._task_tools():
+        if self.registry.has_task_tools():
             caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
         for key, value in self.extra_capabilities.items():
             if isinstance(value, dict) and isinstance(caps.get(key), dict):
@@ -211,13 +211,10 @@ class Server:
                 caps[key] = value
         return caps
 
-    def _task_tools(self) -> bool:
-        return any(t.task_support in ("optional", "required") for t in self._tools.values())
-
     @property
     def task_store(self) -> TaskStore:
         """Where this server keeps its tasks."""
-        return self._tasks.store
+        return self.tasks_manager.store
 
     # ================================================================== tools
 
@@ -287,7 +284,7 @@ class Server:
         """Register ``fn`` as a tool (at any time: connected clients are told the list changed)."""
         tool_name = name if name is not None else _name_of(fn)
         check_tool_name(tool_name)
-        if tool_name in self._tools:
+        if tool_name in self.registry.tools:
             raise ValueError(f"a tool named {tool_name!r} is already registered (remove it first)")
         info = self._describe(fn, allow_refs=allow_refs)
         tool = ToolDef(
@@ -304,18 +301,18 @@ class Server:
             task_support=task_support,
             mask_errors=self.mask_errors,
         )
-        self._tools[tool_name] = tool
+        self.registry.tools[tool_name] = tool
         self._changed("tools")
 
     def remove_tool(self, name: str) -> None:
         """Stop offering a tool; raises ``KeyError`` if there is none by that name."""
-        del self._tools[name]
+        del self.registry.tools[name]
         self._changed("tools")
 
     @property
     def tools(self) -> list[dict[str, Any]]:
         """The tools as listed to clients (``Tool`` dicts)."""
-        return [t.definition for t in self._tools.values()]
+        return [t.definition for t in self.registry.tools.values()]
 
     # ================================================================== resources
 
@@ -387,10 +384,10 @@ class Server:
                 raise TypeError(
                     f"resource template {uri!r} needs a function to produce each resource"
                 )
-            if uri in self._templates:
+            if uri in self.registry.templates:
                 raise ValueError(f"a resource template {uri!r} is already registered")
             tinfo = self._describe(source)
-            self._templates[uri] = TemplateDef(
+            self.registry.templates[uri] = TemplateDef(
                 uri,
                 source,
                 tinfo,
@@ -403,7 +400,7 @@ class Server:
                 meta=meta,
             )
         else:
-            if uri in self._resources:
+            if uri in self.registry.resources:
                 raise ValueError(f"a resource {uri!r} is already registered")
             if callable(source):
                 fn: Callable[..., Any] | None = source
@@ -419,7 +416,7 @@ class Server:
                 fn, info, doc, default_name, value = None, None, None, uri, source
                 if size is None:
                     size = len(source.encode() if isinstance(source, str) else source)
-            self._resources[uri] = ResourceDef(
+            self.registry.resources[uri] = ResourceDef(
                 uri,
                 fn,
                 info,
@@ -437,10 +434,10 @@ class Server:
 
     def remove_resource(self, uri: str) -> None:
         """Stop offering a resource (or template, given its template string)."""
-        if uri in self._resources:
-            del self._resources[uri]
-        elif uri in self._templates:
-            del self._templates[uri]
+        if uri in self.registry.resources:
+            del self.registry.resources[uri]
+        elif uri in self.registry.templates:
+            del self.registry.templates[uri]
         else:
             raise KeyError(uri)
         self._changed("resources")
@@ -501,10 +498,10 @@ class Server:
     ) -> None:
         """Register ``fn`` as a prompt (at any time: connected clients are told)."""
         prompt_name = name or _name_of(fn)
-        if prompt_name in self._prompts:
+        if prompt_name in self.registry.prompts:
             raise ValueError(f"a prompt named {prompt_name!r} is already registered")
         info = self._describe(fn)
-        self._prompts[prompt_name] = PromptDef(
+        self.registry.prompts[prompt_name] = PromptDef(
             fn,
             info,
             name=prompt_name,
@@ -517,7 +514,7 @@ class Server:
 
     def remove_prompt(self, name: str) -> None:
         """Stop offering a prompt."""
-        del self._prompts[name]
+        del self.registry.prompts[name]
         self._changed("prompts")
 
     # ================================================================== completion, roots, logging
@@ -542,8 +539,8 @@ class Server:
         """
 
         def decorator(fn: F) -> F:
-            self._completion = fn
-            self._completion_ctx = _context_param(fn)
+            self.registry.completion = fn
+            self.registry.completion_ctx = _context_param(fn)
             return fn
 
         return decorator
@@ -552,7 +549,7 @@ class Server:
         """Decorator: ``async fn(ctx)`` called when a client says its roots changed."""
 
         def decorator(fn: F) -> F:
-            self._roots_changed.append(fn)
+            self.roots_hooks.append(fn)
             return fn
 
         return decorator
@@ -571,7 +568,7 @@ class Server:
         """
         handler = ClientLogHandler(level)
         logging.getLogger(logger_name).addHandler(handler)
-        self._bridge = True
+        self.bridges_logging = True
         return handler
 
     # ================================================================== serving
@@ -593,9 +590,12 @@ class Server:
             **kw,
         )
         session.set_notification_handler(
-            "notifications/roots/list_changed", functools.partial(self._roots_list_changed, session)
+            "notifications/roots/list_changed",
+            functools.partial(self._protocol.roots_list_changed, session),
         )
-        session.set_notification_handler("notifications/tasks/status", self._tasks.on_client_status)
+        session.set_notification_handler(
+            "notifications/tasks/status", self.tasks_manager.on_client_status
+        )
         self._sessions.add(session)
         return session
 
@@ -629,10 +629,10 @@ class Server:
                 await self._lifespan_ready.wait()
                 if self._lifespan_stack is None and self.lifespan is not None:
                     raise RuntimeError("the server's lifespan failed to start")
-            if self._tasks._tg is None:
+            if self.tasks_manager._tg is None:
                 # Tasks outlive the request (and the session) that created them: they run
                 # in a task group held by the outermost serving frame.
-                async with self._tasks.host():
+                async with self.tasks_manager.host():
                     yield self
             else:
                 yield self
@@ -665,10 +665,9 @@ class Server:
 
             app = server.http_app(json_response=True)   # uvicorn module:app
         """
-        import importlib
+        from .._app import create_http_app
 
-        http = importlib.import_module("mcpkit._http")
-        return http.create_http_app(self, path=path, **options)
+        return create_http_app(self, path=path, **options)
 
     async def serve_stdio(self) -> None:
         """Serve one client over this process's stdin/stdout."""
@@ -704,248 +703,12 @@ class Server:
             raise TypeError(f"cannot serve {_name_of(fn)!r}: {e}") from e
 
     def _changed(self, kind: str) -> None:
-        self._lists.pop(kind, None)
-        if kind == "resources":
-            self._lists.pop("templates", None)
+        self.registry.invalidate(kind)
         method = _LIST_CHANGED[kind]
         # A copy: registration may happen in a worker thread while sessions come and go.
         for s in list(self._sessions):
             if s.initialized and kind in s.capabilities:
                 s.post_list_changed(method)
-
-    def _context(self, rc: RequestContext) -> Context:
-        return Context(self, rc, rc.session)
-
-    def _page(
-        self, kind: str, params: dict[str, Any] | None, build: Callable[[], list[dict[str, Any]]]
-    ) -> dict[str, Any]:
-        items = self._lists.get(kind)
-        if items is None:
-            items = self._lists[kind] = build()
-        start = 0
-        cursor = params.get("cursor") if params else None
-        if cursor is not None:
-            start = _decode_cursor(kind, cursor)
-        size = self.page_size
-        if size is None:
-            if start:
-                return {kind: items[start:]}
-            return {kind: items}
-        end = start + size
-        result: dict[str, Any] = {kind: items[start:end]}
-        if end < len(items):
-            result["nextCursor"] = _encode_cursor(kind, end)
-        return result
-
-    async def _h_tools_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
-        return self._page("tools", params, lambda: [t.definition for t in self._tools.values()])
-
-    async def _h_tools_call(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
-        if params is None:
-            raise InvalidParams(message="Invalid params: tools/call needs 'name'")
-        name = params.get("name")
-        tool = self._tools.get(name) if type(name) is str else None
-        if tool is None:
-            if type(name) is not str:
-                raise InvalidParams(message="Invalid params: 'name' must be a string")
-            raise InvalidParams(message=f"Unknown tool: {name}", data={"name": name})
-        args = params.get("arguments")
-        if args is None:
-            args = {}
-        elif type(args) is not dict:
-            raise InvalidParams(message="Invalid params: 'arguments' must be an object")
-        support = tool.task_support
-        if support is not None and support != "forbidden":
-            task = params.get("task")
-            if task is not None:
-                return await self._tasks.create_tool_task(rc, tool, args, task)
-            if support == "required":
-                raise MethodNotFound(
-                    message=f"Method not found: tool {name!r} must be called as a task",
-                    data={"name": name, "taskSupport": "required"},
-                )
-        elif "task" in params and "tasks" in rc.session.capabilities:
-            raise MethodNotFound(
-                message=f"Method not found: tool {name!r} does not support task execution",
-                data={"name": name, "taskSupport": "forbidden"},
-            )
-        if tool.context_param is None and not self._bridge:
-            return await tool.call(args, None)
-        ctx = Context(self, rc, rc.session)
-        token = current_context.set(ctx)
-        try:
-            return await tool.call(args, ctx)
-        finally:
-            current_context.reset(token)
-
-    async def _h_resources_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
-        return self._page(
-            "resources", params, lambda: [r.definition for r in self._resources.values()]
-        )
-
-    async def _h_templates_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
-        result = self._page(
-            "templates", params, lambda: [t.definition for t in self._templates.values()]
-        )
-        result["resourceTemplates"] = result.pop("templates")
-        return result
-
-    def _uri_param(self, params: dict[str, Any] | None) -> str:
-        uri = params.get("uri") if params else None
-        if not isinstance(uri, str) or not uri:
-            raise InvalidParams(message="Invalid params: 'uri' must be a non-empty string")
-        return uri
-
-    def _resolves(self, uri: str) -> bool:
-        return uri in self._resources or any(
-            t.match(uri) is not None for t in self._templates.values()
-        )
-
-    async def _read(self, uri: str, ctx: Context | None) -> list[dict[str, Any]]:
-        """The contents of a resource of this server."""
-        try:
-            resource = self._resources.get(uri)
-            if resource is not None:
-                return await resource.read(ctx)
-            for template in self._templates.values():
-                variables = template.match(uri)
-                if variables is not None:
-                    return await template.read(uri, variables, ctx)
-        except ProtocolError:
-            raise
-        except (Exception, SystemExit) as e:
-            if not isinstance(e, MCPError):
-                logger.exception("reading resource %r failed", uri)
-            if not self.mask_errors and not isinstance(e, MCPError):
-                raise ProtocolError(
-                    message=f"Error reading resource {uri}: {type(e).__name__}: {e}"
-                ) from e
-            raise read_error(uri, e) from e
-        raise not_found(uri)
-
-    async def _h_resources_read(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
-        uri = self._uri_param(params)
-        ctx = self._context(rc)
-        token = current_context.set(ctx)
-        try:
-            return {"contents": await self._read(uri, ctx)}
-        finally:
-            current_context.reset(token)
-
-    async def _h_subscribe(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
-        uri = self._uri_param(params)
-        if not self._resolves(uri):
-            raise not_found(uri)
-        rc.session.subscriptions.add(uri)
-        return {}
-
-    async def _h_unsubscribe(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
-        uri = self._uri_param(params)
-        rc.session.subscriptions.discard(uri)
-        return {}
-
-    async def _h_prompts_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
-        return self._page("prompts", params, lambda: [p.definition for p in self._prompts.values()])
-
-    async def _h_prompts_get(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
-        name = params.get("name") if params else None
-        if not isinstance(name, str):
-            raise InvalidParams(message="Invalid params: 'name' must be a string")
-        prompt = self._prompts.get(name)
-        if prompt is None:
-            raise InvalidParams(message=f"Unknown prompt: {name}", data={"name": name})
-        args = params.get("arguments") if params else None
-        if args is None:
-            args = {}
-        elif not isinstance(args, dict) or not all(isinstance(v, str) for v in args.values()):
-            raise InvalidParams(message="Invalid params: 'arguments' must be an object of strings")
-        ctx = self._context(rc)
-        token = current_context.set(ctx)
-        try:
-            return await prompt.get(args, ctx)
-        except ProtocolError:
-            raise
-        except (Exception, SystemExit) as e:
-            logger.exception("prompt %r failed", name)
-            detail = "" if self.mask_errors else f": {type(e).__name__}: {e}"
-            raise ProtocolError(message=f"Error rendering prompt {name}{detail}") from e
-        finally:
-            current_context.reset(token)
-
-    async def _h_complete(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
-        from ..types import CompleteRequestParams
-
-        if params is None:
-            raise InvalidParams(
-                message="Invalid params: completion/complete needs 'ref' and 'argument'"
-            )
-        try:
-            req = CompleteRequestParams.model_validate(params)
-        except Exception as e:
-            raise InvalidParams(message=f"Invalid params: {_short(e)}") from e
-        ref = req.ref
-        arg_name = req.argument.name
-        if ref.type == "ref/prompt":
-            prompt = self._prompts.get(ref.name)
-            if prompt is None:
-                raise InvalidParams(message=f"Unknown prompt: {ref.name}", data={"name": ref.name})
-            if arg_name not in prompt.info.params:
-                raise InvalidParams(message=f"Prompt {ref.name!r} has no argument {arg_name!r}")
-        else:
-            template = self._templates.get(ref.uri)
-            if template is None:
-                if ref.uri in self._resources:
-                    return {"completion": {"values": []}}
-                raise InvalidParams(
-                    message=f"Unknown resource template: {ref.uri}", data={"uri": ref.uri}
-                )
-            if arg_name not in template.matcher.variables:
-                raise InvalidParams(message=f"Template {ref.uri!r} has no variable {arg_name!r}")
-        fn = self._completion
-        if fn is None:
-            return {"completion": {"values": []}}
-        kwargs: dict[str, Any] = {}
-        if self._completion_ctx is not None:
-            kwargs[self._completion_ctx] = self._context(rc)
-        call = make_caller(functools.partial(fn, ref, req.argument, req.context))
-        try:
-            value = await call(kwargs)
-        except ProtocolError:
-            raise
-        except (Exception, SystemExit) as e:
-            logger.exception("completion function failed")
-            detail = "" if self.mask_errors else f": {type(e).__name__}: {e}"
-            raise ProtocolError(message=f"Error completing {arg_name!r}{detail}") from e
-        return {"completion": _completion_of(value)}
-
-    async def _h_set_level(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
-        level = params.get("level") if params else None
-        if not isinstance(level, str) or level not in LEVELS:
-            raise InvalidParams(
-                message=f"Invalid params: unknown log level {level!r} (one of {', '.join(LEVELS)})",
-            )
-        rc.session.log_threshold = LEVELS[level]
-        return {}
-
-    async def _roots_list_changed(
-        self, session: BoundSession, params: dict[str, Any] | None
-    ) -> None:
-        # Notification handlers run on the reader; the hooks may call the client (list_roots),
-        # whose answer that reader must be free to receive.
-        if self._roots_changed:
-            session.spawn(self._run_roots_hooks, session)
-
-    async def _run_roots_hooks(self, session: BoundSession) -> None:
-        for fn in self._roots_changed:
-            await self._run_hook(fn, session)
-
-    async def _run_hook(self, fn: Callable[..., Any], session: BoundSession) -> None:
-        try:
-            result = fn(Context(self, None, session))
-            if inspect.isawaitable(result):
-                await result
-        except Exception:
-            logger.exception("roots-changed hook %r failed", fn)
 
 
 def _name_of(fn: Any) -> str:
@@ -964,53 +727,3 @@ def _context_param(fn: Callable[..., Any]) -> str | None:
         if pname != "return" and (ann is Context or ann == "Context"):
             return str(pname)
     return None
-
-
-def _completion_of(value: Any) -> dict[str, Any]:
-    if value is None:
-        return {"values": []}
-    wire = to_wire(value)
-    if isinstance(wire, dict):
-        if "completion" in wire:
-            wire = wire["completion"]
-        values = list(wire.get("values") or [])
-        out = dict(wire)
-        if len(values) > MAX_COMPLETIONS:
-            out["values"] = values[:MAX_COMPLETIONS]
-            out.setdefault("total", len(values))
-            out["hasMore"] = True
-        return out
-    if isinstance(wire, Iterable) and not isinstance(wire, (str, bytes)):
-        values = [str(v) for v in wire]
-        out = {"values": values[:MAX_COMPLETIONS], "total": len(values)}
-        out["hasMore"] = len(values) > MAX_COMPLETIONS
-        return out
-    raise TypeError(
-        f"a completion function returns a list of strings or a Completion, not {type(value).__name__}"
-    )
-
-
-def _encode_cursor(kind: str, offset: int) -> str:
-    return base64.urlsafe_b64encode(f"{kind}:{offset}".encode()).decode("ascii")
-
-
-def _decode_cursor(kind: str, cursor: Any) -> int:
-    bad = InvalidParams(
-        message=f"Invalid params: invalid cursor {cursor!r}", data={"cursor": cursor}
-    )
-    if not isinstance(cursor, str) or len(cursor) > 64:
-        raise bad
-    try:
-        text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
-        prefix, _, num = text.partition(":")
-        offset = int(num)
-    except (ValueError, UnicodeError):
-        raise bad from None
-    if prefix != kind or offset < 0 or str(offset) != num:
-        raise bad
-    return offset
-
-
-def _short(e: Exception) -> str:
-    text = str(e)
-    return text.splitlines()[0] if text else type(e).__name__

@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.lowlevel
 from anyio.abc import TaskGroup
 
 from .._exceptions import InvalidParams, InvalidRequest, MCPError, ProtocolError
@@ -168,6 +169,48 @@ class _Live:
     done: bool = False
 
 
+@dataclasses.dataclass
+class TaskSettings:
+    """How a :class:`~mcpkit.Server` runs tasks (task-augmented tool calls), in one object.
+
+    Times are milliseconds, as on the wire.
+
+    Example::
+
+        server = Server("builds", tasks=TaskSettings(store=SQLiteTaskStore("tasks.db"), ttl=600_000))
+    """
+
+    #: Where tasks are kept (default: in memory; ``SQLiteTaskStore`` survives restarts).
+    store: TaskStore | None = None
+    #: Lifetime of a task when the client asks for none (None: unlimited).
+    ttl: int | None = 3_600_000
+    #: Longest lifetime a client may ask for (longer requests are cut to it).
+    max_ttl: int | None = 86_400_000
+    #: The ``pollInterval`` suggested to clients.
+    poll_interval: int | None = 1000
+    #: ``fn(ctx) -> principal`` owning a new task (default: the session that made it).
+    owner: Callable[[Context], str | None] | None = None
+    #: Live tasks one owner may have at once (None: no limit).
+    max_per_owner: int | None = 100
+
+
+def _task_settings(tasks: TaskSettings | None, **legacy: Any) -> TaskSettings:
+    """``tasks=`` or the older ``task_*`` keywords of ``Server`` (not both)."""
+    from_keywords = TaskSettings(
+        store=legacy["task_store"],
+        ttl=legacy["task_ttl"],
+        max_ttl=legacy["max_task_ttl"],
+        poll_interval=legacy["task_poll_interval"],
+        owner=legacy["task_owner"],
+        max_per_owner=legacy["max_tasks_per_owner"],
+    )
+    if tasks is None:
+        return from_keywords
+    if from_keywords != TaskSettings():
+        raise TypeError("pass either tasks=TaskSettings(...) or the task_* keywords, not both")
+    return tasks
+
+
 class TaskManager:
     """Runs tasks for a :class:`~mcpkit.Server` and answers the ``tasks/*`` methods."""
 
@@ -200,8 +243,10 @@ class TaskManager:
         self._changed: dict[str, anyio.Event] = {}
         self._tg: TaskGroup | None = None
         self._opened = False
-        self._open_lock: anyio.Lock | None = None
-        self._lock: anyio.Lock | None = None
+        # Locks belong to the event loop that made them: a server may be served under one
+        # loop, then another (tests on asyncio and trio), so each is remade per loop.
+        self._open_lock: tuple[Any, anyio.Lock] | None = None
+        self._lock: tuple[Any, anyio.Lock] | None = None
 
     # ------------------------------------------------------------------ lifetime
 
@@ -236,9 +281,10 @@ class TaskManager:
     async def _open(self) -> None:
         if self._opened:
             return
-        if self._open_lock is None:
-            self._open_lock = anyio.Lock()
-        async with self._open_lock:
+        token = anyio.lowlevel.current_token()
+        if self._open_lock is None or self._open_lock[0] != token:
+            self._open_lock = (token, anyio.Lock())
+        async with self._open_lock[1]:
             if not self._opened:
                 await self.store.open()
                 self._opened = True
@@ -251,9 +297,10 @@ class TaskManager:
             event.set()
 
     def _transition_lock(self) -> anyio.Lock:
-        if self._lock is None:
-            self._lock = anyio.Lock()
-        return self._lock
+        token = anyio.lowlevel.current_token()
+        if self._lock is None or self._lock[0] != token:
+            self._lock = (token, anyio.Lock())
+        return self._lock[1]
 
     # ------------------------------------------------------------------ state
 
@@ -578,7 +625,7 @@ async def request_as_task(
     """
     rc = ctx._request
     session = ctx.session
-    manager = ctx.server._tasks
+    manager = ctx.server.tasks_manager
     own = rc.task_id if isinstance(rc, TaskRequestContext) else None
     kw: dict[str, Any] = {}
     if rc is not None and own is None:

@@ -5,14 +5,15 @@ asyncio this uses a small pool of our own: a job is one queue put and one
 ``call_soon_threadsafe``, about half the cost of ``anyio.to_thread.run_sync`` (which also
 manages cancel scopes and a capacity limiter per call). Under trio, anyio's is used.
 
-Worker threads are registered with anyio as its own are, so a sync tool can still call
-``anyio.from_thread.run(ctx.info, "...")``.
+Each worker thread is started through ``anyio.to_thread.run_sync`` (once, for its whole life,
+with a limiter of our own), so it is one of anyio's worker threads and a sync tool can still
+call ``anyio.from_thread.run(ctx.info, "...")``; the jobs then go through our queue. No
+private anyio API is used.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import functools
 import queue
@@ -33,13 +34,6 @@ IDLE_TIMEOUT = 10.0
 #: dozens of threads in a GIL fight under concurrent load (half the throughput with 64
 #: calls in flight); a job stuck behind a blocking one still gets a thread within this delay.
 SPAWN_DELAY = 0.002
-
-try:  # anyio's registration of worker threads (private API: degrade quietly without it)
-    from anyio._backends._asyncio import AsyncIOBackend
-    from anyio._core._eventloop import claim_worker_thread
-except ImportError:  # pragma: no cover
-    claim_worker_thread = None  # type: ignore[assignment]
-    AsyncIOBackend = None  # type: ignore[assignment,misc]
 
 
 def _report(pool: _Pool, fut: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
@@ -62,6 +56,10 @@ class _Pool:
         self.busy = 0
         self.lock = threading.Lock()
         self.spawn_pending = False
+        # Our workers hold these tokens, not those of anyio's default limiter (which the
+        # program's own to_thread calls use).
+        self.limiter = anyio.CapacityLimiter(MAX_THREADS)
+        self.hosts: set[asyncio.Task[None]] = set()
 
     def submit(self, fn: Callable[[], Any]) -> asyncio.Future[Any]:
         fut = self.loop.create_future()
@@ -78,7 +76,37 @@ class _Pool:
     def _spawn(self) -> None:
         with self.lock:
             self.threads += 1
-        threading.Thread(target=self._work, name="mcpkit-worker", daemon=True).start()
+        task = self.loop.create_task(self._host())
+        self.hosts.add(task)  # a strong reference: the loop keeps only weak ones
+        task.add_done_callback(self.hosts.discard)
+
+    async def _host(self) -> None:
+        # state: None = not started yet, True = the thread took it, False = given up (the
+        # task was cancelled first, e.g. at loop shutdown); decided under the lock, so the
+        # thread count is decremented exactly once either way.
+        state: list[bool | None] = [None]
+
+        def work() -> None:
+            with self.lock:
+                if state[0] is False:
+                    return
+                state[0] = True
+            self._work()
+
+        try:
+            await anyio.to_thread.run_sync(work, abandon_on_cancel=True, limiter=self.limiter)
+        except anyio.get_cancelled_exc_class():
+            # Only the loop's shutdown cancels this task. anyio's threads are not daemons:
+            # tell our worker to leave now rather than at its idle timeout, so the process
+            # can exit (a job still running finishes first).
+            if state[0] is True:
+                self.jobs.put(None)
+            raise
+        finally:
+            with self.lock:
+                if state[0] is None:
+                    state[0] = False
+                    self.threads -= 1
 
     def _check_waiting(self) -> None:
         self.spawn_pending = False
@@ -90,14 +118,8 @@ class _Pool:
                 self.loop.call_later(SPAWN_DELAY, self._check_waiting)
 
     def _work(self) -> None:
-        claim = (
-            claim_worker_thread(AsyncIOBackend, self.loop)
-            if claim_worker_thread is not None
-            else contextlib.nullcontext()
-        )
         try:
-            with claim:
-                self._loop_jobs()
+            self._loop_jobs()
         finally:
             with self.lock:
                 self.threads -= 1

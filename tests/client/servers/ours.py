@@ -79,6 +79,6 @@ if __name__ == "__main__":
     if mode == "stdio":
         make_server().run()
     else:
-        from mcpkit._http import serve_http, serve_sse
+        from mcpkit._app import serve_http, serve_sse
 
         (serve_http if mode == "http" else serve_sse)(make_server(), port=int(sys.argv[2]))

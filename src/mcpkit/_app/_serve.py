@@ -9,7 +9,8 @@ import os
 from typing import Any
 
 from .._transports._loop import run as run_loop
-from ._server import SessionFactory, StreamableHTTPApp, create_http_app
+from ._registry import SessionFactory
+from ._streamable import StreamableHTTPApp, create_http_app
 
 logger = logging.getLogger("mcpkit.http")
 

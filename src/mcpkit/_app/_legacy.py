@@ -11,14 +11,12 @@ import logging
 import secrets
 from collections.abc import Iterable
 from contextlib import AsyncExitStack
-from typing import Any
 
 import anyio
 import orjson
 
 from .._exceptions import INVALID_REQUEST, PARSE_ERROR
-from .._transports._base import Incoming, Message, RequestId
-from ._asgi import (
+from .._http._asgi import (
     BODY_TIMEOUT,
     SSE_HEADERS,
     BodyTimeout,
@@ -35,40 +33,12 @@ from ._asgi import (
     route_path,
     same_path,
 )
-from ._security import HostOriginPolicy, OwnerFn, SessionOwnership
-from ._server import SessionFactory
-from ._sse import encode_event
+from .._http._security import HostOriginPolicy, OwnerFn, SessionOwnership
+from .._http._sse import encode_event
+from .._http._transport_sse import SSEServerTransport
+from ._registry import SessionFactory
 
 logger = logging.getLogger("mcpkit.http")
-
-
-class SSEServerTransport:
-    """One legacy session's transport: POSTed messages in, the SSE stream out."""
-
-    def __init__(self) -> None:
-        self._in_send, self._in_recv = anyio.create_memory_object_stream[Incoming](1024)
-        self._out_send, self.out_recv = anyio.create_memory_object_stream[bytes](4096)
-        self.close_reason = "the SSE stream was closed"
-
-    async def receive(self) -> Incoming:
-        return await self._in_recv.receive()
-
-    async def send(
-        self, message: Message, /, *, related_request_id: RequestId | None = None
-    ) -> None:
-        await self._out_send.send(encode_event(orjson.dumps(message)))
-
-    async def feed(self, message: Any) -> None:
-        await self._in_send.send(message)
-
-    def close(self) -> None:
-        self._in_send.close()
-        self._in_recv.close()
-        self._out_send.close()
-        self.out_recv.close()
-
-    async def aclose(self) -> None:
-        self.close()
 
 
 class SSEApp:

@@ -1,0 +1,114 @@
+"""What the Streamable HTTP app's parts share: wire constants, the session lookup of a
+request, and the waits that bound how long a response is held back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+
+from .._exceptions import INVALID_REQUEST
+from .._http._asgi import Receive, Send, respond_error
+from ..types._revisions import SUPPORTED_PROTOCOL_VERSIONS
+from ._options import HTTPAppOptions
+from ._registry import SessionEntry, SessionRegistry
+
+#: Revision assumed when a request carries no MCP-Protocol-Version header (spec).
+DEFAULT_HEADER_VERSION = "2025-03-26"
+#: First revision whose clients understand the empty priming event.
+PRIMING_SINCE = "2025-11-25"
+#: The only revision whose Streamable HTTP allowed JSON-RPC batches in a POST.
+BATCH_REVISION = "2025-03-26"
+SESSION_HEADER = b"mcp-session-id"
+
+
+def allow_header(options: HTTPAppOptions) -> bytes:
+    """The ``Allow`` header of a 405: the methods this app's endpoint answers."""
+    if options.stateless:
+        return b"POST"
+    return b"GET, POST, DELETE" if options.get_stream else b"POST, DELETE"
+
+
+async def session_for(
+    registry: SessionRegistry, headers: dict[str, str], send: Send
+) -> SessionEntry | None:
+    """The session a GET, DELETE or batch POST names; None once an error was answered."""
+    sid = headers.get("mcp-session-id")
+    if sid is None:
+        await respond_error(
+            send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header"
+        )
+        return None
+    version = headers.get("mcp-protocol-version")
+    if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
+        await respond_error(
+            send,
+            400,
+            INVALID_REQUEST,
+            f"Bad Request: unsupported MCP-Protocol-Version {version!r}",
+        )
+        return None
+    entry = registry.lookup(sid, headers)
+    if entry is None:
+        await respond_error(send, 404, INVALID_REQUEST, "Not Found: unknown or terminated session")
+    return entry
+
+
+#: How long a request may take to be answered in one piece (then it is streamed, or
+#: watched for a client disconnect by a task of its own).
+_QUICK_ANSWER = 0.02
+
+
+async def settled(event: anyio.Event) -> bool:
+    """Wait briefly for the session to answer; True when ``event`` is set in time.
+
+    Most answers come within a millisecond (a sync tool's worker-thread round trip
+    included): waiting on the event costs one cancel scope, where a watcher task for the
+    client's disconnect, or polling the loop, would cost several iterations (CPU the worker
+    thread and the other requests need on a small machine).
+    """
+    if not event.is_set():
+        with anyio.move_on_after(_QUICK_ANSWER):
+            await event.wait()
+    return event.is_set()
+
+
+async def wait_or_disconnect(event: anyio.Event, receive: Receive) -> bool:
+    """Wait for ``event``; False if the client disconnected first."""
+    done = False
+    async with anyio.create_task_group() as tg:
+
+        async def watch() -> None:
+            while True:
+                m = await receive()
+                if m["type"] == "http.disconnect":
+                    break
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(watch)
+        await event.wait()
+        done = True
+        tg.cancel_scope.cancel()
+    return done
+
+
+def check_message(msg: Any) -> str | None:
+    """Why a POST body is not one JSON-RPC message, or None."""
+    if isinstance(msg, list):
+        return "Invalid Request: send one JSON-RPC message per POST (batches are not supported)"
+    if not isinstance(msg, dict):
+        return "Invalid Request: the body must be a JSON-RPC message object"
+    if msg.get("jsonrpc") != "2.0":
+        return 'Invalid Request: "jsonrpc" must be exactly "2.0"'
+    if "method" in msg:
+        if not isinstance(msg["method"], str):
+            return 'Invalid Request: "method" must be a string'
+        if "id" in msg and (type(msg["id"]) is not str and type(msg["id"]) is not int):
+            return 'Invalid Request: "id" must be a string or an integer'
+        params = msg.get("params")
+        if params is not None and not isinstance(params, dict):
+            return 'Invalid Request: "params" must be an object'
+        return None
+    if ("result" in msg or "error" in msg) and "id" in msg:
+        return None
+    return "Invalid Request: neither a request, a notification nor a response"

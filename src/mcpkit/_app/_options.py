@@ -1,0 +1,42 @@
+"""The settings of the Streamable HTTP app, in one object."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .._http._asgi import BODY_TIMEOUT
+from .._http._events import EventStore
+from .._http._security import OwnerFn
+
+
+@dataclass
+class HTTPAppOptions:
+    """How a Streamable HTTP app serves (see :func:`mcpkit.create_http_app` for each field).
+
+    The app reads these while it serves, so limits such as ``session_idle_timeout`` and
+    ``max_sessions`` may be changed on a running app (``app.options.max_sessions = 100``).
+
+    Example::
+
+        opts = HTTPAppOptions(json_response=True, max_sessions=1000)
+        app = create_http_app(server, options=opts)
+    """
+
+    path: str | None = "/mcp"
+    json_response: bool = False
+    stateless: bool = False
+    allowed_hosts: Iterable[str] | None = None
+    allowed_origins: Iterable[str] | None = None
+    event_store: EventStore | None = None
+    resumable: bool = True
+    get_stream: bool = True
+    session_idle_timeout: float | None = 1800.0
+    max_sessions: int = 10_000
+    max_body_size: int = 4 * 1024 * 1024
+    #: Seconds a POST body may take to arrive in full; slower is answered 408 (slowloris).
+    body_timeout: float = BODY_TIMEOUT
+    retry_ms: int = 1000
+    sse_ping_interval: float | None = 15.0
+    session_owner: OwnerFn | None = None
+    legacy_sse: bool = False

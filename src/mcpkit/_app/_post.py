@@ -1,0 +1,428 @@
+"""The Streamable HTTP app's POST handling: one message (or a 2025-03-26 batch) in, its
+answer out as one JSON body or an SSE stream; sessions started by ``initialize``."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import orjson
+from anyio.abc import TaskGroup
+
+from .._exceptions import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, ConnectionClosed
+from .._http._asgi import (
+    JSON,
+    SSE_HEADERS,
+    BodyTimeout,
+    BodyTooLarge,
+    Receive,
+    Send,
+    accepts,
+    read_body,
+    respond,
+    respond_error,
+)
+from .._http._security import SessionOwnership
+from .._http._sse import encode_event
+from .._http._transport import HTTPServerTransport
+from .._jsonrpc import JSONRPCEngine
+from .._session._base import Negotiated
+from .._transports._base import RequestId
+from ..types._revisions import SUPPORTED_PROTOCOL_VERSIONS
+from ._common import (
+    BATCH_REVISION,
+    DEFAULT_HEADER_VERSION,
+    PRIMING_SINCE,
+    SESSION_HEADER,
+    check_message,
+    session_for,
+    settled,
+    wait_or_disconnect,
+)
+from ._options import HTTPAppOptions
+from ._registry import SessionEntry, SessionFactory, SessionRegistry
+from ._streams import StreamHandler
+
+
+class PostHandler:
+    """Serves POST: validates the request, routes it to its session (or a fresh one in
+    stateless mode) and sends the answer back on the response.
+
+    ``host()`` returns the app's task group, where new sessions run.
+    """
+
+    def __init__(
+        self,
+        server: SessionFactory,
+        options: HTTPAppOptions,
+        registry: SessionRegistry,
+        ownership: SessionOwnership,
+        streams: StreamHandler,
+        host: Callable[[], Awaitable[TaskGroup]],
+    ) -> None:
+        self.server = server
+        self.options = options
+        self.registry = registry
+        self.ownership = ownership
+        self.streams = streams
+        self.host = host
+
+    async def post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+        accept = headers.get("accept")
+        if not (accepts(accept, "application/json") and accepts(accept, "text/event-stream")):
+            await respond_error(
+                send,
+                406,
+                INVALID_REQUEST,
+                "Not Acceptable: the Accept header must list application/json and text/event-stream",
+            )
+            return
+        ctype = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if ctype != "application/json":
+            await respond_error(
+                send, 415, INVALID_REQUEST, "Unsupported Media Type: send application/json"
+            )
+            return
+        length = headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > self.options.max_body_size:
+            await respond_error(
+                send,
+                413,
+                INVALID_REQUEST,
+                f"Payload Too Large: the limit is {self.options.max_body_size} bytes",
+            )
+            return
+        try:
+            body = await read_body(receive, self.options.max_body_size, self.options.body_timeout)
+        except BodyTooLarge:
+            await respond_error(
+                send,
+                413,
+                INVALID_REQUEST,
+                f"Payload Too Large: the limit is {self.options.max_body_size} bytes",
+            )
+            return
+        except BodyTimeout:
+            await respond_error(send, 408, INVALID_REQUEST, "Request Timeout: the body is too slow")
+            return
+        try:
+            msg = orjson.loads(body)
+        except orjson.JSONDecodeError as e:
+            await respond_error(send, 400, PARSE_ERROR, f"Parse error: {e}")
+            return
+        if isinstance(msg, list) and msg:
+            await self._post_batch(msg, headers, receive, send)
+            return
+        problem = check_message(msg)
+        if problem is not None:
+            rid = msg.get("id") if isinstance(msg, dict) else None
+            await respond_error(
+                send, 400, INVALID_REQUEST, problem, id=rid if isinstance(rid, (str, int)) else None
+            )
+            return
+        is_request = "method" in msg and "id" in msg
+        is_init = is_request and msg["method"] == "initialize"
+        version = headers.get("mcp-protocol-version")
+        if not is_init and version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
+            await respond_error(
+                send,
+                400,
+                INVALID_REQUEST,
+                f"Bad Request: unsupported MCP-Protocol-Version {version!r} "
+                f"(supported: {', '.join(SUPPORTED_PROTOCOL_VERSIONS)})",
+            )
+            return
+        if self.options.stateless:
+            await self._post_stateless(msg, is_request, is_init, version, receive, send)
+            return
+        sid = headers.get("mcp-session-id")
+        if sid is None:
+            if not is_init:
+                await respond_error(
+                    send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header"
+                )
+                return
+            entry = self.registry.create(await self.host(), self.ownership.owner(headers))
+            if entry is None:
+                await respond_error(
+                    send, 503, INTERNAL_ERROR, "Service Unavailable: too many sessions"
+                )
+                return
+            await self._serve_initialize(entry, msg, receive, send)
+            return
+        entry = self.registry.lookup(sid, headers)
+        if entry is None:
+            await respond_error(
+                send, 404, INVALID_REQUEST, "Not Found: unknown or terminated session"
+            )
+            return
+        entry.busy += 1
+        try:
+            if not is_request:
+                await entry.transport.feed(msg)
+                await respond(send, 202, headers=[(SESSION_HEADER, sid.encode())])
+                return
+            if version is None and entry.session.negotiated is not None:
+                version = entry.session.negotiated.protocol_version
+            await self._serve_request(
+                entry.transport,
+                msg,
+                version,
+                receive,
+                send,
+                [(SESSION_HEADER, sid.encode())],
+                engine=entry.session.engine,
+            )
+        finally:
+            entry.busy -= 1
+            entry.last_active = anyio.current_time()
+
+    async def _post_batch(
+        self, items: list[Any], headers: dict[str, str], receive: Receive, send: Send
+    ) -> None:
+        # Revision 2025-03-26 let a POST carry a batch; later revisions removed batches.
+        for i, item in enumerate(items):
+            problem = check_message(item)
+            if problem is None and item.get("method") == "initialize":
+                problem = "Invalid Request: initialize must not be part of a batch"
+            if problem is not None:
+                await respond_error(send, 400, INVALID_REQUEST, f"batch item {i}: {problem}")
+                return
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
+            await respond_error(
+                send,
+                400,
+                INVALID_REQUEST,
+                f"Bad Request: unsupported MCP-Protocol-Version {version!r}",
+            )
+            return
+        no_batches = (
+            "Invalid Request: JSON-RPC batches are only allowed in protocol revision 2025-03-26"
+        )
+        if self.options.stateless:
+            if (version or DEFAULT_HEADER_VERSION) != BATCH_REVISION:
+                await respond_error(send, 400, INVALID_REQUEST, no_batches)
+                return
+            await self.host()
+            transport = HTTPServerTransport(
+                secrets.token_hex(8), stateless=True, retry_ms=self.options.retry_ms
+            )
+            session = self.server.create_session(transport)
+            session.negotiated = Negotiated(BATCH_REVISION, {}, {})
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(session.run)
+                try:
+                    await self._serve_batch(transport, items, receive, send, [])
+                finally:
+                    transport.close()
+                    tg.cancel_scope.cancel()
+            return
+        entry = await session_for(self.registry, headers, send)
+        if entry is None:
+            return
+        negotiated = entry.session.negotiated
+        if negotiated is None or negotiated.protocol_version != BATCH_REVISION:
+            await respond_error(send, 400, INVALID_REQUEST, no_batches)
+            return
+        entry.busy += 1
+        try:
+            await self._serve_batch(
+                entry.transport, items, receive, send, [(SESSION_HEADER, entry.id.encode())]
+            )
+        finally:
+            entry.busy -= 1
+            entry.last_active = anyio.current_time()
+
+    async def _serve_batch(
+        self,
+        transport: HTTPServerTransport,
+        items: list[dict[str, Any]],
+        receive: Receive,
+        send: Send,
+        extra: list[tuple[bytes, bytes]],
+    ) -> None:
+        ids: list[RequestId] = [m["id"] for m in items if "method" in m and "id" in m]
+        if not ids:
+            await transport.feed(items)
+            await respond(send, 202, headers=extra)
+            return
+        if len(set(ids)) != len(ids) or any(i in transport.requests for i in ids):
+            await respond_error(
+                send,
+                409,
+                INVALID_REQUEST,
+                "Conflict: a request id of the batch is already in flight",
+            )
+            return
+        stream = transport.new_batch_stream(ids)
+        await transport.feed(items)
+        if not await settled(stream.done_event) and not await wait_or_disconnect(
+            stream.done_event, receive
+        ):
+            return
+        if stream.result is None:
+            await respond(send, 202, headers=extra)
+            return
+        await self._send_one(send, stream.result, extra)
+
+    async def _serve_request(
+        self,
+        transport: HTTPServerTransport,
+        msg: dict[str, Any],
+        version: str | None,
+        receive: Receive,
+        send: Send,
+        extra: list[tuple[bytes, bytes]],
+        *,
+        engine: JSONRPCEngine | None = None,
+    ) -> None:
+        rid: RequestId = msg["id"]
+        if rid in transport.requests:
+            # Never cross-wire two in-flight requests that share an id.
+            await respond_error(
+                send,
+                409,
+                INVALID_REQUEST,
+                f"Conflict: request id {rid!r} is already in flight in this session",
+                id=rid,
+            )
+            return
+        if self.options.json_response:
+            stream = transport.new_request_stream(rid, json=True)
+            if engine is not None and engine.running:
+                # The answer is one body sent when it is ready: serve it in this task.
+                try:
+                    await engine.serve_inline(msg)
+                except ConnectionClosed:
+                    pass  # the session ended meanwhile: its stream is closed, see below
+            else:
+                await transport.feed(msg)
+            if not await settled(stream.done_event):
+                got = await wait_or_disconnect(stream.done_event, receive)
+                if not got:
+                    return
+            if stream.result is None:
+                # Cancelled by the client: no response is owed (nor sent).
+                await respond(send, 202, headers=extra)
+                return
+            await respond(send, 200, stream.result, content_type=JSON, headers=extra)
+            return
+        stream = transport.new_request_stream(rid, json=False)
+        conn = stream.attach()
+        await transport.feed(msg)
+        prime = (
+            transport.event_store is not None
+            and (version or DEFAULT_HEADER_VERSION) >= PRIMING_SINCE
+        )
+        head = (
+            encode_event(b"", event=None, id=f"{stream.id}_0", retry=self.options.retry_ms)
+            if prime
+            else b""
+        )
+        # Most requests are answered within a few loop turns: then the whole stream goes
+        # out as one body with a Content-Length (one write, no chunked framing).
+        ready: list[bytes] = []
+        final = False
+
+        def drain() -> bool:
+            nonlocal final
+            while not final:
+                try:
+                    _, chunk, final = conn.receive_nowait()
+                except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+                    break
+                ready.append(chunk)
+            return final
+
+        if await settled(stream.done_event) and drain():
+            conn.close()
+            await respond(send, 200, head + b"".join(ready), headers=[*SSE_HEADERS, *extra])
+            return
+        try:
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *extra]}
+            )
+            if head or ready:
+                await send(
+                    {
+                        "type": "http.response.body",
+                        "body": head + b"".join(ready),
+                        "more_body": True,
+                    }
+                )
+        except BaseException:
+            # The client is gone before the stream started: let go of the connection (the
+            # request goes on; its events are kept for resumption), as _pump does at its end.
+            if stream.conn_recv is conn:
+                stream.detach()
+            conn.close()
+            raise
+        await self.streams.pump(stream, conn, receive, send, replayed=0, keepalive=False)
+
+    async def _serve_initialize(
+        self, entry: SessionEntry, msg: dict[str, Any], receive: Receive, send: Send
+    ) -> None:
+        # The session id header goes out only if initialize succeeds, so the answer is
+        # awaited before anything is sent (a failed initialize leaves no session behind).
+        entry.busy += 1
+        try:
+            stream = entry.transport.new_request_stream(msg["id"], json=True)
+            stream.uncancellable = True
+            await entry.transport.feed(msg)
+            got = await wait_or_disconnect(stream.done_event, receive)
+            result = stream.result
+            if (
+                not got
+                or result is None
+                or not isinstance(stream.message, dict)
+                or "result" not in stream.message
+            ):
+                self.registry.drop(entry)
+                if got and result is not None:
+                    await self._send_one(send, result, [])
+                return
+            await self._send_one(send, result, [(SESSION_HEADER, entry.id.encode())])
+        finally:
+            entry.busy -= 1
+            entry.last_active = anyio.current_time()
+
+    async def _send_one(self, send: Send, payload: bytes, extra: list[tuple[bytes, bytes]]) -> None:
+        if self.options.json_response:
+            await respond(send, 200, payload, content_type=JSON, headers=extra)
+        else:
+            body = encode_event(payload)
+            await respond(send, 200, body, headers=[*SSE_HEADERS, *extra])
+
+    async def _post_stateless(
+        self,
+        msg: dict[str, Any],
+        is_request: bool,
+        is_init: bool,
+        version: str | None,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        if not is_request:
+            # Nothing to route a notification or response to without a session.
+            await respond(send, 202)
+            return
+        await self.host()  # the server's lifespan runs before any request is served
+        transport = HTTPServerTransport(
+            secrets.token_hex(8),
+            json_response=self.options.json_response,
+            stateless=True,
+            retry_ms=self.options.retry_ms,
+        )
+        session = self.server.create_session(transport)
+        if not is_init:
+            session.negotiated = Negotiated(version or DEFAULT_HEADER_VERSION, {}, {})
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(session.run)
+            try:
+                await self._serve_request(transport, msg, version, receive, send, [])
+            finally:
+                transport.close()
+                tg.cancel_scope.cancel()

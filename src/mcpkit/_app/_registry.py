@@ -1,0 +1,191 @@
+"""The sessions of a Streamable HTTP app: created, looked up (owner checked), reaped, dropped.
+
+:class:`SessionRegistry` is the seam for where sessions live. :class:`MemorySessionRegistry`
+keeps them in this process; a store shared by many workers implements the same protocol.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections import OrderedDict
+from typing import Protocol
+
+import anyio
+from anyio.abc import TaskGroup
+
+from .._http._events import EventStore
+from .._http._security import SessionOwnership
+from .._http._transport import HTTPServerTransport
+from .._session._server import ServerSession
+from .._transports._base import Transport
+from ._options import HTTPAppOptions
+
+logger = logging.getLogger("mcpkit.http")
+
+
+class SessionFactory(Protocol):
+    """What the app serves: anything that makes a :class:`ServerSession` for a transport."""
+
+    def create_session(self, transport: Transport) -> ServerSession: ...
+
+
+class SessionEntry:
+    """One session of the app: its id, transport, session, owner and activity."""
+
+    __slots__ = ("busy", "id", "last_active", "owner", "scope", "session", "transport")
+
+    def __init__(self, id: str, transport: HTTPServerTransport, session: ServerSession) -> None:
+        self.id = id
+        self.transport = transport
+        self.session = session
+        #: The principal that created the session (None: no owner check configured).
+        self.owner: str | None = None
+        #: HTTP requests and streams of its client attached right now.
+        self.busy = 0
+        self.last_active = anyio.current_time()
+        self.scope = anyio.CancelScope()
+
+
+class SessionRegistry(Protocol):
+    """Where an app's sessions live: the interface a shared store implements."""
+
+    def lookup(self, sid: str, headers: dict[str, str]) -> SessionEntry | None:
+        """The session ``sid`` if it exists and belongs to the requester; else None."""
+        ...
+
+    def create(self, tg: TaskGroup, owner: str | None) -> SessionEntry | None:
+        """A new running session (in ``tg``), or None when the cap is reached."""
+        ...
+
+    def drop(self, entry: SessionEntry, *, forget: bool = True) -> None:
+        """End ``entry`` now: its transport closed, its calls cancelled."""
+        ...
+
+    async def terminate(self, entry: SessionEntry) -> None:
+        """End ``entry`` and forget its stored events before returning."""
+        ...
+
+    async def reap_forever(self) -> None:
+        """End idle sessions as their timeout passes (runs for the app's lifetime)."""
+        ...
+
+    def __len__(self) -> int: ...
+
+
+class MemorySessionRegistry:
+    """The sessions of one process, most recently active last.
+
+    Args:
+        server: makes the :class:`ServerSession` of each new session.
+        options: the app's options (``max_sessions``, ``session_idle_timeout``,
+            ``json_response``, ``retry_ms`` are read live).
+        event_store: where the sessions' events are kept (forgotten with the session).
+        ownership: the owner check of :func:`create_http_app`'s ``session_owner``.
+    """
+
+    def __init__(
+        self,
+        server: SessionFactory,
+        options: HTTPAppOptions,
+        event_store: EventStore | None,
+        ownership: SessionOwnership,
+    ) -> None:
+        self.server = server
+        self.options = options
+        self.event_store = event_store
+        self.ownership = ownership
+        self.sessions: OrderedDict[str, SessionEntry] = OrderedDict()
+        self._tg: TaskGroup | None = None
+
+    def __len__(self) -> int:
+        return len(self.sessions)
+
+    def lookup(self, sid: str, headers: dict[str, str]) -> SessionEntry | None:
+        entry = self.sessions.get(sid)
+        if entry is not None and not self.ownership.allows(entry.owner, headers):
+            # Someone else's session: answered as unknown, so ids cannot be probed.
+            return None
+        if entry is not None:
+            entry.last_active = anyio.current_time()
+            self.sessions.move_to_end(sid)
+        return entry
+
+    def create(self, tg: TaskGroup, owner: str | None) -> SessionEntry | None:
+        self._tg = tg
+        if len(self.sessions) >= self.options.max_sessions:
+            self._make_room()
+            if len(self.sessions) >= self.options.max_sessions:
+                return None
+        sid = secrets.token_urlsafe(24)  # 192 bits; URL-safe base64 is visible ASCII
+        transport = HTTPServerTransport(
+            secrets.token_hex(6),
+            json_response=self.options.json_response,
+            event_store=self.event_store,
+            retry_ms=self.options.retry_ms,
+        )
+        entry = SessionEntry(sid, transport, self.server.create_session(transport))
+        entry.owner = owner
+        self.sessions[sid] = entry
+        tg.start_soon(self._run, entry)
+        return entry
+
+    def _make_room(self) -> None:
+        timeout = self.options.session_idle_timeout
+        if timeout is not None:
+            self.reap(anyio.current_time() - timeout)
+        # Still full: the least recently active idle session makes room (its client gets
+        # 404 and starts over, as the spec lets it); failing that, one whose client left
+        # calls running with nothing attached (abandoned work is cancelled).
+        for abandoned_too in (False, True):
+            for entry in list(self.sessions.values()):
+                if len(self.sessions) < self.options.max_sessions:
+                    return
+                if entry.busy == 0 and (abandoned_too or not entry.transport.requests):
+                    self.drop(entry)
+
+    async def _run(self, entry: SessionEntry) -> None:
+        with entry.scope:
+            try:
+                await entry.session.run()
+            except Exception:
+                logger.exception("session %s… failed", entry.id[:8])
+        self.drop(entry)
+
+    def drop(self, entry: SessionEntry, *, forget: bool = True) -> None:
+        if self.sessions.get(entry.id) is entry:
+            del self.sessions[entry.id]
+        entry.transport.close()
+        entry.scope.cancel()
+        store, tg = self.event_store, self._tg
+        if forget and store is not None and tg is not None:
+            tg.start_soon(store.forget_session, entry.transport.key)
+
+    async def terminate(self, entry: SessionEntry) -> None:
+        # Awaited here rather than spawned: on shutdown the host task group is about to be
+        # cancelled, and trio never starts a task spawned into a cancelled group.
+        self.drop(entry, forget=False)
+        if self.event_store is not None:
+            await self.event_store.forget_session(entry.transport.key)
+
+    async def reap_forever(self) -> None:
+        # The timeout is read on every round, so it can be changed while serving.
+        while True:
+            timeout = self.options.session_idle_timeout
+            await anyio.sleep(1.0 if timeout is None else max(0.02, min(timeout / 4, 1.0)))
+            if timeout is not None:
+                self.reap(anyio.current_time() - timeout)
+
+    def reap(self, before: float) -> None:
+        """End every session with nothing of its client attached since ``before``."""
+        for entry in list(self.sessions.values()):
+            # Abandoned even with calls still running (they are cancelled with it): a
+            # client that is gone must not hold a session, and its slot, forever.
+            if entry.busy == 0 and entry.last_active < before:
+                logger.info("session %s… idle; ended", entry.id[:8])
+                self.drop(entry)
+
+    async def aclose(self) -> None:
+        """End every session (graceful shutdown)."""
+        for entry in list(self.sessions.values()):
+            await self.terminate(entry)

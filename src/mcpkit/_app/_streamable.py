@@ -1,0 +1,344 @@
+"""The Streamable HTTP server: a bare ASGI application (no framework on the hot path).
+
+One endpoint answers POST (client messages), GET (the standalone stream, or resumption
+with ``Last-Event-ID``) and DELETE (end of session). The app is the frame; its parts do the
+work: a :class:`~mcpkit.lowlevel.SessionRegistry` (sessions created by ``initialize``,
+identified by a CSPRNG id, ended by DELETE, by an idle timeout or by the session cap), the
+POST handler and the stream handler, configured by one :class:`HTTPAppOptions`. Sessions run
+in a task group owned by the app (opened by the ASGI lifespan, by ``async with app``, or
+lazily on asyncio when neither happened, e.g. when mounted in a framework that does not
+forward lifespan events).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from contextlib import AsyncExitStack
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from .._exceptions import INTERNAL_ERROR, INVALID_REQUEST
+from .._http._asgi import (
+    BODY_TIMEOUT,
+    ClientGone,
+    Receive,
+    Scope,
+    Send,
+    header_map,
+    respond,
+    respond_error,
+    route_path,
+    same_path,
+)
+from .._http._events import EventStore, InMemoryEventStore
+from .._http._security import HostOriginPolicy, SessionOwnership
+from .._http._transport import HTTPServerTransport, SessionGone
+from ._common import allow_header, session_for
+from ._legacy import SSEApp
+from ._options import HTTPAppOptions
+from ._post import PostHandler
+from ._registry import MemorySessionRegistry, SessionEntry, SessionFactory
+from ._streams import StreamHandler
+
+logger = logging.getLogger("mcpkit.http")
+
+
+class StreamableHTTPApp:
+    """The ASGI application serving an MCP server over Streamable HTTP.
+
+    Create it with :func:`create_http_app`. Mount it in Starlette/FastAPI like any ASGI app;
+    when the framework does not forward lifespan events to mounted apps, either enter the
+    app in your lifespan (``async with mcp_app:``) or rely on the lazy start (asyncio only).
+    """
+
+    def __init__(self, server: SessionFactory, options: HTTPAppOptions | None = None) -> None:
+        self.server = server
+        self.options = opts = options if options is not None else HTTPAppOptions()
+        self.policy = HostOriginPolicy(opts.allowed_hosts, opts.allowed_origins)
+        self.event_store: EventStore | None = None
+        if opts.resumable and not opts.stateless:
+            self.event_store = opts.event_store or InMemoryEventStore()
+        self.ownership = SessionOwnership(opts.session_owner)
+        self.registry = MemorySessionRegistry(server, opts, self.event_store, self.ownership)
+        self.streams = StreamHandler(opts, self.registry)
+        self.posts = PostHandler(
+            server, opts, self.registry, self.ownership, self.streams, self._ensure_host
+        )
+        self.legacy: SSEApp | None = None
+        if opts.legacy_sse:
+            self.legacy = SSEApp(
+                server,
+                allowed_hosts=opts.allowed_hosts,
+                allowed_origins=opts.allowed_origins,
+                max_body_size=opts.max_body_size,
+                max_sessions=opts.max_sessions,
+                session_owner=opts.session_owner,
+            )
+        self._tg: TaskGroup | None = None
+        self._host_started: anyio.Event | None = None
+        self._stop: anyio.Event | None = None
+        self._lazy_task: Any = None
+        self._closing = False
+        self._stack: AsyncExitStack[bool | None] | None = None
+
+    @property
+    def sessions(self) -> OrderedDict[str, SessionEntry]:
+        """The live sessions by id, most recently active last."""
+        return self.registry.sessions
+
+    # ------------------------------------------------------------------ running
+
+    async def __aenter__(self) -> StreamableHTTPApp:
+        self._closing = False
+        self._stack = stack = AsyncExitStack()
+        # The server's own lifespan (mcpkit.Server.running) spans the app's.
+        running = getattr(self.server, "running", None)
+        if running is not None:
+            await stack.enter_async_context(running())
+        self._tg = tg = anyio.create_task_group()
+        await tg.__aenter__()
+        tg.start_soon(self.registry.reap_forever)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+        tg, self._tg = self._tg, None
+        try:
+            if tg is not None:
+                tg.cancel_scope.cancel()
+                await tg.__aexit__(None, None, None)
+        finally:
+            stack, self._stack = self._stack, None
+            if stack is not None:
+                await stack.aclose()
+
+    async def aclose(self) -> None:
+        """Graceful shutdown: end every session and every open stream."""
+        self._closing = True
+        await self.registry.aclose()
+        if self.legacy is not None:
+            await self.legacy.aclose()
+        if self._stop is not None:
+            self._stop.set()  # a lazily started host exits too
+
+    async def _ensure_host(self) -> TaskGroup:
+        if self._tg is not None:
+            return self._tg
+        # No lifespan and no `async with`: host the sessions in a task of our own. Only
+        # asyncio lets a request task start one that outlives it.
+        import asyncio
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError as e:  # trio
+            raise RuntimeError(
+                "the MCP app needs its lifespan on this event loop: enter it with `async with app:`"
+            ) from e
+        if self._host_started is None:
+            self._host_started = anyio.Event()
+            self._stop = anyio.Event()
+            self._lazy_task = loop.create_task(self._lazy_host())
+        await self._host_started.wait()
+        assert self._tg is not None
+        return self._tg
+
+    async def _lazy_host(self) -> None:
+        async with self:
+            assert self._host_started is not None and self._stop is not None
+            self._host_started.set()
+            await self._stop.wait()
+
+    # ------------------------------------------------------------------ ASGI
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if kind != "http":
+            return
+        if self.options.path is not None and not same_path(route_path(scope), self.options.path):
+            if self.legacy is not None and self.legacy.handles(scope):
+                await self._ensure_host()  # the server's lifespan covers legacy clients too
+                await self.legacy(scope, receive, send)
+                return
+            await respond(send, 404, b"Not Found", content_type=b"text/plain")
+            return
+        headers = header_map(scope)
+        if not self.policy.host_ok(headers.get("host")):
+            await respond_error(
+                send, 421, INVALID_REQUEST, "Misdirected Request: Host header not allowed"
+            )
+            return
+        if not self.policy.origin_ok(headers.get("origin")):
+            await respond_error(send, 403, INVALID_REQUEST, "Forbidden: Origin not allowed")
+            return
+        if self._closing:
+            await respond_error(send, 503, INTERNAL_ERROR, "Service Unavailable: shutting down")
+            return
+        method = scope["method"]
+        try:
+            if method == "POST":
+                await self.posts.post(headers, receive, send)
+            elif method == "GET":
+                await self.streams.get(headers, receive, send)
+            elif method == "DELETE":
+                await self._delete(headers, send)
+            else:
+                await respond_error(
+                    send,
+                    405,
+                    INVALID_REQUEST,
+                    "Method Not Allowed",
+                    headers=[(b"allow", allow_header(self.options))],
+                )
+        except ClientGone:
+            pass
+        except SessionGone:
+            await respond_error(send, 404, INVALID_REQUEST, "Not Found: the session ended")
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        msg = await receive()
+        if msg["type"] != "lifespan.startup":
+            return
+        started = False
+        try:
+            async with self:
+                await send({"type": "lifespan.startup.complete"})
+                started = True
+                while True:
+                    msg = await receive()
+                    if msg["type"] == "lifespan.shutdown":
+                        break
+        except Exception as e:
+            # The server's own lifespan failed: the ASGI server reports it and stops.
+            logger.exception("the MCP app's lifespan failed")
+            failed = "lifespan.shutdown.failed" if started else "lifespan.startup.failed"
+            await send({"type": failed, "message": f"{type(e).__name__}: {e}"})
+            return
+        await send({"type": "lifespan.shutdown.complete"})
+
+    # ------------------------------------------------------------------ DELETE
+
+    async def _delete(self, headers: dict[str, str], send: Send) -> None:
+        if self.options.stateless:
+            await respond_error(
+                send, 405, INVALID_REQUEST, "Method Not Allowed: no sessions in stateless mode"
+            )
+            return
+        entry = await session_for(self.registry, headers, send)
+        if entry is None:
+            return
+        await self.registry.terminate(entry)
+        await respond(send, 200)
+
+
+def create_http_app(
+    server: SessionFactory,
+    *,
+    options: HTTPAppOptions | None = None,
+    path: str | None = "/mcp",
+    json_response: bool = False,
+    stateless: bool = False,
+    allowed_hosts: Iterable[str] | None = None,
+    allowed_origins: Iterable[str] | None = None,
+    event_store: EventStore | None = None,
+    resumable: bool = True,
+    get_stream: bool = True,
+    session_idle_timeout: float | None = 1800.0,
+    max_sessions: int = 10_000,
+    max_body_size: int = 4 * 1024 * 1024,
+    body_timeout: float = BODY_TIMEOUT,
+    retry_ms: int = 1000,
+    sse_ping_interval: float | None = 15.0,
+    session_owner: Callable[[dict[str, str]], str | None] | None = None,
+    legacy_sse: bool = False,
+) -> StreamableHTTPApp:
+    """An ASGI application serving ``server`` over Streamable HTTP at ``path``.
+
+    Args:
+        server: anything with ``create_session(transport) -> ServerSession``
+            (an :class:`mcpkit.Server`).
+        options: all of the settings below as one :class:`HTTPAppOptions` (then the
+            keywords must be left out).
+        path: the MCP endpoint (None: answer on any path, e.g. when mounted).
+        json_response: answer each request with one JSON body instead of an SSE stream
+            (then notifications tied to a request go on the GET stream).
+        stateless: no sessions: each POST is served by a fresh session; no GET/DELETE.
+        allowed_hosts: accepted ``Host`` values (``host`` or ``host:port``; ``"*"`` for any).
+            Default: loopback names only (DNS-rebinding protection).
+        allowed_origins: accepted ``Origin`` values (``scheme://host[:port|:*]``; ``"*"``).
+            Default: the allowed hosts over http and https, any port.
+        event_store: where events are kept for resumption (default: bounded, in memory).
+        resumable: give events ids and keep them for ``Last-Event-ID`` replay.
+        get_stream: offer the standalone GET stream (else GET answers 405).
+        session_idle_timeout: seconds without traffic after which a session ends
+            (None: never; sessions then end only by DELETE or the cap).
+        max_sessions: sessions held at once; the least recently active idle one is
+            dropped to make room, and new ones get 503 when all are busy.
+        max_body_size: largest POST body accepted (413 above).
+        body_timeout: seconds a POST body may take to arrive in full (408 after).
+        retry_ms: the SSE ``retry`` sent to clients (reconnection delay).
+        sse_ping_interval: comment lines sent on idle GET streams to detect dead peers.
+        session_owner: ``fn(request headers) -> user identity``: binds each session to the
+            user who created it (e.g. the subject of the bearer token); another user's
+            requests with that session id get 404, as for an unknown session.
+        legacy_sse: also serve the 2024-11-05 HTTP+SSE transport (``GET /sse``,
+            ``POST /messages/``) beside the endpoint, for old clients.
+
+    Example::
+
+        app = create_http_app(server, json_response=True)
+        # uvicorn.run(app, host="127.0.0.1", port=8000)
+    """
+    built = HTTPAppOptions(
+        path=path,
+        json_response=json_response,
+        stateless=stateless,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+        event_store=event_store,
+        resumable=resumable,
+        get_stream=get_stream,
+        session_idle_timeout=session_idle_timeout,
+        max_sessions=max_sessions,
+        max_body_size=max_body_size,
+        body_timeout=body_timeout,
+        retry_ms=retry_ms,
+        sse_ping_interval=sse_ping_interval,
+        session_owner=session_owner,
+        legacy_sse=legacy_sse,
+    )
+    if options is None:
+        return StreamableHTTPApp(server, built)
+    defaults = HTTPAppOptions()
+    changed = [
+        f.name
+        for f in dataclasses.fields(HTTPAppOptions)
+        if getattr(built, f.name) != getattr(defaults, f.name)
+    ]
+    if changed:
+        raise TypeError(f"pass either options= or keywords, not both (got {', '.join(changed)})")
+    return StreamableHTTPApp(server, options)
+
+
+async def close_sse_stream(ctx: Any, *, retry_ms: int | None = None) -> bool:
+    """From a request handler: end the HTTP connection of this request's SSE stream.
+
+    The request goes on; its later messages (and result) are kept, and the client
+    reconnects after ``retry_ms`` with ``GET`` + ``Last-Event-ID`` to get them (SSE
+    polling). Returns False where that is not possible (not HTTP, JSON responses, no event
+    store).
+    """
+    transport = getattr(getattr(getattr(ctx, "session", None), "engine", None), "transport", None)
+    if not isinstance(transport, HTTPServerTransport):
+        return False
+    return await transport.close_stream_connection(ctx.request_id, retry_ms)
+
+
+__all__ = ["HTTPAppOptions", "StreamableHTTPApp", "close_sse_stream", "create_http_app"]

@@ -1,0 +1,271 @@
+"""The protocol handlers of a :class:`~mcpkit.Server`: one method per MCP request it serves.
+
+Each reads the request's params, finds what it names in the server's
+:class:`~mcpkit._server._registry.Registry` and runs it with a :class:`Context`. The
+handler table goes to every session the server creates.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from .._exceptions import InvalidParams, MethodNotFound, ProtocolError
+from .._session._base import RequestContext, RequestHandlerFn
+from ._context import Context
+from ._logging import LEVELS, current_context
+from ._resources import not_found
+from ._util import make_caller, to_wire
+
+if TYPE_CHECKING:
+    from ._server import Server
+    from ._session import BoundSession
+
+logger = logging.getLogger("mcpkit.server")
+
+#: Most values a completion answer may carry (the spec's limit).
+MAX_COMPLETIONS = 100
+
+
+def uri_param(params: dict[str, Any] | None) -> str:
+    """The request's ``uri``; -32602 unless it is a non-empty string."""
+    uri = params.get("uri") if params else None
+    if not isinstance(uri, str) or not uri:
+        raise InvalidParams(message="Invalid params: 'uri' must be a non-empty string")
+    return uri
+
+
+class Handlers:
+    """The request handlers of one server (``table()`` maps methods to them)."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.registry = server.registry
+
+    def table(self) -> dict[str, RequestHandlerFn]:
+        """Method -> handler, for every request this server serves."""
+        tasks = self.server.tasks_manager
+        return {
+            "tools/list": self.tools_list,
+            "tools/call": self.tools_call,
+            "resources/list": self.resources_list,
+            "resources/templates/list": self.templates_list,
+            "resources/read": self.resources_read,
+            "resources/subscribe": self.subscribe,
+            "resources/unsubscribe": self.unsubscribe,
+            "prompts/list": self.prompts_list,
+            "prompts/get": self.prompts_get,
+            "completion/complete": self.complete,
+            "logging/setLevel": self.set_level,
+            "tasks/get": tasks.h_get,
+            "tasks/result": tasks.h_result,
+            "tasks/list": tasks.h_list,
+            "tasks/cancel": tasks.h_cancel,
+        }
+
+    async def tools_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
+        return self.registry.page("tools", params)
+
+    async def tools_call(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
+        if params is None:
+            raise InvalidParams(message="Invalid params: tools/call needs 'name'")
+        name = params.get("name")
+        tool = self.registry.tools.get(name) if type(name) is str else None
+        if tool is None:
+            if type(name) is not str:
+                raise InvalidParams(message="Invalid params: 'name' must be a string")
+            raise InvalidParams(message=f"Unknown tool: {name}", data={"name": name})
+        args = params.get("arguments")
+        if args is None:
+            args = {}
+        elif type(args) is not dict:
+            raise InvalidParams(message="Invalid params: 'arguments' must be an object")
+        support = tool.task_support
+        if support is not None and support != "forbidden":
+            task = params.get("task")
+            if task is not None:
+                return await self.server.tasks_manager.create_tool_task(rc, tool, args, task)
+            if support == "required":
+                raise MethodNotFound(
+                    message=f"Method not found: tool {name!r} must be called as a task",
+                    data={"name": name, "taskSupport": "required"},
+                )
+        elif "task" in params and "tasks" in rc.session.capabilities:
+            raise MethodNotFound(
+                message=f"Method not found: tool {name!r} does not support task execution",
+                data={"name": name, "taskSupport": "forbidden"},
+            )
+        if tool.context_param is None and not self.server.bridges_logging:
+            return await tool.call(args, None)
+        ctx = Context(self.server, rc, rc.session)
+        token = current_context.set(ctx)
+        try:
+            return await tool.call(args, ctx)
+        finally:
+            current_context.reset(token)
+
+    async def resources_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
+        return self.registry.page("resources", params)
+
+    async def templates_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
+        result = self.registry.page("templates", params)
+        result["resourceTemplates"] = result.pop("templates")
+        return result
+
+    async def resources_read(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
+        uri = uri_param(params)
+        ctx = Context(self.server, rc, rc.session)
+        token = current_context.set(ctx)
+        try:
+            return {
+                "contents": await self.registry.read(uri, ctx, mask_errors=self.server.mask_errors)
+            }
+        finally:
+            current_context.reset(token)
+
+    async def subscribe(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
+        uri = uri_param(params)
+        if not self.registry.resolves(uri):
+            raise not_found(uri)
+        rc.session.subscriptions.add(uri)
+        return {}
+
+    async def unsubscribe(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
+        uri = uri_param(params)
+        rc.session.subscriptions.discard(uri)
+        return {}
+
+    async def prompts_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
+        return self.registry.page("prompts", params)
+
+    async def prompts_get(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
+        name = params.get("name") if params else None
+        if not isinstance(name, str):
+            raise InvalidParams(message="Invalid params: 'name' must be a string")
+        prompt = self.registry.prompts.get(name)
+        if prompt is None:
+            raise InvalidParams(message=f"Unknown prompt: {name}", data={"name": name})
+        args = params.get("arguments") if params else None
+        if args is None:
+            args = {}
+        elif not isinstance(args, dict) or not all(isinstance(v, str) for v in args.values()):
+            raise InvalidParams(message="Invalid params: 'arguments' must be an object of strings")
+        ctx = Context(self.server, rc, rc.session)
+        token = current_context.set(ctx)
+        try:
+            return await prompt.get(args, ctx)
+        except ProtocolError:
+            raise
+        except (Exception, SystemExit) as e:
+            logger.exception("prompt %r failed", name)
+            detail = "" if self.server.mask_errors else f": {type(e).__name__}: {e}"
+            raise ProtocolError(message=f"Error rendering prompt {name}{detail}") from e
+        finally:
+            current_context.reset(token)
+
+    async def complete(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
+        from ..types import CompleteRequestParams
+
+        if params is None:
+            raise InvalidParams(
+                message="Invalid params: completion/complete needs 'ref' and 'argument'"
+            )
+        try:
+            req = CompleteRequestParams.model_validate(params)
+        except Exception as e:
+            raise InvalidParams(message=f"Invalid params: {short(e)}") from e
+        ref = req.ref
+        arg_name = req.argument.name
+        if ref.type == "ref/prompt":
+            prompt = self.registry.prompts.get(ref.name)
+            if prompt is None:
+                raise InvalidParams(message=f"Unknown prompt: {ref.name}", data={"name": ref.name})
+            if arg_name not in prompt.info.params:
+                raise InvalidParams(message=f"Prompt {ref.name!r} has no argument {arg_name!r}")
+        else:
+            template = self.registry.templates.get(ref.uri)
+            if template is None:
+                if ref.uri in self.registry.resources:
+                    return {"completion": {"values": []}}
+                raise InvalidParams(
+                    message=f"Unknown resource template: {ref.uri}", data={"uri": ref.uri}
+                )
+            if arg_name not in template.matcher.variables:
+                raise InvalidParams(message=f"Template {ref.uri!r} has no variable {arg_name!r}")
+        fn = self.registry.completion
+        if fn is None:
+            return {"completion": {"values": []}}
+        kwargs: dict[str, Any] = {}
+        if self.registry.completion_ctx is not None:
+            kwargs[self.registry.completion_ctx] = Context(self.server, rc, rc.session)
+        call = make_caller(functools.partial(fn, ref, req.argument, req.context))
+        try:
+            value = await call(kwargs)
+        except ProtocolError:
+            raise
+        except (Exception, SystemExit) as e:
+            logger.exception("completion function failed")
+            detail = "" if self.server.mask_errors else f": {type(e).__name__}: {e}"
+            raise ProtocolError(message=f"Error completing {arg_name!r}{detail}") from e
+        return {"completion": completion_of(value)}
+
+    async def set_level(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
+        level = params.get("level") if params else None
+        if not isinstance(level, str) or level not in LEVELS:
+            raise InvalidParams(
+                message=f"Invalid params: unknown log level {level!r} (one of {', '.join(LEVELS)})",
+            )
+        rc.session.log_threshold = LEVELS[level]
+        return {}
+
+    async def roots_list_changed(
+        self, session: BoundSession, params: dict[str, Any] | None
+    ) -> None:
+        # Notification handlers run on the reader; the hooks may call the client (list_roots),
+        # whose answer that reader must be free to receive.
+        if self.server.roots_hooks:
+            session.spawn(self._run_roots_hooks, session)
+
+    async def _run_roots_hooks(self, session: BoundSession) -> None:
+        for fn in self.server.roots_hooks:
+            await self._run_hook(fn, session)
+
+    async def _run_hook(self, fn: Callable[..., Any], session: BoundSession) -> None:
+        try:
+            result = fn(Context(self.server, None, session))
+            if inspect.isawaitable(result):
+                await result
+        except Exception:
+            logger.exception("roots-changed hook %r failed", fn)
+
+
+def completion_of(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {"values": []}
+    wire = to_wire(value)
+    if isinstance(wire, dict):
+        if "completion" in wire:
+            wire = wire["completion"]
+        values = list(wire.get("values") or [])
+        out = dict(wire)
+        if len(values) > MAX_COMPLETIONS:
+            out["values"] = values[:MAX_COMPLETIONS]
+            out.setdefault("total", len(values))
+            out["hasMore"] = True
+        return out
+    if isinstance(wire, Iterable) and not isinstance(wire, (str, bytes)):
+        values = [str(v) for v in wire]
+        out = {"values": values[:MAX_COMPLETIONS], "total": len(values)}
+        out["hasMore"] = len(values) > MAX_COMPLETIONS
+        return out
+    raise TypeError(
+        f"a completion function returns a list of strings or a Completion, not {type(value).__name__}"
+    )
+
+
+def short(e: Exception) -> str:
+    text = str(e)
+    return text.splitlines()[0] if text else type(e).__name__

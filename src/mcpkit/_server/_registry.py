@@ -1,0 +1,132 @@
+"""What a :class:`~mcpkit.Server` serves: its tools, resources, templates and prompts.
+
+The registry holds the definitions and the cached list pages, resolves and reads resources;
+it knows nothing of sessions or the protocol (the server's handlers and facade use it).
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .._exceptions import InvalidParams, MCPError, ProtocolError
+from ._prompts import PromptDef
+from ._resources import ResourceDef, TemplateDef, not_found, read_error
+from ._tools import ToolDef
+
+if TYPE_CHECKING:
+    from ._context import Context
+
+logger = logging.getLogger("mcpkit.server")
+
+
+class Registry:
+    """The definitions a server serves, and their list pages (built once per change).
+
+    Args:
+        page_size: items per page of the ``*/list`` answers (None: one page).
+    """
+
+    def __init__(self, page_size: int | None) -> None:
+        if page_size is not None and page_size < 1:
+            raise ValueError("page_size must be at least 1 (or None for no pagination)")
+        self.page_size = page_size
+        self.tools: dict[str, ToolDef] = {}
+        self.resources: dict[str, ResourceDef] = {}
+        self.templates: dict[str, TemplateDef] = {}
+        self.prompts: dict[str, PromptDef] = {}
+        #: The completion function and the name of its Context parameter, if any.
+        self.completion: Callable[..., Any] | None = None
+        self.completion_ctx: str | None = None
+        self._lists: dict[str, list[dict[str, Any]]] = {}
+
+    def has_task_tools(self) -> bool:
+        """True when a tool may run as a task (the server then declares ``tasks``)."""
+        return any(t.task_support in ("optional", "required") for t in self.tools.values())
+
+    def invalidate(self, kind: str) -> None:
+        """Forget the cached pages of ``kind`` (``tools``, ``resources``, ``prompts``)."""
+        self._lists.pop(kind, None)
+        if kind == "resources":
+            self._lists.pop("templates", None)
+
+    def page(self, kind: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        """The page of ``kind`` that ``params["cursor"]`` asks for, with ``nextCursor``."""
+        items = self._lists.get(kind)
+        if items is None:
+            items = self._lists[kind] = self._definitions(kind)
+        start = 0
+        cursor = params.get("cursor") if params else None
+        if cursor is not None:
+            start = decode_cursor(kind, cursor)
+        size = self.page_size
+        if size is None:
+            return {kind: items[start:] if start else items}
+        end = start + size
+        result: dict[str, Any] = {kind: items[start:end]}
+        if end < len(items):
+            result["nextCursor"] = encode_cursor(kind, end)
+        return result
+
+    def _definitions(self, kind: str) -> list[dict[str, Any]]:
+        table: dict[str, dict[str, Any]] = {
+            "tools": self.tools,
+            "resources": self.resources,
+            "templates": self.templates,
+            "prompts": self.prompts,
+        }
+        defs = table[kind].values()
+        return [d.definition for d in defs]
+
+    def resolves(self, uri: str) -> bool:
+        """True when ``uri`` names a resource, directly or through a template."""
+        return uri in self.resources or any(
+            t.match(uri) is not None for t in self.templates.values()
+        )
+
+    async def read(self, uri: str, ctx: Context | None, *, mask_errors: bool) -> list[Any]:
+        """The contents of resource ``uri``; a failure is a protocol error for the caller."""
+        try:
+            resource = self.resources.get(uri)
+            if resource is not None:
+                return await resource.read(ctx)
+            for template in self.templates.values():
+                variables = template.match(uri)
+                if variables is not None:
+                    return await template.read(uri, variables, ctx)
+        except ProtocolError:
+            raise
+        except (Exception, SystemExit) as e:
+            if not isinstance(e, MCPError):
+                logger.exception("reading resource %r failed", uri)
+            if not mask_errors and not isinstance(e, MCPError):
+                raise ProtocolError(
+                    message=f"Error reading resource {uri}: {type(e).__name__}: {e}"
+                ) from e
+            raise read_error(uri, e) from e
+        raise not_found(uri)
+
+
+def encode_cursor(kind: str, offset: int) -> str:
+    """An opaque cursor for the page of ``kind`` starting at ``offset``."""
+    return base64.urlsafe_b64encode(f"{kind}:{offset}".encode()).decode("ascii")
+
+
+def decode_cursor(kind: str, cursor: Any) -> int:
+    """The offset in ``cursor``; -32602 when it is not one of ours for ``kind``."""
+    bad = InvalidParams(
+        message=f"Invalid params: invalid cursor {cursor!r}", data={"cursor": cursor}
+    )
+    if not isinstance(cursor, str) or len(cursor) > 64:
+        raise bad
+    try:
+        text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
+        prefix, _, num = text.partition(":")
+        offset = int(num)
+    except (ValueError, UnicodeError):
+        raise bad from None
+    if prefix != kind or offset < 0 or str(offset) != num:
+        raise bad
+    return offset
