@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import inspect
 import logging
 import os
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -19,25 +18,16 @@ from pydantic import ValidationError as PydanticValidationError
 from .._exceptions import (
     CapabilityError,
     ConnectionClosed,
-    InternalError,
-    InvalidParams,
     InvalidResponse,
     MCPError,
     ProtocolError,
     TransportError,
     URLElicitationRequired,
 )
-from .._session._base import RequestContext
 from .._session._client import ClientSession
 from ..types import (
     CallToolResult,
     CompleteResult,
-    CreateMessageRequestParams,
-    CreateMessageResult,
-    ElicitationCompleteNotificationParams,
-    ElicitRequestFormParams,
-    ElicitRequestURLParams,
-    ElicitResult,
     GetPromptResult,
     Implementation,
     InitializeResult,
@@ -45,28 +35,35 @@ from ..types import (
     ListResourcesResult,
     ListResourceTemplatesResult,
     ListToolsResult,
-    LoggingMessageNotificationParams,
-    ProgressNotificationParams,
     Prompt,
     PromptReference,
     ReadResourceResult,
     Resource,
     ResourceTemplate,
     ResourceTemplateReference,
-    ResourceUpdatedNotificationParams,
     Root,
     ServerCapabilities,
     Task,
     Tool,
 )
 from ..types._revisions import LATEST_PROTOCOL_VERSION
-from ._elicitation import apply_defaults, check_answer
+from ._callbacks import (
+    ElicitationCompleteHandler,
+    ElicitationHandler,
+    ListChangedHandler,
+    LoggingHandler,
+    ProgressHandler,
+    ResourceUpdatedHandler,
+    SamplingHandler,
+    URLElicitationHandler,
+    call_back,
+)
+from ._inbound import Inbound
 from ._jsonschema import schema_errors
-from ._targets import describe, open_target
+from ._targets import HTTPTarget, StdioTarget, as_target, describe, open_target
 from ._tasks import TaskHandle, TaskReceiver, parse_task
 
 logger = logging.getLogger("mcpkit.client")
-server_log = logging.getLogger("mcpkit.client.server_log")
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -125,17 +122,6 @@ def _package_version() -> str:
     return __version__
 
 
-async def _call(fn: Callable[..., Any], *args: Any) -> Any:
-    """Run a user callback: coroutine functions are awaited, plain functions run in a thread
-    (so one that blocks, e.g. on ``input()``, cannot stall the connection)."""
-    if inspect.iscoroutinefunction(fn):
-        return await fn(*args)
-    result = await anyio.to_thread.run_sync(lambda: fn(*args))
-    if inspect.isawaitable(result):
-        result = await result
-    return result
-
-
 def _parse(model: type[M], data: Any, what: str) -> M:
     """Validate a peer's result; a malformed one is an :class:`InvalidResponse`."""
     try:
@@ -178,42 +164,17 @@ def to_root(value: RootLike) -> Root:
     return root
 
 
-class ServerRequestContext:
-    """What a sampling, elicitation or roots callback knows about the request it answers.
-
-    ``client`` is the :class:`Client` the request came in on (``client.server_info`` says
-    which server asks, which the user must be shown); ``name`` is its name in a
-    :class:`ClientGroup` (else the server's own name).
-    """
-
-    __slots__ = ("_ctx", "client", "name")
-
-    def __init__(self, client: Client, ctx: RequestContext | None) -> None:
-        self.client = client
-        self._ctx = ctx
-        self.name = client.name
-
-    @property
-    def request_id(self) -> str | int | None:
-        """The JSON-RPC id of the server's request (None for the elicitations of a -32042 error)."""
-        return self._ctx.request_id if self._ctx is not None else None
-
-    @property
-    def cancelled(self) -> bool:
-        """True once the server cancelled the request."""
-        return self._ctx.cancelled if self._ctx is not None else False
-
-
 class Client:
     """A connection to one MCP server; use it as ``async with``.
 
     ``target`` says where the server is:
 
-    * a command, as one string (split like a shell would) or an argv list: the server is
-      started as a subprocess and spoken to over stdio (``env``, ``cwd``; only a safe subset
-      of our environment is inherited unless ``inherit_env``);
-    * an ``http://``/``https://`` URL: Streamable HTTP, falling back to the legacy HTTP+SSE
-      transport (``headers``, ``auth``);
+    * :func:`mcpkit.stdio` ``(command, env=, cwd=, inherit_env=, on_stderr=)``: started as a
+      subprocess and spoken to over stdio; a command string (split like a shell would) or an
+      argv list is the same with ``env``, ``cwd``, ... given to ``Client`` (only a safe
+      subset of our environment is inherited unless ``inherit_env``);
+    * :func:`mcpkit.http` ``(url, headers=, auth=)``: Streamable HTTP, falling back to the
+      legacy HTTP+SSE transport; an ``http://``/``https://`` URL string is the same;
     * a server object with ``create_session(transport)`` (an :class:`mcpkit.Server`): run in
       this process over an in-memory pipe;
     * a transport object: used as it is.
@@ -277,28 +238,47 @@ class Client:
         timeout: float | None = DEFAULT_TIMEOUT,
         max_timeout: float | None = DEFAULT_MAX_TIMEOUT,
         init_timeout: float = DEFAULT_INIT_TIMEOUT,
-        sampling_handler: Callable[..., Any] | None = None,
+        sampling_handler: SamplingHandler | None = None,
         sampling_tools: bool = False,
-        elicitation_handler: Callable[..., Any] | None = None,
-        url_elicitation_handler: Callable[..., Any] | None = None,
-        elicitation_complete_handler: Callable[..., Any] | None = None,
+        elicitation_handler: ElicitationHandler | None = None,
+        url_elicitation_handler: URLElicitationHandler | None = None,
+        elicitation_complete_handler: ElicitationCompleteHandler | None = None,
         elicitation_defaults: bool = True,
         roots: RootsSource | None = None,
-        logging_handler: Callable[..., Any] | None = None,
-        progress_handler: Callable[..., Any] | None = None,
-        resource_updated_handler: Callable[..., Any] | None = None,
-        list_changed_handler: Callable[..., Any] | None = None,
+        logging_handler: LoggingHandler | None = None,
+        progress_handler: ProgressHandler | None = None,
+        resource_updated_handler: ResourceUpdatedHandler | None = None,
+        list_changed_handler: ListChangedHandler | None = None,
         validate_output: bool = True,
         accept_tasks: bool = False,
     ) -> None:
         self.target = target
         self.name = name
-        self._env = env
-        self._cwd = cwd
-        self._inherit_env = inherit_env
-        self._on_stderr = on_stderr
-        self._headers = headers
-        self._auth = auth
+        sugar = {
+            "env": env,
+            "cwd": cwd,
+            "inherit_env": inherit_env or None,
+            "on_stderr": on_stderr,
+            "headers": headers,
+            "auth": auth,
+        }
+        if isinstance(target, (StdioTarget, HTTPTarget)) and any(
+            v is not None for v in sugar.values()
+        ):
+            given = ", ".join(k for k, v in sugar.items() if v is not None)
+            raise TypeError(f"give {given} to stdio(...) or http(...), not to Client")
+        #: Where the server is: a :class:`StdioTarget`, an :class:`HTTPTarget`, a server
+        #: object or a transport (strings and argv lists become a target here).
+        self._target = as_target(
+            target,
+            env=env,
+            inherit_env=inherit_env,
+            cwd=cwd,
+            on_stderr=on_stderr,
+            headers=headers,
+            auth=auth,
+            timeout=timeout,
+        )
         info = _wire(client_info) if client_info is not None else None
         self.client_info: dict[str, Any] = (
             dict(info) if info else {"name": "mcpkit", "version": _package_version()}
@@ -307,20 +287,24 @@ class Client:
         self.timeout = timeout
         self.max_timeout = max_timeout
         self.init_timeout = init_timeout
-        self._sampling_handler = sampling_handler
-        self._sampling_tools = sampling_tools
-        self._elicitation_handler = elicitation_handler
-        self._url_elicitation_handler = url_elicitation_handler
-        self._elicitation_complete_handler = elicitation_complete_handler
-        self._elicitation_defaults = elicitation_defaults
         self._roots: RootsSource | None = None
         self._has_roots = roots is not None
         if roots is not None:
             self._roots = roots if callable(roots) else [to_root(r) for r in roots]
-        self._logging_handler = logging_handler
-        self._progress_handler = progress_handler
-        self._resource_updated_handler = resource_updated_handler
-        self._list_changed_handler = list_changed_handler
+        #: The callbacks, and the handlers that hand them what the server sends.
+        self._inbound = Inbound(
+            self,
+            sampling_handler=sampling_handler,
+            sampling_tools=sampling_tools,
+            elicitation_handler=elicitation_handler,
+            url_elicitation_handler=url_elicitation_handler,
+            elicitation_complete_handler=elicitation_complete_handler,
+            elicitation_defaults=elicitation_defaults,
+            logging_handler=logging_handler,
+            progress_handler=progress_handler,
+            resource_updated_handler=resource_updated_handler,
+            list_changed_handler=list_changed_handler,
+        )
         self.validate_output = validate_output
 
         self._stack: AsyncExitStack | None = None
@@ -336,7 +320,6 @@ class Client:
         }
         self._output_schemas: dict[str, dict[str, Any] | None] | None = None
         self._schema_fetch: anyio.Lock | None = None
-        self._url_elicitations: set[str] = set()
         self._task_handles: dict[str, TaskHandle] = {}
         #: Serves task-augmented sampling/elicitation requests when ``accept_tasks``.
         self._task_receiver = TaskReceiver(self) if accept_tasks else None
@@ -345,27 +328,7 @@ class Client:
 
     def capabilities(self) -> dict[str, Any]:
         """The client capabilities declared at ``initialize``: exactly what has a callback."""
-        caps: dict[str, Any] = {}
-        if self._sampling_handler is not None:
-            caps["sampling"] = {"tools": {}} if self._sampling_tools else {}
-        modes: dict[str, Any] = {}
-        if self._elicitation_handler is not None:
-            modes["form"] = {}
-        if self._url_elicitation_handler is not None:
-            modes["url"] = {}
-        if modes:
-            caps["elicitation"] = modes
-        if self._has_roots:
-            caps["roots"] = {"listChanged": True}
-        if self._task_receiver is not None:
-            requests: dict[str, Any] = {}
-            if "sampling" in caps:
-                requests["sampling"] = {"createMessage": {}}
-            if "elicitation" in caps:
-                requests["elicitation"] = {"create": {}}
-            if requests:
-                caps["tasks"] = {"list": {}, "cancel": {}, "requests": requests}
-        return caps
+        return self._inbound.capabilities()
 
     async def __aenter__(self) -> Client:
         await self.connect()
@@ -390,23 +353,13 @@ class Client:
                 tg = await stack.enter_async_context(anyio.create_task_group())
                 stack.callback(tg.cancel_scope.cancel)
                 self._task_receiver.tg = tg
-            transport = await open_target(
-                stack,
-                self.target,
-                env=self._env,
-                inherit_env=self._inherit_env,
-                cwd=self._cwd,
-                on_stderr=self._on_stderr,
-                headers=self._headers,
-                auth=self._auth,
-                timeout=self.timeout,
-            )
+            transport = await open_target(stack, self._target)
             session = ClientSession(
                 transport,
                 client_info=self.client_info,
                 capabilities=self.capabilities(),
-                handlers=self._request_handlers(),
-                notification_handlers=self._notification_handlers(),
+                handlers=self._inbound.request_handlers(),
+                notification_handlers=self._inbound.notification_handlers(),
                 protocol_version=self._protocol_version,
             )
             await stack.enter_async_context(session)
@@ -414,12 +367,12 @@ class Client:
                 raw = await session.initialize(timeout=self.init_timeout)
             except ConnectionClosed as e:
                 raise ConnectionClosed(
-                    f"{describe(self.target)}: connection lost during initialize: {e}"
+                    f"{describe(self._target)}: connection lost during initialize: {e}"
                 ) from None
             except ProtocolError as e:
                 if _undeliverable(e):
                     raise TransportError(
-                        f"cannot reach {describe(self.target)}: {e.message}"
+                        f"cannot reach {describe(self._target)}: {e.message}"
                     ) from None
                 raise
             self._init = _parse(InitializeResult, raw, "initialize")
@@ -498,12 +451,12 @@ class Client:
         try:
             return await self._send(method, params, timeout, progress_handler)
         except URLElicitationRequired as e:
-            await self._url_elicitations_required(e)
+            await self._inbound.url_elicitations_required(e)
             raise
         except ProtocolError as e:
             if _undeliverable(e):
                 raise TransportError(
-                    f"{method}: cannot reach {describe(self.target)}: {e.message}"
+                    f"{method}: cannot reach {describe(self._target)}: {e.message}"
                 ) from None
             raise
 
@@ -517,7 +470,7 @@ class Client:
         session = self.session
         t = self.timeout if timeout is _DEFAULT else timeout
         if progress_handler is None:
-            if self._progress_handler is not None and method in _PROGRESS_METHODS:
+            if self._inbound.progress_handler is not None and method in _PROGRESS_METHODS:
                 # A client-wide progress handler asks for progress on every long request.
                 return await session.send_request(
                     method,
@@ -531,7 +484,7 @@ class Client:
             )
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            await _call(progress_handler, progress, total, message)
+            await call_back(progress_handler, progress, total, message)
 
         return await session.send_request(
             method,
@@ -944,232 +897,6 @@ class Client:
         if src is None:
             return []
         if callable(src):
-            got = await _call(src)
+            got = await call_back(src)
             return [to_root(r) for r in got]
         return list(src)  # type: ignore[arg-type]
-
-    # ------------------------------------------------------------------ incoming
-
-    def _request_handlers(
-        self,
-    ) -> dict[str, Callable[[RequestContext, dict[str, Any] | None], Awaitable[Any]]]:
-        handlers: dict[str, Callable[[RequestContext, dict[str, Any] | None], Awaitable[Any]]] = {}
-        if self._sampling_handler is not None:
-            handlers["sampling/createMessage"] = self._on_sampling
-        if self._elicitation_handler is not None or self._url_elicitation_handler is not None:
-            handlers["elicitation/create"] = self._on_elicitation
-        if self._has_roots:
-            handlers["roots/list"] = self._on_roots
-        rx = self._task_receiver
-        if rx is not None and handlers:
-            for method in ("sampling/createMessage", "elicitation/create"):
-                if method in handlers:
-                    handlers[method] = rx.wrap(handlers[method])
-            handlers["tasks/get"] = rx.h_get
-            handlers["tasks/result"] = rx.h_result
-            handlers["tasks/list"] = rx.h_list
-            handlers["tasks/cancel"] = rx.h_cancel
-        return handlers
-
-    async def _on_sampling(self, ctx: RequestContext, params: dict[str, Any] | None) -> Any:
-        try:
-            p = CreateMessageRequestParams.model_validate(params or {})
-        except PydanticValidationError as e:
-            raise InvalidParams(
-                message=f"invalid sampling/createMessage params: {_short(e)}"
-            ) from None
-        if (p.tools or p.tool_choice is not None) and not self._sampling_tools:
-            raise InvalidParams(
-                message="tool use in sampling was requested but the client did not declare sampling.tools"
-            )
-        for m in p.messages:
-            blocks = m.content if isinstance(m.content, list) else [m.content]
-            kinds = {getattr(b, "type", None) for b in blocks}
-            if "tool_result" in kinds and len(kinds) > 1:
-                raise InvalidParams(
-                    message="a message with tool results must contain only tool results"
-                )
-        assert self._sampling_handler is not None
-        result = await _call(self._sampling_handler, p, ServerRequestContext(self, ctx))
-        if isinstance(result, str):
-            result = {
-                "role": "assistant",
-                "content": {"type": "text", "text": result},
-                "model": "unknown",
-            }
-        if isinstance(result, Mapping):
-            try:
-                result = CreateMessageResult.model_validate(dict(result))
-            except PydanticValidationError as e:
-                raise InternalError(
-                    message=f"the sampling callback returned an invalid result: {_short(e)}"
-                ) from None
-        if not isinstance(result, CreateMessageResult):
-            raise InternalError(
-                message=f"the sampling callback returned {type(result).__name__}, not a CreateMessageResult"
-            )
-        return result.to_wire()
-
-    async def _on_elicitation(self, ctx: RequestContext, params: dict[str, Any] | None) -> Any:
-        params = params or {}
-        mode = params.get("mode", "form")
-        sctx = ServerRequestContext(self, ctx)
-        if mode == "url":
-            if self._url_elicitation_handler is None:
-                raise InvalidParams(message="URL-mode elicitation is not supported by this client")
-            try:
-                up = ElicitRequestURLParams.model_validate(params)
-            except PydanticValidationError as e:
-                raise InvalidParams(
-                    message=f"invalid elicitation/create params: {_short(e)}"
-                ) from None
-            result = await _call(self._url_elicitation_handler, up, sctx)
-            answer = self._elicit_result(result)
-            if answer.action == "accept":
-                self._url_elicitations.add(up.elicitation_id)
-            out = answer.to_wire()
-            out.pop("content", None)  # URL mode carries no content
-            return out
-        if mode != "form":
-            raise InvalidParams(message=f"unknown elicitation mode {mode!r}")
-        if self._elicitation_handler is None:
-            raise InvalidParams(message="form-mode elicitation is not supported by this client")
-        try:
-            fp = ElicitRequestFormParams.model_validate(params)
-        except PydanticValidationError as e:
-            raise InvalidParams(message=f"invalid elicitation/create params: {_short(e)}") from None
-        result = await _call(self._elicitation_handler, fp, sctx)
-        answer = self._elicit_result(result)
-        wire = answer.to_wire()
-        if answer.action == "accept":
-            schema = params.get("requestedSchema")
-            content = dict(wire.get("content") or {})
-            if self._elicitation_defaults:
-                content = apply_defaults(content, schema)
-            errors = check_answer(content, schema)
-            if errors:
-                raise InternalError(
-                    message="the elicitation answer does not match the requested schema: "
-                    + "; ".join(errors)
-                )
-            wire["content"] = content
-        else:
-            wire.pop("content", None)
-        return wire
-
-    @staticmethod
-    def _elicit_result(result: Any) -> ElicitResult:
-        if isinstance(result, ElicitResult):
-            return result
-        if isinstance(result, Mapping):
-            try:
-                return ElicitResult.model_validate(dict(result))
-            except PydanticValidationError as e:
-                raise InternalError(
-                    message=f"the elicitation callback returned an invalid result: {_short(e)}"
-                ) from None
-        raise InternalError(
-            message=f"the elicitation callback returned {type(result).__name__}, not an ElicitResult"
-        )
-
-    async def _url_elicitations_required(self, error: URLElicitationRequired) -> None:
-        # The server refused until the user completes these URL elicitations: show them
-        # through the URL callback (if any) so the user can act, then let the error go on
-        # (the caller retries once done; notifications/elicitation/complete tells when).
-        handler = self._url_elicitation_handler
-        if handler is None:
-            return
-        for item in error.elicitations:
-            try:
-                params = ElicitRequestURLParams.model_validate(item)
-            except PydanticValidationError as e:
-                logger.warning("ignored a malformed elicitation in a -32042 error: %s", _short(e))
-                continue
-            answer = self._elicit_result(
-                await _call(handler, params, ServerRequestContext(self, None))
-            )
-            if answer.action == "accept":
-                self._url_elicitations.add(params.elicitation_id)
-
-    async def _on_roots(self, ctx: RequestContext, params: dict[str, Any] | None) -> Any:
-        roots = await self._current_roots()
-        return {"roots": [r.to_wire() for r in roots]}
-
-    def _notification_handlers(
-        self,
-    ) -> dict[str, Callable[[dict[str, Any] | None], Awaitable[None]]]:
-        return {
-            "notifications/message": self._on_log,
-            "notifications/progress": self._on_progress,
-            "notifications/resources/updated": self._on_resource_updated,
-            "notifications/tools/list_changed": self._on_tools_changed,
-            "notifications/resources/list_changed": self._on_resources_changed,
-            "notifications/prompts/list_changed": self._on_prompts_changed,
-            "notifications/elicitation/complete": self._on_elicitation_complete,
-            "notifications/tasks/status": self._on_task_status,
-        }
-
-    @staticmethod
-    def _notification_params(
-        model: type[M], params: dict[str, Any] | None, method: str
-    ) -> M | None:
-        try:
-            return model.model_validate(params or {})
-        except PydanticValidationError as e:
-            logger.warning("dropped malformed %s from the server: %s", method, _short(e))
-            return None
-
-    async def _on_log(self, params: dict[str, Any] | None) -> None:
-        p = self._notification_params(
-            LoggingMessageNotificationParams, params, "notifications/message"
-        )
-        if p is None:
-            return
-        if self._logging_handler is not None:
-            await _call(self._logging_handler, p)
-        else:
-            server_log.log(
-                _LOG_LEVELS.get(p.level, logging.INFO),
-                "[%s] %s: %s",
-                self.name,
-                p.logger or "-",
-                p.data,
-            )
-
-    async def _on_progress(self, params: dict[str, Any] | None) -> None:
-        if self._progress_handler is None:
-            return
-        p = self._notification_params(ProgressNotificationParams, params, "notifications/progress")
-        if p is not None:
-            await _call(self._progress_handler, p)
-
-    async def _on_resource_updated(self, params: dict[str, Any] | None) -> None:
-        p = self._notification_params(
-            ResourceUpdatedNotificationParams, params, "notifications/resources/updated"
-        )
-        if p is not None and self._resource_updated_handler is not None:
-            await _call(self._resource_updated_handler, p)
-
-    async def _list_changed(self, kind: ListKind) -> None:
-        self._invalidate(kind)
-        if self._list_changed_handler is not None:
-            await _call(self._list_changed_handler, kind)
-
-    async def _on_tools_changed(self, params: dict[str, Any] | None) -> None:
-        await self._list_changed("tools")
-
-    async def _on_resources_changed(self, params: dict[str, Any] | None) -> None:
-        await self._list_changed("resources")
-
-    async def _on_prompts_changed(self, params: dict[str, Any] | None) -> None:
-        await self._list_changed("prompts")
-
-    async def _on_elicitation_complete(self, params: dict[str, Any] | None) -> None:
-        p = self._notification_params(
-            ElicitationCompleteNotificationParams, params, "notifications/elicitation/complete"
-        )
-        if p is None or p.elicitation_id not in self._url_elicitations:
-            return  # unknown or already completed: ignored, as the spec requires
-        self._url_elicitations.discard(p.elicitation_id)
-        if self._elicitation_complete_handler is not None:
-            await _call(self._elicitation_complete_handler, p)

@@ -1,4 +1,5 @@
-"""Turning what the user gave ``Client`` (a command, a URL, a server object) into a transport."""
+"""Where a :class:`~mcpkit.Client` finds its server: target objects, and turning what the user
+gave (a target, a command, a URL, a server object, a transport) into a transport."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +43,110 @@ def command_argv(target: str | Sequence[str | os.PathLike[str]]) -> list[str]:
     return argv
 
 
+Command = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+
+@dataclass(frozen=True)
+class StdioTarget:
+    """A server started as a subprocess and spoken to over stdio. Make one with :func:`stdio`."""
+
+    command: Command
+    env: Mapping[str, str] | None = None
+    cwd: str | os.PathLike[str] | None = None
+    inherit_env: bool = False
+    on_stderr: Callable[[str], None] | None = None
+
+    def argv(self) -> list[str]:
+        """The program and its arguments (a ``.py`` file runs with this Python)."""
+        cmd = self.command
+        # A Path is one program (spaces and all), never a command line to split.
+        return command_argv([cmd] if isinstance(cmd, os.PathLike) else cmd)
+
+    async def open(self, stack: AsyncExitStack) -> Transport:
+        """Start the server; it is shut down when ``stack`` closes."""
+        return await stack.enter_async_context(
+            spawn_stdio(
+                self.argv(),
+                env=self.env,
+                inherit_env=self.inherit_env,
+                cwd=self.cwd,
+                on_stderr=self.on_stderr,
+            )
+        )
+
+
+@dataclass(frozen=True)
+class HTTPTarget:
+    """A server at an ``http(s)://`` URL (Streamable HTTP, falling back to legacy HTTP+SSE).
+    Make one with :func:`http`."""
+
+    url: str
+    headers: Mapping[str, str] | None = None
+    auth: Any = None
+    timeout: float | None = None
+
+    async def open(self, stack: AsyncExitStack) -> Transport:
+        """Connect; the connection is closed (the session ended) when ``stack`` closes."""
+        from .._http import open_http
+
+        kw: dict[str, Any] = {"headers": dict(self.headers) if self.headers else None}
+        kw["auth"] = self.auth
+        if self.timeout is not None:
+            kw["timeout"] = self.timeout
+        transport: Transport = await stack.enter_async_context(open_http(self.url, **kw))
+        return transport
+
+
+def stdio(
+    command: Command,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    inherit_env: bool = False,
+    on_stderr: Callable[[str], None] | None = None,
+) -> StdioTarget:
+    """A server to start as a subprocess: ``Client(stdio("server.py", env={"TOKEN": t}))``.
+
+    ``command`` is one string (split like a shell would), an argv list, or a path. Only a safe
+    subset of our environment is passed on unless ``inherit_env``; ``env`` adds to it.
+    ``on_stderr`` gets each line the server writes to stderr (default: copied to ours).
+
+    Example::
+
+        async with Client(stdio(["python", "server.py", "--verbose"], cwd="srv")) as client:
+            print(await client.list_tools())
+    """
+    return StdioTarget(command, env, cwd, inherit_env, on_stderr)
+
+
+def http(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    auth: Any = None,
+    timeout: float | None = None,
+) -> HTTPTarget:
+    """A server at ``url``: ``Client(http("https://mcp.example.com/mcp", headers=...))``.
+
+    ``auth`` is an ``httpx2.Auth`` or a callable returning headers; ``timeout`` bounds
+    connecting and each read.
+
+    Example::
+
+        async with Client(http("http://127.0.0.1:8000/mcp", auth=lambda: {"authorization": t})) as c:
+            print(await c.list_tools())
+    """
+    if not is_url(url):
+        raise ValueError(f"not an http(s) URL: {url!r}")
+    return HTTPTarget(url, headers, auth, timeout)
+
+
 def describe(target: object) -> str:
     """A short human description of a target, for error messages."""
+    if isinstance(target, StdioTarget):
+        return shlex.join(target.argv())
+    if isinstance(target, HTTPTarget):
+        return target.url
     if isinstance(target, str):
         return target
     if isinstance(target, (list, tuple)):
@@ -50,8 +154,7 @@ def describe(target: object) -> str:
     return type(target).__name__
 
 
-async def open_target(
-    stack: AsyncExitStack,
+def as_target(
     target: object,
     *,
     env: Mapping[str, str] | None,
@@ -61,25 +164,22 @@ async def open_target(
     headers: Mapping[str, str] | None,
     auth: Any,
     timeout: float | None,
-) -> Transport:
-    """Open the transport for ``target``; everything it starts is closed by ``stack``."""
+) -> object:
+    """The target object for what the user gave ``Client`` (strings and lists are sugar)."""
     if is_url(target):
         assert isinstance(target, str)
-        from .._http import open_http
-
-        kw: dict[str, Any] = {"headers": dict(headers) if headers else None, "auth": auth}
-        if timeout is not None:
-            kw["timeout"] = timeout
-        transport: Transport = await stack.enter_async_context(open_http(target, **kw))
-        return transport
+        return HTTPTarget(target, headers, auth, timeout)
     if isinstance(target, (str, Path)) or (
         isinstance(target, (list, tuple)) and all(isinstance(a, (str, Path)) for a in target)
     ):
-        # A Path is one program (spaces and all), never a command line to split.
-        argv = command_argv([target] if isinstance(target, Path) else target)
-        return await stack.enter_async_context(
-            spawn_stdio(argv, env=env, inherit_env=inherit_env, cwd=cwd, on_stderr=on_stderr)
-        )
+        return StdioTarget(target, env, cwd, inherit_env, on_stderr)
+    return target
+
+
+async def open_target(stack: AsyncExitStack, target: object) -> Transport:
+    """Open the transport for ``target``; everything it starts is closed by ``stack``."""
+    if isinstance(target, (StdioTarget, HTTPTarget)):
+        return await target.open(stack)
     if callable(getattr(target, "create_session", None)):
         return await _in_memory(stack, target)
     if is_transport(target):
@@ -87,8 +187,9 @@ async def open_target(
         stack.push_async_callback(t.aclose)
         return t
     raise TypeError(
-        f"Client target must be a command (string or argv list), an http(s) URL, a server object "
-        f"with create_session(), or a transport; got {type(target).__name__}"
+        f"Client target must be stdio(...), http(...), a command (string or argv list), an "
+        f"http(s) URL, a server object with create_session(), or a transport; "
+        f"got {type(target).__name__}"
     )
 
 

@@ -169,6 +169,8 @@ class StdioClientTransport(LineTransport):
         self.process = process
         self._stderr_tail = stderr_tail
         self._argv = list(argv)
+        #: Set once the server's stderr reached its end (all of it is in the tail).
+        self.stderr_done = anyio.Event()
 
     async def receive(self) -> Incoming:
         try:
@@ -176,9 +178,11 @@ class StdioClientTransport(LineTransport):
         except anyio.EndOfStream:
             # stdout closing usually means the process is exiting: give it a moment so
             # the error can say how it ended.
-            if self.process.returncode is None:
-                with anyio.move_on_after(1):
+            with anyio.move_on_after(1):
+                if self.process.returncode is None:
                     await self.process.wait()
+                # And for its last stderr lines, which the error quotes.
+                await self.stderr_done.wait()
             raise
 
     @property
@@ -264,7 +268,7 @@ async def spawn_stdio(
     sink = on_stderr if on_stderr is not None else _copy_to_stderr
     transport = StdioClientTransport(process, tail, argv, max_message_size=max_message_size)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(_drain_stderr, process, sink, tail)
+        tg.start_soon(_drain_stderr, process, sink, tail, transport.stderr_done)
         try:
             yield transport
         finally:
@@ -278,7 +282,16 @@ def _copy_to_stderr(line: str) -> None:
     sys.stderr.write(line + "\n")
 
 
-async def _drain_stderr(process: Process, sink: Callable[[str], None], tail: deque[str]) -> None:
+async def _drain_stderr(
+    process: Process, sink: Callable[[str], None], tail: deque[str], done: anyio.Event
+) -> None:
+    try:
+        await _read_stderr(process, sink, tail)
+    finally:
+        done.set()
+
+
+async def _read_stderr(process: Process, sink: Callable[[str], None], tail: deque[str]) -> None:
     stream = process.stderr
     if stream is None:
         return

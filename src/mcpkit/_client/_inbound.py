@@ -1,0 +1,349 @@
+"""What a :class:`~mcpkit.Client` serves: the server's requests (sampling, elicitation, roots)
+and notifications (logs, progress, changes), each handed to the user's callback."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel
+from pydantic import ValidationError as PydanticValidationError
+
+from .._exceptions import InternalError, InvalidParams, URLElicitationRequired
+from .._session._base import RequestContext
+from ..types import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitationCompleteNotificationParams,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    LoggingMessageNotificationParams,
+    ProgressNotificationParams,
+    ResourceUpdatedNotificationParams,
+)
+from ._callbacks import (
+    ElicitationCompleteHandler,
+    ElicitationHandler,
+    ListChangedHandler,
+    ListKind,
+    LoggingHandler,
+    ProgressHandler,
+    ResourceUpdatedHandler,
+    SamplingHandler,
+    ServerRequestContext,
+    URLElicitationHandler,
+    call_back,
+)
+from ._elicitation import apply_defaults, check_answer
+
+if TYPE_CHECKING:
+    from ._client import Client
+
+M = TypeVar("M", bound=BaseModel)
+
+logger = logging.getLogger("mcpkit.client")
+#: Log records from servers, when no ``logging_handler`` is given.
+server_log = logging.getLogger("mcpkit.client.server_log")
+_LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+
+
+def _short(e: PydanticValidationError) -> str:
+    errs = e.errors()[:3]
+    parts = [f"{'.'.join(str(x) for x in err['loc']) or '$'}: {err['msg']}" for err in errs]
+    more = f" (+{e.error_count() - 3} more)" if e.error_count() > 3 else ""
+    return "; ".join(parts) + more
+
+
+class Inbound:
+    """The user's callbacks, and the handlers that validate what the server sends them.
+
+    Which callbacks are set decides the capabilities the client declares (:meth:`capabilities`).
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        sampling_handler: SamplingHandler | None,
+        sampling_tools: bool,
+        elicitation_handler: ElicitationHandler | None,
+        url_elicitation_handler: URLElicitationHandler | None,
+        elicitation_complete_handler: ElicitationCompleteHandler | None,
+        elicitation_defaults: bool,
+        logging_handler: LoggingHandler | None,
+        progress_handler: ProgressHandler | None,
+        resource_updated_handler: ResourceUpdatedHandler | None,
+        list_changed_handler: ListChangedHandler | None,
+    ) -> None:
+        self.client = client
+        self.sampling_handler = sampling_handler
+        self.sampling_tools = sampling_tools
+        self.elicitation_handler = elicitation_handler
+        self.url_elicitation_handler = url_elicitation_handler
+        self.elicitation_complete_handler = elicitation_complete_handler
+        self.elicitation_defaults = elicitation_defaults
+        self.logging_handler = logging_handler
+        self.progress_handler = progress_handler
+        self.resource_updated_handler = resource_updated_handler
+        self.list_changed_handler = list_changed_handler
+        #: URL elicitations the user accepted and the server has not reported complete.
+        self.url_elicitations: set[str] = set()
+
+    def capabilities(self) -> dict[str, Any]:
+        """The client capabilities declared at ``initialize``: exactly what has a callback."""
+        caps: dict[str, Any] = {}
+        if self.sampling_handler is not None:
+            caps["sampling"] = {"tools": {}} if self.sampling_tools else {}
+        modes: dict[str, Any] = {}
+        if self.elicitation_handler is not None:
+            modes["form"] = {}
+        if self.url_elicitation_handler is not None:
+            modes["url"] = {}
+        if modes:
+            caps["elicitation"] = modes
+        if self.client._has_roots:
+            caps["roots"] = {"listChanged": True}
+        if self.client._task_receiver is not None:
+            requests: dict[str, Any] = {}
+            if "sampling" in caps:
+                requests["sampling"] = {"createMessage": {}}
+            if "elicitation" in caps:
+                requests["elicitation"] = {"create": {}}
+            if requests:
+                caps["tasks"] = {"list": {}, "cancel": {}, "requests": requests}
+        return caps
+
+    def request_handlers(
+        self,
+    ) -> dict[str, Callable[[RequestContext, dict[str, Any] | None], Awaitable[Any]]]:
+        handlers: dict[str, Callable[[RequestContext, dict[str, Any] | None], Awaitable[Any]]] = {}
+        if self.sampling_handler is not None:
+            handlers["sampling/createMessage"] = self._on_sampling
+        if self.elicitation_handler is not None or self.url_elicitation_handler is not None:
+            handlers["elicitation/create"] = self._on_elicitation
+        if self.client._has_roots:
+            handlers["roots/list"] = self._on_roots
+        rx = self.client._task_receiver
+        if rx is not None and handlers:
+            for method in ("sampling/createMessage", "elicitation/create"):
+                if method in handlers:
+                    handlers[method] = rx.wrap(handlers[method])
+            handlers["tasks/get"] = rx.h_get
+            handlers["tasks/result"] = rx.h_result
+            handlers["tasks/list"] = rx.h_list
+            handlers["tasks/cancel"] = rx.h_cancel
+        return handlers
+
+    async def _on_sampling(self, ctx: RequestContext, params: dict[str, Any] | None) -> Any:
+        try:
+            p = CreateMessageRequestParams.model_validate(params or {})
+        except PydanticValidationError as e:
+            raise InvalidParams(
+                message=f"invalid sampling/createMessage params: {_short(e)}"
+            ) from None
+        if (p.tools or p.tool_choice is not None) and not self.sampling_tools:
+            raise InvalidParams(
+                message="tool use in sampling was requested but the client did not declare sampling.tools"
+            )
+        for m in p.messages:
+            blocks = m.content if isinstance(m.content, list) else [m.content]
+            kinds = {getattr(b, "type", None) for b in blocks}
+            if "tool_result" in kinds and len(kinds) > 1:
+                raise InvalidParams(
+                    message="a message with tool results must contain only tool results"
+                )
+        assert self.sampling_handler is not None
+        result = await call_back(self.sampling_handler, p, ServerRequestContext(self.client, ctx))
+        if isinstance(result, str):
+            result = {
+                "role": "assistant",
+                "content": {"type": "text", "text": result},
+                "model": "unknown",
+            }
+        if isinstance(result, Mapping):
+            try:
+                result = CreateMessageResult.model_validate(dict(result))
+            except PydanticValidationError as e:
+                raise InternalError(
+                    message=f"the sampling callback returned an invalid result: {_short(e)}"
+                ) from None
+        if not isinstance(result, CreateMessageResult):
+            raise InternalError(
+                message=f"the sampling callback returned {type(result).__name__}, not a CreateMessageResult"
+            )
+        return result.to_wire()
+
+    async def _on_elicitation(self, ctx: RequestContext, params: dict[str, Any] | None) -> Any:
+        params = params or {}
+        mode = params.get("mode", "form")
+        sctx = ServerRequestContext(self.client, ctx)
+        if mode == "url":
+            if self.url_elicitation_handler is None:
+                raise InvalidParams(message="URL-mode elicitation is not supported by this client")
+            try:
+                up = ElicitRequestURLParams.model_validate(params)
+            except PydanticValidationError as e:
+                raise InvalidParams(
+                    message=f"invalid elicitation/create params: {_short(e)}"
+                ) from None
+            result = await call_back(self.url_elicitation_handler, up, sctx)
+            answer = self._elicit_result(result)
+            if answer.action == "accept":
+                self.url_elicitations.add(up.elicitation_id)
+            out = answer.to_wire()
+            out.pop("content", None)  # URL mode carries no content
+            return out
+        if mode != "form":
+            raise InvalidParams(message=f"unknown elicitation mode {mode!r}")
+        if self.elicitation_handler is None:
+            raise InvalidParams(message="form-mode elicitation is not supported by this client")
+        try:
+            fp = ElicitRequestFormParams.model_validate(params)
+        except PydanticValidationError as e:
+            raise InvalidParams(message=f"invalid elicitation/create params: {_short(e)}") from None
+        result = await call_back(self.elicitation_handler, fp, sctx)
+        answer = self._elicit_result(result)
+        wire = answer.to_wire()
+        if answer.action == "accept":
+            schema = params.get("requestedSchema")
+            content = dict(wire.get("content") or {})
+            if self.elicitation_defaults:
+                content = apply_defaults(content, schema)
+            errors = check_answer(content, schema)
+            if errors:
+                raise InternalError(
+                    message="the elicitation answer does not match the requested schema: "
+                    + "; ".join(errors)
+                )
+            wire["content"] = content
+        else:
+            wire.pop("content", None)
+        return wire
+
+    @staticmethod
+    def _elicit_result(result: Any) -> ElicitResult:
+        if isinstance(result, ElicitResult):
+            return result
+        if isinstance(result, Mapping):
+            try:
+                return ElicitResult.model_validate(dict(result))
+            except PydanticValidationError as e:
+                raise InternalError(
+                    message=f"the elicitation callback returned an invalid result: {_short(e)}"
+                ) from None
+        raise InternalError(
+            message=f"the elicitation callback returned {type(result).__name__}, not an ElicitResult"
+        )
+
+    async def url_elicitations_required(self, error: URLElicitationRequired) -> None:
+        # The server refused until the user completes these URL elicitations: show them
+        # through the URL callback (if any) so the user can act, then let the error go on
+        # (the caller retries once done; notifications/elicitation/complete tells when).
+        handler = self.url_elicitation_handler
+        if handler is None:
+            return
+        for item in error.elicitations:
+            try:
+                params = ElicitRequestURLParams.model_validate(item)
+            except PydanticValidationError as e:
+                logger.warning("ignored a malformed elicitation in a -32042 error: %s", _short(e))
+                continue
+            answer = self._elicit_result(
+                await call_back(handler, params, ServerRequestContext(self.client, None))
+            )
+            if answer.action == "accept":
+                self.url_elicitations.add(params.elicitation_id)
+
+    async def _on_roots(self, ctx: RequestContext, params: dict[str, Any] | None) -> Any:
+        roots = await self.client._current_roots()
+        return {"roots": [r.to_wire() for r in roots]}
+
+    def notification_handlers(
+        self,
+    ) -> dict[str, Callable[[dict[str, Any] | None], Awaitable[None]]]:
+        return {
+            "notifications/message": self._on_log,
+            "notifications/progress": self._on_progress,
+            "notifications/resources/updated": self._on_resource_updated,
+            "notifications/tools/list_changed": self._on_tools_changed,
+            "notifications/resources/list_changed": self._on_resources_changed,
+            "notifications/prompts/list_changed": self._on_prompts_changed,
+            "notifications/elicitation/complete": self._on_elicitation_complete,
+            "notifications/tasks/status": self.client._on_task_status,
+        }
+
+    @staticmethod
+    def _notification_params(
+        model: type[M], params: dict[str, Any] | None, method: str
+    ) -> M | None:
+        try:
+            return model.model_validate(params or {})
+        except PydanticValidationError as e:
+            logger.warning("dropped malformed %s from the server: %s", method, _short(e))
+            return None
+
+    async def _on_log(self, params: dict[str, Any] | None) -> None:
+        p = self._notification_params(
+            LoggingMessageNotificationParams, params, "notifications/message"
+        )
+        if p is None:
+            return
+        if self.logging_handler is not None:
+            await call_back(self.logging_handler, p)
+        else:
+            server_log.log(
+                _LOG_LEVELS.get(p.level, logging.INFO),
+                "[%s] %s: %s",
+                self.client.name,
+                p.logger or "-",
+                p.data,
+            )
+
+    async def _on_progress(self, params: dict[str, Any] | None) -> None:
+        if self.progress_handler is None:
+            return
+        p = self._notification_params(ProgressNotificationParams, params, "notifications/progress")
+        if p is not None:
+            await call_back(self.progress_handler, p)
+
+    async def _on_resource_updated(self, params: dict[str, Any] | None) -> None:
+        p = self._notification_params(
+            ResourceUpdatedNotificationParams, params, "notifications/resources/updated"
+        )
+        if p is not None and self.resource_updated_handler is not None:
+            await call_back(self.resource_updated_handler, p)
+
+    async def _list_changed(self, kind: ListKind) -> None:
+        self.client._invalidate(kind)
+        if self.list_changed_handler is not None:
+            await call_back(self.list_changed_handler, kind)
+
+    async def _on_tools_changed(self, params: dict[str, Any] | None) -> None:
+        await self._list_changed("tools")
+
+    async def _on_resources_changed(self, params: dict[str, Any] | None) -> None:
+        await self._list_changed("resources")
+
+    async def _on_prompts_changed(self, params: dict[str, Any] | None) -> None:
+        await self._list_changed("prompts")
+
+    async def _on_elicitation_complete(self, params: dict[str, Any] | None) -> None:
+        p = self._notification_params(
+            ElicitationCompleteNotificationParams, params, "notifications/elicitation/complete"
+        )
+        if p is None or p.elicitation_id not in self.url_elicitations:
+            return  # unknown or already completed: ignored, as the spec requires
+        self.url_elicitations.discard(p.elicitation_id)
+        if self.elicitation_complete_handler is not None:
+            await call_back(self.elicitation_complete_handler, p)
