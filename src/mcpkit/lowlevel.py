@@ -42,11 +42,21 @@ if TYPE_CHECKING:
         SessionRegistry,
         StreamableHTTPApp,
     )
-    from ._http import open_http, open_sse, open_streamable_http
+    from ._http import (
+        ASGIClient,
+        HTTPClient,
+        HTTPResponse,
+        open_http,
+        open_sse,
+        open_streamable_http,
+    )
 
 #: Public names of this module, and where the lazily imported ones live (the HTTP client's
 #: and the HTTP app's modules load only when one of them is used).
 _LAZY = {
+    "ASGIClient": "_http",
+    "HTTPClient": "_http",
+    "HTTPResponse": "_http",
     "open_http": "_http",
     "open_sse": "_http",
     "open_streamable_http": "_http",
@@ -58,8 +68,11 @@ _LAZY = {
 }
 
 __all__ = [
+    "ASGIClient",
     "ClientSession",
     "HTTPAppOptions",
+    "HTTPClient",
+    "HTTPResponse",
     "IncomingRequest",
     "InvalidIncoming",
     "JSONRPCEngine",

@@ -84,6 +84,7 @@ class HTTPTarget:
     headers: Mapping[str, str] | None = None
     auth: Any = None
     timeout: float | None = None
+    http_client: Any = None
 
     async def open(self, stack: AsyncExitStack) -> Transport:
         """Connect; the connection is closed (the session ended) when ``stack`` closes."""
@@ -93,6 +94,8 @@ class HTTPTarget:
         kw["auth"] = self.auth
         if self.timeout is not None:
             kw["timeout"] = self.timeout
+        if self.http_client is not None:
+            kw["http_client"] = self.http_client
         transport: Transport = await stack.enter_async_context(open_http(self.url, **kw))
         return transport
 
@@ -125,11 +128,14 @@ def http(
     headers: Mapping[str, str] | None = None,
     auth: Any = None,
     timeout: float | None = None,
+    http_client: Any = None,
 ) -> HTTPTarget:
     """A server at ``url``: ``Client(http("https://mcp.example.com/mcp", headers=...))``.
 
     ``auth`` is an ``httpx2.Auth`` or a callable returning headers; ``timeout`` bounds
-    connecting and each read.
+    connecting and each read. ``http_client`` replaces our HTTP client: an
+    ``httpx2.AsyncClient`` of yours, or :class:`mcpkit.lowlevel.ASGIClient` to reach an ASGI
+    app in this process with no socket (tests).
 
     Example::
 
@@ -138,7 +144,7 @@ def http(
     """
     if not is_url(url):
         raise ValueError(f"not an http(s) URL: {url!r}")
-    return HTTPTarget(url, headers, auth, timeout)
+    return HTTPTarget(url, headers, auth, timeout, http_client)
 
 
 def describe(target: object) -> str:

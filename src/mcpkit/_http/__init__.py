@@ -14,8 +14,10 @@ For the client SDK (``mcpkit.Client(url)``):
 
 from typing import TYPE_CHECKING, Any
 
+from ._asgi_client import ASGIClient
 from ._errors import HTTPStatusFailure, SessionExpired
 from ._events import EventStore, InMemoryEventStore
+from ._interface import HTTPClient, HTTPResponse
 from ._transport import HTTPServerTransport
 from ._transport_sse import SSEServerTransport
 
@@ -50,7 +52,10 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "ASGIClient",
     "EventStore",
+    "HTTPClient",
+    "HTTPResponse",
     "HTTPServerTransport",
     "HTTPStatusFailure",
     "InMemoryEventStore",

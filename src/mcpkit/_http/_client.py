@@ -27,6 +27,7 @@ from .._transports._memory import receive_now, send_now
 from .._transports._stream import DEFAULT_MAX_MESSAGE_SIZE
 from ._errors import HTTPStatusFailure, SessionExpired
 from ._h11client import H11Client, HTTPError, HttpxAdapter
+from ._interface import HTTPClient, is_http_client
 from ._sse import MessageTooLarge, SSEParser
 
 logger = logging.getLogger("mcpkit.http.client")
@@ -43,8 +44,6 @@ _DRAIN_TIMEOUT = 0.5
 HeaderHook = Callable[[], Mapping[str, str] | Awaitable[Mapping[str, str]]]
 #: An ``httpx2.Auth``, a callable returning headers (sync or async), or None.
 AuthLike = Any
-#: What the transports talk HTTP through (:class:`H11Client` or :class:`HttpxAdapter`).
-HTTPClient = Any
 
 
 def _is_httpx_auth(auth: Any) -> bool:
@@ -759,6 +758,9 @@ def _client(
     auth: AuthLike, timeout: float, http_client: Any, ssl_context: ssl.SSLContext | None = None
 ) -> HTTPClient:
     if http_client is not None:
+        if is_http_client(http_client):
+            client: HTTPClient = http_client  # ours (e.g. ASGIClient): used as it is
+            return client
         return HttpxAdapter(http_client)
     if auth is not None and _is_httpx_auth(auth):
         import httpx2

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
@@ -92,7 +92,7 @@ class Response:
         self._closed = False
         self._body: bytes | None = None
 
-    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+    async def aiter_bytes(self) -> AsyncGenerator[bytes, None]:
         if self._body is not None:
             if self._body:
                 yield self._body
@@ -437,7 +437,7 @@ class _AdaptedResponse:
         self.reason_phrase: str = r.reason_phrase
         self.headers = r.headers
 
-    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+    async def aiter_bytes(self) -> AsyncGenerator[bytes, None]:
         try:
             async for chunk in self._r.aiter_bytes():
                 yield chunk
