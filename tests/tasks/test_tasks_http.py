@@ -139,6 +139,8 @@ def statuses_on_the_wire(recorder: WireRecorder) -> dict[str, list[str]]:
 )
 async def test_cancel_ttl_input_required_and_status_notifications_over_http() -> None:
     server = Server("http-tasks-2", task_poll_interval=20, max_task_ttl=30_000)
+    clock = [1_700_000_000.0]  # moved by the test: the TTL check below waits for nothing
+    server.tasks_manager.clock = lambda: clock[0]
     started, stopped = threading.Event(), threading.Event()
     asked, release = threading.Event(), threading.Event()
 
@@ -187,7 +189,7 @@ async def test_cancel_ttl_input_required_and_status_notifications_over_http() ->
             done = await client.call_tool_as_task("quick", ttl=1000)
             assert done.task.ttl == 1000
             assert (await done.result(timeout=10)).content[0].text == "quick"  # type: ignore[union-attr]
-            await anyio.sleep(1.2)
+            clock[0] += 1.001  # its ttl (1 s) is over; the others' (30 s) is not
             for method in ("tasks/get", "tasks/result"):
                 with pytest.raises(InvalidParams):
                     await client.send_request(method, {"taskId": done.task_id})

@@ -257,11 +257,15 @@ async def test_list_is_paginated() -> None:
 @pytest.mark.req("TASKS-TTL-IN-GET", "TASKS-MAX-TTL", "TASKS-CLEANUP-EXPIRED")
 async def test_ttl_expiry_purges_the_task() -> None:
     server, _ = make_server(max_task_ttl=60)
+    now = [1_700_000_000.0]
+    server.tasks_manager.clock = lambda: now[0]  # the test moves time; nothing waits
     with anyio.fail_after(10):
         async with served(server) as (client, _rec):
             handle = await client.call_tool_as_task("must", ttl=10_000_000)
             assert handle.task.ttl == 60  # the server caps what it grants
-            await anyio.sleep(0.1)
+            now[0] += 0.059
+            assert (await handle.status()).task_id == handle.task_id  # not yet expired
+            now[0] += 0.002
             with pytest.raises(InvalidParams):
                 await handle.status()
             assert await client.list_tasks() == []

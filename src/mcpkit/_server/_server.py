@@ -159,6 +159,7 @@ class Server:
             owner=settings.owner,
             page_size=page_size or 100,
             max_per_owner=settings.max_per_owner,
+            clock=settings.clock,
         )
         self._protocol = Handlers(self)
         self._handlers = self._protocol.table()

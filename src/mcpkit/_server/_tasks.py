@@ -192,6 +192,8 @@ class TaskSettings:
     owner: Callable[[Context], str | None] | None = None
     #: Live tasks one owner may have at once (None: no limit).
     max_per_owner: int | None = 100
+    #: The wall clock, in seconds (task timestamps and TTLs); tests give a clock they move.
+    clock: Callable[[], float] = time.time
 
 
 def _task_settings(tasks: TaskSettings | None, **legacy: Any) -> TaskSettings:
@@ -226,8 +228,11 @@ class TaskManager:
         page_size: int,
         max_per_owner: int | None = 100,
         sweep_interval: float = 60.0,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.server = server
+        #: Wall-clock seconds (task timestamps and TTLs); injectable, so tests need not wait.
+        self.clock = clock
         self.store: TaskStore = store if store is not None else MemoryTaskStore()
         self.default_ttl = default_ttl
         self.max_ttl = max_ttl
@@ -331,7 +336,7 @@ class TaskManager:
                 return None
             record.status = status
             record.status_message = message
-            record.last_updated_at = time.time()
+            record.last_updated_at = self.clock()
             if outcome is not None:
                 record.outcome = outcome
             await self.store.update(record)
@@ -368,7 +373,7 @@ class TaskManager:
     async def _purge(self, *, force: bool = False) -> None:
         # At most once a second on the request path: expired records are also filtered
         # out where they are read, so this only frees space.
-        now = time.time()
+        now = self.clock()
         if not force and now - self._last_purge < 1.0:
             return
         self._last_purge = now
@@ -386,7 +391,7 @@ class TaskManager:
         await self._purge()
         record = await self.store.get(task_id)
         # Someone else's task is reported exactly like a missing one: ids do not leak.
-        if record is None or record.owner != self._owner(rc) or record.expired(time.time()):
+        if record is None or record.owner != self._owner(rc) or record.expired(self.clock()):
             raise _not_found(task_id)
         live = self._live.get(task_id)
         if live is not None and live.session is not rc.session:
@@ -425,7 +430,7 @@ class TaskManager:
                     message=f"Too many tasks running ({running}); wait for some to finish",
                     data={"maxTasks": self.max_per_owner},
                 )
-        now = time.time()
+        now = self.clock()
         record = await self.store.create(
             TaskRecord(
                 task_id=str(uuid.uuid4()),
@@ -539,7 +544,7 @@ class TaskManager:
         records = await self.store.list_owned(self._owner(rc), after, self.page_size + 1)
         page = records[: self.page_size]
         more = len(records) > self.page_size
-        now = time.time()
+        now = self.clock()
         records = [r for r in page if not r.expired(now)]
         result: dict[str, Any] = {"tasks": [task_wire(r) for r in records]}
         if more:
