@@ -12,33 +12,17 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-import orjson
 import pytest
+from tests.session._raw import Raw
 
 from mcpkit import CapabilityError, RequestTimeout
 from mcpkit._session import ClientSession, ServerSession
 from mcpkit._session._peer import Peer
 from mcpkit._transports import memory_pair
-from mcpkit._transports._memory import MemoryTransport
 
 pytestmark = pytest.mark.anyio
 INFO = {"name": "t", "version": "1"}
 OLD = "2024-11-05"  # progress notifications had no `message` then
-
-
-class Raw:
-    def __init__(self, end: MemoryTransport) -> None:
-        self.end = end
-
-    async def send(self, msg: dict[str, Any]) -> None:
-        await self.end.send(msg)
-
-    async def recv(self, timeout: float = 5) -> dict[str, Any]:
-        with anyio.fail_after(timeout):
-            data = await self.end.receive()
-        assert isinstance(data, bytes)
-        msg: dict[str, Any] = orjson.loads(data)
-        return msg
 
 
 @asynccontextmanager

@@ -13,14 +13,13 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-import orjson
 import pytest
+from tests.session._raw import Raw
 
 from mcpkit import RequestTimeout
 from mcpkit._session import ClientSession, ServerSession
 from mcpkit._session._base import RequestContext
 from mcpkit._transports import memory_pair
-from mcpkit._transports._memory import MemoryTransport
 
 pytestmark = pytest.mark.anyio
 INFO = {"name": "t", "version": "1"}
@@ -29,23 +28,6 @@ INIT_RESULT = {
     "capabilities": {"tools": {}},
     "serverInfo": INFO,
 }
-
-
-class Raw:
-    """The hand-played peer: send messages, read what the side under test sent (bounded)."""
-
-    def __init__(self, end: MemoryTransport) -> None:
-        self.end = end
-
-    async def send(self, msg: dict[str, Any]) -> None:
-        await self.end.send(msg)
-
-    async def recv(self, timeout: float = 5) -> dict[str, Any]:
-        with anyio.fail_after(timeout):
-            data = await self.end.receive()
-        assert isinstance(data, bytes)
-        msg: dict[str, Any] = orjson.loads(data)
-        return msg
 
 
 @asynccontextmanager

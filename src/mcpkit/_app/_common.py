@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 
 from .._exceptions import INVALID_REQUEST
-from .._http._asgi import Receive, Send, respond_error
+from .._http._asgi import Receive, Send, cancel_on_disconnect, respond_error
 from ..types._revisions import SUPPORTED_PROTOCOL_VERSIONS
 from ._options import HTTPAppOptions
 from ._registry import SessionEntry, SessionRegistry
@@ -77,15 +77,7 @@ async def wait_or_disconnect(event: anyio.Event, receive: Receive) -> bool:
     """Wait for ``event``; False if the client disconnected first."""
     done = False
     async with anyio.create_task_group() as tg:
-
-        async def watch() -> None:
-            while True:
-                m = await receive()
-                if m["type"] == "http.disconnect":
-                    break
-            tg.cancel_scope.cancel()
-
-        tg.start_soon(watch)
+        tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope)
         await event.wait()
         done = True
         tg.cancel_scope.cancel()

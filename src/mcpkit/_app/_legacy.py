@@ -26,6 +26,7 @@ from .._http._asgi import (
     Scope,
     Send,
     accepts,
+    cancel_on_disconnect,
     header_map,
     read_body,
     respond,
@@ -155,20 +156,13 @@ class SSEApp:
         try:
             async with anyio.create_task_group() as tg:
 
-                async def watch() -> None:
-                    while True:
-                        m = await receive()
-                        if m["type"] == "http.disconnect":
-                            break
-                    tg.cancel_scope.cancel()
-
                 async def run() -> None:
                     try:
                         await session.run()
                     finally:
                         tg.cancel_scope.cancel()
 
-                tg.start_soon(watch)
+                tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope)
                 tg.start_soon(run)
                 async for chunk in transport.out_recv:
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})

@@ -10,7 +10,14 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .._exceptions import INVALID_REQUEST
-from .._http._asgi import SSE_HEADERS, Receive, Send, accepts, respond_error
+from .._http._asgi import (
+    SSE_HEADERS,
+    Receive,
+    Send,
+    accepts,
+    cancel_on_disconnect,
+    respond_error,
+)
 from .._http._sse import encode_event
 from .._http._transport import Chunk, Stream, parse_event_id
 from ._common import (
@@ -184,15 +191,7 @@ class StreamHandler:
             else math.inf
         )
         async with anyio.create_task_group() as tg:
-
-            async def watch() -> None:
-                while True:
-                    m = await receive()
-                    if m["type"] == "http.disconnect":
-                        break
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(watch)
+            tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope)
             try:
                 while True:
                     item: Chunk | None = None

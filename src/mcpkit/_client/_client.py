@@ -58,7 +58,7 @@ from ._callbacks import (
     URLElicitationHandler,
     call_back,
 )
-from ._inbound import Inbound
+from ._inbound import LOG_LEVELS, Inbound
 from ._jsonschema import schema_errors
 from ._targets import HTTPTarget, StdioTarget, as_target, describe, open_target
 from ._tasks import TaskHandle, TaskReceiver, parse_task
@@ -80,17 +80,6 @@ ListKind = Literal["tools", "resources", "prompts"]
 RootLike = Root | Mapping[str, Any] | str | os.PathLike[str]
 RootsSource = Sequence[RootLike] | Callable[[], Any]
 ProgressFn = Callable[[float, "float | None", "str | None"], Any]
-
-_LOG_LEVELS = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "notice": logging.INFO,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL,
-    "emergency": logging.CRITICAL,
-}
 
 
 _URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -807,8 +796,8 @@ class Client:
 
     async def set_logging_level(self, level: str, *, timeout: float | None = _DEFAULT) -> None:
         """Ask the server to send log messages of ``level`` and above."""
-        if level not in _LOG_LEVELS:
-            raise ValueError(f"unknown logging level {level!r}; one of {', '.join(_LOG_LEVELS)}")
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown logging level {level!r}; one of {', '.join(LOG_LEVELS)}")
         await self.send_request("logging/setLevel", {"level": level}, timeout=timeout)
 
     # ------------------------------------------------------------------ lists and caches

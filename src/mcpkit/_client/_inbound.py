@@ -46,7 +46,7 @@ M = TypeVar("M", bound=BaseModel)
 logger = logging.getLogger("mcpkit.client")
 #: Log records from servers, when no ``logging_handler`` is given.
 server_log = logging.getLogger("mcpkit.client.server_log")
-_LOG_LEVELS = {
+LOG_LEVELS = {
     "debug": logging.DEBUG,
     "info": logging.INFO,
     "notice": logging.INFO,
@@ -303,7 +303,7 @@ class Inbound:
             await call_back(self.logging_handler, p)
         else:
             server_log.log(
-                _LOG_LEVELS.get(p.level, logging.INFO),
+                LOG_LEVELS.get(p.level, logging.INFO),
                 "[%s] %s: %s",
                 self.client.name,
                 p.logger or "-",

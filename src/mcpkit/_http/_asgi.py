@@ -136,3 +136,15 @@ async def respond_error(
 ) -> None:
     """An HTTP error whose body is a JSON-RPC error response (``id`` null unless given)."""
     await respond(send, status, error_body(code, message, id), content_type=JSON, headers=headers)
+
+
+async def cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    """Read the request's messages until the client disconnects, then cancel ``scope``.
+
+    Run it beside whatever serves the request: a client that leaves ends the wait for it.
+    """
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+    scope.cancel()

@@ -8,7 +8,6 @@ elicitation and sampling requests) carries ``io.modelcontextprotocol/related-tas
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import dataclasses
 import logging
@@ -25,6 +24,7 @@ from anyio.abc import TaskGroup
 from .._exceptions import InvalidParams, InvalidRequest, MCPError, ProtocolError
 from .._session._base import RequestContext
 from ._logging import current_context
+from ._registry import decode_cursor, encode_cursor
 from ._task_store import TERMINAL, MemoryTaskStore, TaskRecord, TaskStore
 
 if TYPE_CHECKING:
@@ -589,24 +589,11 @@ def _error_text(result: dict[str, Any]) -> str:
 
 
 def _encode_cursor(seq: int) -> str:
-    return base64.urlsafe_b64encode(f"tasks:{seq}".encode()).decode("ascii")
+    return encode_cursor("tasks", seq)
 
 
 def _decode_cursor(cursor: Any) -> int:
-    bad = InvalidParams(
-        message=f"Invalid params: invalid cursor {cursor!r}", data={"cursor": cursor}
-    )
-    if not isinstance(cursor, str) or len(cursor) > 64:
-        raise bad
-    try:
-        text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
-        prefix, _, num = text.partition(":")
-        seq = int(num)
-    except (ValueError, UnicodeError):
-        raise bad from None
-    if prefix != "tasks" or seq < 0 or str(seq) != num:
-        raise bad
-    return seq
+    return decode_cursor("tasks", cursor)
 
 
 #: How long a task-augmented request to the client may take when no timeout is given (s).
