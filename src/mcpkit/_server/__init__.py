@@ -3,12 +3,10 @@
 from .._exceptions import ResourceNotFound, ToolError
 from ._context import Context, ElicitationResult
 from ._server import Server
-from ._session import BoundSession
 from ._task_store import MemoryTaskStore, SQLiteTaskStore, TaskRecord, TaskStore
 from ._tasks import TaskSettings
 
 __all__ = [
-    "BoundSession",
     "Context",
     "ElicitationResult",
     "MemoryTaskStore",

@@ -11,14 +11,15 @@ from .._exceptions import CapabilityError
 from .._session._base import Negotiated, RequestContext
 from .._session._capabilities import elicitation_modes, has_capability
 from ._logging import LEVELS, LoggingLevel
+from ._session import state_of
 from ._util import is_base_model, to_wire
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
+    from .._session._server import ServerSession
     from ..types import CreateMessageResult, Root
     from ._server import Server
-    from ._session import BoundSession
 
 T = TypeVar("T")
 
@@ -68,7 +69,7 @@ class Context:
     __slots__ = ("_request", "_server", "_session")
 
     def __init__(
-        self, server: Server, request: RequestContext | None, session: BoundSession | None
+        self, server: Server, request: RequestContext | None, session: ServerSession | None
     ) -> None:
         self._server = server
         self._request = request
@@ -82,7 +83,7 @@ class Context:
         return self._server
 
     @property
-    def session(self) -> BoundSession:
+    def session(self) -> ServerSession:
         """The client connection this request came on."""
         if self._session is None:
             raise RuntimeError("this Context is not tied to a client session")
@@ -159,7 +160,7 @@ class Context:
         """
         if self._session is None:
             return
-        if LEVELS.get(level, 0) < self._session.log_threshold:
+        if LEVELS.get(level, 0) < state_of(self._session).log_threshold:
             return
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:

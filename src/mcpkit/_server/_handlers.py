@@ -15,14 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from .._exceptions import InvalidParams, MethodNotFound, ProtocolError
 from .._session._base import RequestContext, RequestHandlerFn
+from .._session._server import ServerSession
 from ._context import Context
 from ._logging import LEVELS, current_context
 from ._resources import not_found
+from ._session import state_of
 from ._util import make_caller, to_wire
 
 if TYPE_CHECKING:
     from ._server import Server
-    from ._session import BoundSession
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -130,12 +131,12 @@ class Handlers:
         uri = uri_param(params)
         if not self.registry.resolves(uri):
             raise not_found(uri)
-        rc.session.subscriptions.add(uri)
+        state_of(rc.session).subscriptions.add(uri)
         return {}
 
     async def unsubscribe(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
         uri = uri_param(params)
-        rc.session.subscriptions.discard(uri)
+        state_of(rc.session).subscriptions.discard(uri)
         return {}
 
     async def prompts_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
@@ -218,22 +219,22 @@ class Handlers:
             raise InvalidParams(
                 message=f"Invalid params: unknown log level {level!r} (one of {', '.join(LEVELS)})",
             )
-        rc.session.log_threshold = LEVELS[level]
+        state_of(rc.session).log_threshold = LEVELS[level]
         return {}
 
     async def roots_list_changed(
-        self, session: BoundSession, params: dict[str, Any] | None
+        self, session: ServerSession, params: dict[str, Any] | None
     ) -> None:
         # Notification handlers run on the reader; the hooks may call the client (list_roots),
         # whose answer that reader must be free to receive.
         if self.server.roots_hooks:
-            session.spawn(self._run_roots_hooks, session)
+            state_of(session).spawn(self._run_roots_hooks, session)
 
-    async def _run_roots_hooks(self, session: BoundSession) -> None:
+    async def _run_roots_hooks(self, session: ServerSession) -> None:
         for fn in self.server.roots_hooks:
             await self._run_hook(fn, session)
 
-    async def _run_hook(self, fn: Callable[..., Any], session: BoundSession) -> None:
+    async def _run_hook(self, fn: Callable[..., Any], session: ServerSession) -> None:
         try:
             result = fn(Context(self.server, None, session))
             if inspect.isawaitable(result):

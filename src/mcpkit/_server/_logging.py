@@ -63,4 +63,11 @@ class ClientLogHandler(logging.Handler):
             self.handleError(record)
             return
         data: Any = message
-        ctx._session.post_log(ctx, mcp_level(record.levelno), data, record.name)
+        _state_of(ctx._session).post_log(ctx, mcp_level(record.levelno), data, record.name)
+
+
+def _state_of(session: Any) -> Any:
+    # Imported here: the session module imports this one (for LEVELS).
+    from ._session import state_of
+
+    return state_of(session)

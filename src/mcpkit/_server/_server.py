@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeVar, overload
 import anyio
 
 from .._exceptions import MCPError
+from .._session._server import ServerSession
 from .._transports._base import Transport
 from ._context import Context
 from ._func import FuncInfo, describe
@@ -21,9 +22,9 @@ from ._logging import ClientLogHandler
 from ._prompts import PromptDef
 from ._registry import Registry
 from ._resources import ResourceDef, TemplateDef
-from ._session import BoundSession
+from ._session import ClientState, state_of
 from ._task_store import TaskStore
-from ._tasks import TaskManager, TaskSettings, _task_settings
+from ._tasks import TaskManager, TaskSettings, resolve_task_settings
 from ._tools import ToolDef, check_tool_name
 from ._util import to_wire
 
@@ -137,10 +138,10 @@ class Server:
         self._lifespan_ready: anyio.Event | None = None
         #: ``on_roots_changed`` hooks, in registration order.
         self.roots_hooks: list[Callable[..., Any]] = []
-        self._sessions: set[BoundSession] = set()
+        self._sessions: set[ServerSession] = set()
         #: True once :meth:`bridge_logging` routed Python logging to clients.
         self.bridges_logging = False
-        settings = _task_settings(
+        settings = resolve_task_settings(
             tasks,
             task_store=task_store,
             task_ttl=task_ttl,
@@ -446,7 +447,7 @@ class Server:
     async def notify_resource_updated(self, uri: str) -> None:
         """Tell every client subscribed to ``uri`` that it changed (``notifications/resources/updated``)."""
         for session in list(self._sessions):
-            if uri in session.subscriptions and session.initialized:
+            if uri in state_of(session).subscriptions and session.initialized:
                 with contextlib.suppress(
                     MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError
                 ):
@@ -574,22 +575,25 @@ class Server:
 
     # ================================================================== serving
 
-    def create_session(self, transport: Transport, **kw: Any) -> BoundSession:
+    def create_session(self, transport: Transport, **kw: Any) -> ServerSession:
         """A session serving one client over ``transport``, registered with this server.
 
         Run it with ``await session.run()``; it receives list-changed and
         resource-updated notifications until ``run()`` returns. Keywords go to
         :class:`ServerSession` (``max_concurrency``, ``supported_versions``).
         """
-        session = BoundSession(
-            self,
+        state = ClientState(self)
+        session = ServerSession(
             transport,
             server_info=self.server_info,
             capabilities=self.capabilities,
             handlers=self._handlers,
             instructions=self.instructions,
+            state=state,
+            around_run=state.serving,
             **kw,
         )
+        state.session = session
         session.set_notification_handler(
             "notifications/roots/list_changed",
             functools.partial(self._protocol.roots_list_changed, session),
@@ -600,11 +604,11 @@ class Server:
         self._sessions.add(session)
         return session
 
-    def _unregister(self, session: BoundSession) -> None:
+    def _unregister(self, session: ServerSession) -> None:
         self._sessions.discard(session)
 
     @property
-    def sessions(self) -> frozenset[BoundSession]:
+    def sessions(self) -> frozenset[ServerSession]:
         """The client sessions currently connected."""
         return frozenset(self._sessions)
 
@@ -709,7 +713,7 @@ class Server:
         # A copy: registration may happen in a worker thread while sessions come and go.
         for s in list(self._sessions):
             if s.initialized and kind in s.capabilities:
-                s.post_list_changed(method)
+                state_of(s).post_list_changed(method)
 
 
 def _name_of(fn: Any) -> str:

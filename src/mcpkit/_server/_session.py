@@ -1,4 +1,4 @@
-"""One client connection of a :class:`~mcpkit.Server`: per-session state and the outbox.
+"""One client connection of a :class:`~mcpkit.Server`: its state, and the outbox.
 
 The outbox carries what the server sends on its own initiative (list changes, log records
 from Python's logging): it may be posted from synchronous code and from worker threads,
@@ -7,10 +7,11 @@ and it is delivered only after the client said ``initialized``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -36,16 +37,18 @@ OUTBOX_SIZE = 1024
 _OutItem = tuple[str, "dict[str, Any] | None", "RequestId | None"]
 
 
-class BoundSession(ServerSession):
-    """A :class:`ServerSession` served by a :class:`~mcpkit.Server`.
+class ClientState:
+    """What a :class:`~mcpkit.Server` keeps per client connection, handed to its
+    :class:`ServerSession` (as ``session.state``) rather than added by subclassing.
 
-    Adds what the server tracks per client: the log level it asked for, the resources it
-    subscribed to, and an outbox for notifications the server sends on its own.
+    The log level the client asked for, the resources it subscribed to, the owner of its
+    tasks, and an outbox for notifications the server sends on its own.
     """
 
-    def __init__(self, server: Server, *args: Any, **kw: Any) -> None:
-        super().__init__(*args, **kw)
+    def __init__(self, server: Server) -> None:
         self.server = server
+        #: The session this state belongs to (set when the session is made).
+        self.session: ServerSession | None = None
         #: Minimum severity sent as ``notifications/message`` (set by ``logging/setLevel``).
         self.log_threshold = 0
         #: URIs this client subscribed to.
@@ -65,8 +68,12 @@ class BoundSession(ServerSession):
             raise RuntimeError("the session is not running")
         self._tg.start_soon(fn, *args)
 
-    async def run(self) -> None:
-        """Serve until the client disconnects; then the server forgets this session."""
+    @contextlib.asynccontextmanager
+    async def serving(self, session: ServerSession) -> AsyncIterator[None]:
+        """What the session runs inside: the server's lifespan and the outbox's sender.
+
+        When it ends, the server forgets the session.
+        """
         self._loop_thread = threading.get_ident()
         self._token = anyio.lowlevel.current_token()
         send, receive = anyio.create_memory_object_stream[_OutItem](OUTBOX_SIZE)
@@ -76,24 +83,26 @@ class BoundSession(ServerSession):
             # HTTP app's lifespan); this keeps it entered for transports that did not.
             async with self.server.running(), anyio.create_task_group() as tg:
                 self._tg = tg
-                tg.start_soon(self._drain, receive)
+                tg.start_soon(self._drain, session, receive)
                 try:
-                    await super().run()
+                    yield
                 finally:
                     tg.cancel_scope.cancel()
         finally:
             self._tg = None
             self._outbox = None
-            self.server._unregister(self)
+            self.server._unregister(session)
             send.close()
             receive.close()
 
-    async def _drain(self, receive: MemoryObjectReceiveStream[_OutItem]) -> None:
-        await self.wait_initialized()
+    async def _drain(
+        self, session: ServerSession, receive: MemoryObjectReceiveStream[_OutItem]
+    ) -> None:
+        await session.wait_initialized()
         async for method, params, related in receive:
             self._pending_changes.discard(method)
             try:
-                await self.notify(method, params, related_request_id=related)
+                await session.notify(method, params, related_request_id=related)
             except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 return
             except Exception:  # pragma: no cover - a bug, but never kill the session for it
@@ -138,3 +147,11 @@ class BoundSession(ServerSession):
         if logger_name:
             params["logger"] = logger_name
         self.post("notifications/message", params, ctx.request_id)
+
+
+def state_of(session: ServerSession) -> ClientState:
+    """The :class:`ClientState` of a session made by :meth:`mcpkit.Server.create_session`."""
+    state = session.state
+    if not isinstance(state, ClientState):
+        raise TypeError("this session was not made by an mcpkit.Server")
+    return state

@@ -25,12 +25,13 @@ from .._exceptions import InvalidParams, InvalidRequest, MCPError, ProtocolError
 from .._session._base import RequestContext
 from ._logging import current_context
 from ._registry import decode_cursor, encode_cursor
+from ._session import state_of
 from ._task_store import TERMINAL, MemoryTaskStore, TaskRecord, TaskStore
 
 if TYPE_CHECKING:
+    from .._session._server import ServerSession
     from ._context import Context
     from ._server import Server
-    from ._session import BoundSession
     from ._tools import ToolDef
 
 logger = logging.getLogger("mcpkit.server")
@@ -159,7 +160,7 @@ class TaskRequestContext(RequestContext):
 class _Live:
     """What only this process knows of a task it runs."""
 
-    session: BoundSession
+    session: ServerSession
     owner: str
     trc: TaskRequestContext | None = None
     ctx: Context | None = None
@@ -196,7 +197,7 @@ class TaskSettings:
     clock: Callable[[], float] = time.time
 
 
-def _task_settings(tasks: TaskSettings | None, **legacy: Any) -> TaskSettings:
+def resolve_task_settings(tasks: TaskSettings | None, **legacy: Any) -> TaskSettings:
     """``tasks=`` or the older ``task_*`` keywords of ``Server`` (not both)."""
     from_keywords = TaskSettings(
         store=legacy["task_store"],
@@ -347,7 +348,7 @@ class TaskManager:
         if live is not None:
             # notifications/tasks/status goes to the session that created the task (the
             # outbox drops it if that session is gone). No related-task _meta: the id is in it.
-            live.session.post("notifications/tasks/status", task_wire(record))
+            state_of(live.session).post("notifications/tasks/status", task_wire(record))
         return record
 
     async def input_needed(self, task_id: str, delta: int) -> None:
@@ -368,7 +369,7 @@ class TaskManager:
             principal = self.owner_fn(Context(self.server, rc, rc.session))
             if principal is not None:
                 return f"principal:{principal}"
-        return f"session:{rc.session.task_owner}"
+        return f"session:{state_of(rc.session).task_owner}"
 
     async def _purge(self, *, force: bool = False) -> None:
         # At most once a second on the request path: expired records are also filtered
@@ -443,7 +444,7 @@ class TaskManager:
                 poll_interval=self.poll_interval,
             )
         )
-        session: BoundSession = rc.session
+        session: ServerSession = rc.session
         live = self._live[record.task_id] = _Live(session, owner)
         trc = live.trc = TaskRequestContext(rc, self, record.task_id)
         if self._tg is not None:
@@ -451,7 +452,7 @@ class TaskManager:
         else:
             # Not served through Server.running() (a bare session): the session's own task
             # group is the longest-lived one there is.
-            session.spawn(self._run_tool, trc, tool, args, live)
+            state_of(session).spawn(self._run_tool, trc, tool, args, live)
         result = {"task": task_wire(record)}
         return result
 

@@ -8,7 +8,8 @@ high-level :class:`mcpkit.Server` fills the handler table; this layer knows no t
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import anyio
@@ -66,6 +67,9 @@ class ServerSession:
         supported_versions: revisions we speak, newest first.
         keepalive_interval: ping the client this often (seconds) once it is initialized; a
             ping unanswered within ``keepalive_timeout`` closes the connection. Off by default.
+        state: per-connection state of the layer above, kept as :attr:`state`.
+        around_run: ``fn(session)`` -> an async context manager :meth:`run` serves inside
+            (the layer above starts and stops what the connection needs).
     """
 
     def __init__(
@@ -81,8 +85,14 @@ class ServerSession:
         max_concurrency: int = 256,
         keepalive_interval: float | None = None,
         keepalive_timeout: float = 10.0,
+        state: Any = None,
+        around_run: Callable[[ServerSession], AbstractAsyncContextManager[Any]] | None = None,
     ) -> None:
         check_keepalive(keepalive_interval, keepalive_timeout)
+        #: What the layer above keeps per connection (an ``mcpkit.Server``: the client's log
+        #: level, subscriptions, outbox), handed in rather than added by subclassing.
+        self.state = state
+        self._around_run = around_run
         self.keepalive_interval = keepalive_interval
         self.keepalive_timeout = keepalive_timeout
         self.server_info = dict(server_info)
@@ -142,8 +152,12 @@ class ServerSession:
         self.peer.set_notification_handler(method, handler)
 
     async def run(self) -> None:
-        """Serve until the client disconnects."""
-        await self.engine.run()
+        """Serve until the client disconnects (inside ``around_run(self)``, when given)."""
+        if self._around_run is None:
+            await self.engine.run()
+            return
+        async with self._around_run(self):
+            await self.engine.run()
 
     async def wait_initialized(self) -> None:
         """Wait for ``notifications/initialized`` (bound it with a timeout of your own)."""
