@@ -35,15 +35,18 @@ async def client_and_raw_server() -> AsyncIterator[tuple[ClientSession, Raw]]:
     """An initialized ClientSession whose server is played by hand."""
     a, b = memory_pair()
     raw = Raw(b)
-    async with ClientSession(a, client_info=INFO) as client, anyio.create_task_group() as tg:
+    async with ClientSession(a, client_info=INFO) as client:
 
         async def handshake() -> None:
             init = await raw.recv()
             await raw.send({"jsonrpc": "2.0", "id": init["id"], "result": INIT_RESULT})
             assert (await raw.recv())["method"] == "notifications/initialized"
 
-        tg.start_soon(handshake)
-        await client.initialize()
+        # The handshake is over (its reader done) before the test reads the wire itself:
+        # two readers of one stream would race for its messages.
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(handshake)
+            await client.initialize()
         try:
             yield client, raw
         finally:
