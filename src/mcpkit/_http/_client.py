@@ -12,10 +12,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
-from urllib.parse import urljoin, urlsplit
 
 import anyio
 import orjson
@@ -23,97 +22,32 @@ from anyio.abc import TaskGroup
 
 from .._exceptions import ConnectionClosed, TransportError
 from .._transports._base import Incoming, Message, RequestId
-from .._transports._memory import receive_now, send_now
+from .._transports._memory import receive_now
 from .._transports._stream import DEFAULT_MAX_MESSAGE_SIZE
+from ._client_common import (
+    AuthLike,
+    _client,
+    _error,
+    _error_text,
+    _is_cancel,
+    _maybe_close,
+    _read_limited,
+    _redirect_text,
+    _Sink,
+)
+from ._client_sse import SSEClientTransport, open_sse
 from ._errors import HTTPStatusFailure, SessionExpired
-from ._h11client import H11Client, HTTPError, HttpxAdapter
-from ._interface import HTTPClient, is_http_client
+from ._h11client import HTTPError
+from ._interface import HTTPClient
 from ._sse import MessageTooLarge, SSEParser
 
 logger = logging.getLogger("mcpkit.http.client")
 
-#: JSON-RPC error code of the synthetic errors this transport hands the engine when the
-#: HTTP exchange of a request failed (server error, broken stream, expired session).
-HTTP_TRANSPORT_ERROR = -32000
 DEFAULT_RETRY_MS = 1000
 ACCEPT_BOTH = "application/json, text/event-stream"
 #: How long a POST's SSE stream may take to end after it carried our response (then the
 #: connection is dropped rather than returned to the keep-alive pool).
 _DRAIN_TIMEOUT = 0.5
-
-HeaderHook = Callable[[], Mapping[str, str] | Awaitable[Mapping[str, str]]]
-#: An ``httpx2.Auth``, a callable returning headers (sync or async), or None.
-AuthLike = Any
-
-
-def _is_httpx_auth(auth: Any) -> bool:
-    return any(
-        c.__name__ == "Auth" and c.__module__.startswith("httpx") for c in type(auth).__mro__
-    )
-
-
-def _error(rid: RequestId, message: str, status: int | None = None) -> dict[str, Any]:
-    err: dict[str, Any] = {"code": HTTP_TRANSPORT_ERROR, "message": message}
-    if status is not None:
-        err["data"] = {"httpStatus": status}
-    return {"jsonrpc": "2.0", "id": rid, "error": err}
-
-
-async def _read_limited(resp: Any, limit: int) -> bytes:
-    """The whole body, refused as soon as it exceeds ``limit`` (never buffered past it)."""
-    declared = resp.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise MessageTooLarge(limit)
-    chunks: list[bytes] = []
-    size = 0
-    async with aclosing(resp.aiter_bytes()) as body:
-        async for chunk in body:
-            size += len(chunk)
-            if size > limit:
-                raise MessageTooLarge(limit)
-            chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _redirect_text(resp: Any) -> str:
-    where = resp.headers.get("location")
-    to = f" to {where}" if where else ""
-    return (
-        f"HTTP {resp.status_code}: the server redirects{to}; redirects are not followed, "
-        "so connect to the URL it names"
-    )
-
-
-async def _error_text(resp: Any) -> str:
-    try:
-        body = await resp.aread()
-    except HTTPError:
-        return str(resp.reason_phrase)
-    try:
-        msg = orjson.loads(body[:65536])
-        if isinstance(msg, dict) and isinstance(msg.get("error"), dict):
-            return str(msg["error"].get("message", resp.reason_phrase))
-    except orjson.JSONDecodeError:
-        pass
-    text = body[:200].decode("utf-8", "replace").strip()
-    return text or str(resp.reason_phrase)
-
-
-class _Sink:
-    """The receive side shared by the transports (the fallback swaps senders, not readers)."""
-
-    def __init__(self) -> None:
-        self.send, self.recv = anyio.create_memory_object_stream[Incoming](4096)
-
-    def close(self) -> None:
-        self.send.close()
-        self.recv.close()
-
-    async def put(self, item: Incoming) -> None:
-        try:
-            await send_now(self.send, item)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
 
 
 class StreamableHTTPClientTransport:
@@ -625,152 +559,6 @@ class StreamableHTTPClientTransport:
         await legacy.send(initialize)
 
 
-def _is_cancel(message: Message) -> bool:
-    # Cancellation is best effort: failing to deliver it must not mask the caller's error.
-    return isinstance(message, dict) and message.get("method") == "notifications/cancelled"
-
-
-class SSEClientTransport:
-    """The client end of the legacy (2024-11-05) HTTP+SSE transport. Open with :func:`open_sse`."""
-
-    def __init__(
-        self,
-        client: HTTPClient,
-        endpoint: str,
-        sink: _Sink,
-        headers: Mapping[str, str],
-        timeout: float,
-    ) -> None:
-        self._client = client
-        self.endpoint = endpoint
-        self._sink = sink
-        self._headers = dict(headers)
-        self.timeout = timeout
-        self._scope = anyio.CancelScope()
-        self._closed = False
-        self.close_reason = "the SSE stream ended"
-
-    @classmethod
-    async def connect(
-        cls,
-        url: str,
-        client: HTTPClient,
-        tg: TaskGroup,
-        *,
-        headers: Mapping[str, str] | None = None,
-        timeout: float = 30.0,
-        sse_read_timeout: float = 300.0,
-        sink: _Sink | None = None,
-        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-    ) -> SSEClientTransport:
-        sink = sink or _Sink()
-        endpoint_box: list[str | BaseException] = []
-        got_endpoint = anyio.Event()
-        h = dict(headers or {})
-        scope = anyio.CancelScope()
-
-        async def reader() -> None:
-            with scope:
-                try:
-                    req_h = {**h, "accept": "text/event-stream"}
-                    t = (timeout, sse_read_timeout)
-                    async with client.stream("GET", url, headers=req_h, timeout=t) as resp:
-                        if resp.status_code >= 400:
-                            raise HTTPStatusFailure(resp.status_code, await _error_text(resp))
-                        parser = SSEParser(max_message_size)
-                        async with aclosing(resp.aiter_bytes()) as chunks:
-                            async for chunk in chunks:
-                                for ev in parser.feed(chunk):
-                                    if ev.event == "endpoint" and not got_endpoint.is_set():
-                                        target = urljoin(url, ev.data.strip())
-                                        if urlsplit(target)[:2] != urlsplit(url)[:2]:
-                                            raise TransportError(
-                                                f"the server's endpoint {target!r} is on another origin"
-                                            )
-                                        endpoint_box.append(target)
-                                        got_endpoint.set()
-                                    elif ev.event == "message" and ev.data:
-                                        try:
-                                            await sink.put(orjson.loads(ev.data))
-                                        except orjson.JSONDecodeError:
-                                            logger.warning("dropped an SSE event that is not JSON")
-                except (TransportError, HTTPError, ValueError) as e:
-                    if not got_endpoint.is_set():
-                        endpoint_box.append(e)
-                        got_endpoint.set()
-                    else:
-                        logger.debug("SSE stream ended: %s", e)
-                finally:
-                    if not got_endpoint.is_set():
-                        endpoint_box.append(
-                            TransportError("the SSE stream ended before the endpoint event")
-                        )
-                        got_endpoint.set()
-                    if isinstance(endpoint_box[0], str):
-                        # A live connection ended: the engine sees end-of-stream. (A failed
-                        # connect leaves the sink open for the caller's error report.)
-                        sink.send.close()
-
-        tg.start_soon(reader)
-        with anyio.fail_after(timeout):
-            await got_endpoint.wait()
-        got = endpoint_box[0]
-        if isinstance(got, BaseException):
-            scope.cancel()
-            if isinstance(got, TransportError):
-                raise got
-            raise TransportError(f"could not open the SSE stream at {url}: {got}") from got
-        self = cls(client, got, sink, h, timeout)
-        self._scope = scope
-        return self
-
-    async def receive(self) -> Incoming:
-        return await receive_now(self._sink.recv)
-
-    async def send(
-        self, message: Message, /, *, related_request_id: RequestId | None = None
-    ) -> None:
-        if self._closed:
-            raise anyio.ClosedResourceError
-        try:
-            resp = await self._client.post(
-                self.endpoint,
-                content=orjson.dumps(message),
-                headers={**self._headers, "content-type": "application/json"},
-                timeout=self.timeout,
-            )
-        except HTTPError as e:
-            if _is_cancel(message):
-                return
-            raise ConnectionClosed(
-                f"POST to {self.endpoint} failed: {e or type(e).__name__}"
-            ) from e
-        if resp.status_code >= 400 and not _is_cancel(message):
-            raise HTTPStatusFailure(resp.status_code, await _error_text(resp))
-
-    async def aclose(self) -> None:
-        self._closed = True
-        self._scope.cancel()
-        self._sink.close()
-
-
-def _client(
-    auth: AuthLike, timeout: float, http_client: Any, ssl_context: ssl.SSLContext | None = None
-) -> HTTPClient:
-    if http_client is not None:
-        if is_http_client(http_client):
-            client: HTTPClient = http_client  # ours (e.g. ASGIClient): used as it is
-            return client
-        return HttpxAdapter(http_client)
-    if auth is not None and _is_httpx_auth(auth):
-        import httpx2
-
-        return HttpxAdapter(httpx2.AsyncClient(auth=auth, timeout=timeout, follow_redirects=False))
-    if auth is not None and not callable(auth):
-        raise TypeError("auth must be an httpx2.Auth or a callable returning headers")
-    return H11Client(auth=auth, timeout=timeout, ssl_context=ssl_context)
-
-
 @asynccontextmanager
 async def open_streamable_http(
     url: str,
@@ -840,41 +628,6 @@ async def open_streamable_http(
 
 
 @asynccontextmanager
-async def open_sse(
-    url: str,
-    *,
-    headers: Mapping[str, str] | None = None,
-    auth: AuthLike = None,
-    timeout: float = 30.0,
-    sse_read_timeout: float = 300.0,
-    http_client: Any = None,
-    ssl_context: ssl.SSLContext | None = None,
-    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-) -> AsyncIterator[SSEClientTransport]:
-    """Connect to a legacy (2024-11-05) HTTP+SSE server at its SSE ``url`` (e.g. ``.../sse``)."""
-    async with (
-        _maybe_close(
-            _client(auth, timeout, http_client, ssl_context), http_client is None
-        ) as client,
-        anyio.create_task_group() as tg,
-    ):
-        t = await SSEClientTransport.connect(
-            url,
-            client,
-            tg,
-            headers=headers,
-            timeout=timeout,
-            sse_read_timeout=sse_read_timeout,
-            max_message_size=max_message_size,
-        )
-        try:
-            yield t
-        finally:
-            await t.aclose()
-            tg.cancel_scope.cancel()
-
-
-@asynccontextmanager
 async def open_http(
     url: str,
     *,
@@ -916,15 +669,6 @@ async def open_http(
         finally:
             await t.aclose()
             tg.cancel_scope.cancel()
-
-
-@asynccontextmanager
-async def _maybe_close(client: HTTPClient, close: bool) -> AsyncIterator[HTTPClient]:
-    try:
-        yield client
-    finally:
-        if close:
-            await client.aclose()
 
 
 __all__ = [

@@ -1,0 +1,127 @@
+"""What the HTTP client transports share: the HTTP client they talk through, the errors they
+hand the engine, bounded body reads, and the receive side both feed."""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import aclosing, asynccontextmanager
+from typing import Any
+
+import anyio
+import orjson
+
+from .._transports._base import Incoming, Message, RequestId
+from .._transports._memory import send_now
+from ._h11client import H11Client, HTTPError, HttpxAdapter
+from ._interface import HTTPClient, is_http_client
+from ._sse import MessageTooLarge
+
+#: JSON-RPC error code of the synthetic errors the transports hand the engine when the
+#: HTTP exchange of a request failed (server error, broken stream, expired session).
+HTTP_TRANSPORT_ERROR = -32000
+
+HeaderHook = Callable[[], Mapping[str, str] | Awaitable[Mapping[str, str]]]
+#: An ``httpx2.Auth``, a callable returning headers (sync or async), or None.
+AuthLike = Any
+
+
+def _is_httpx_auth(auth: Any) -> bool:
+    return any(
+        c.__name__ == "Auth" and c.__module__.startswith("httpx") for c in type(auth).__mro__
+    )
+
+
+def _error(rid: RequestId, message: str, status: int | None = None) -> dict[str, Any]:
+    err: dict[str, Any] = {"code": HTTP_TRANSPORT_ERROR, "message": message}
+    if status is not None:
+        err["data"] = {"httpStatus": status}
+    return {"jsonrpc": "2.0", "id": rid, "error": err}
+
+
+async def _read_limited(resp: Any, limit: int) -> bytes:
+    """The whole body, refused as soon as it exceeds ``limit`` (never buffered past it)."""
+    declared = resp.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise MessageTooLarge(limit)
+    chunks: list[bytes] = []
+    size = 0
+    async with aclosing(resp.aiter_bytes()) as body:
+        async for chunk in body:
+            size += len(chunk)
+            if size > limit:
+                raise MessageTooLarge(limit)
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _redirect_text(resp: Any) -> str:
+    where = resp.headers.get("location")
+    to = f" to {where}" if where else ""
+    return (
+        f"HTTP {resp.status_code}: the server redirects{to}; redirects are not followed, "
+        "so connect to the URL it names"
+    )
+
+
+async def _error_text(resp: Any) -> str:
+    try:
+        body = await resp.aread()
+    except HTTPError:
+        return str(resp.reason_phrase)
+    try:
+        msg = orjson.loads(body[:65536])
+        if isinstance(msg, dict) and isinstance(msg.get("error"), dict):
+            return str(msg["error"].get("message", resp.reason_phrase))
+    except orjson.JSONDecodeError:
+        pass
+    text = body[:200].decode("utf-8", "replace").strip()
+    return text or str(resp.reason_phrase)
+
+
+class _Sink:
+    """The receive side shared by the transports (the fallback swaps senders, not readers)."""
+
+    def __init__(self) -> None:
+        self.send, self.recv = anyio.create_memory_object_stream[Incoming](4096)
+
+    def close(self) -> None:
+        self.send.close()
+        self.recv.close()
+
+    async def put(self, item: Incoming) -> None:
+        try:
+            await send_now(self.send, item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+
+def _is_cancel(message: Message) -> bool:
+    # Cancellation is best effort: failing to deliver it must not mask the caller's error.
+    return isinstance(message, dict) and message.get("method") == "notifications/cancelled"
+
+
+def _client(
+    auth: AuthLike, timeout: float, http_client: Any, ssl_context: ssl.SSLContext | None = None
+) -> HTTPClient:
+    if http_client is not None:
+        if is_http_client(http_client):
+            client: HTTPClient = http_client  # ours (e.g. ASGIClient): used as it is
+            return client
+        return HttpxAdapter(http_client)
+    if auth is not None and _is_httpx_auth(auth):
+        import httpx2
+
+        return HttpxAdapter(httpx2.AsyncClient(auth=auth, timeout=timeout, follow_redirects=False))
+    if auth is not None and not callable(auth):
+        raise TypeError("auth must be an httpx2.Auth or a callable returning headers")
+    return H11Client(auth=auth, timeout=timeout, ssl_context=ssl_context)
+
+
+@asynccontextmanager
+async def _maybe_close(client: HTTPClient, close: bool) -> AsyncIterator[HTTPClient]:
+    try:
+        yield client
+    finally:
+        if close:
+            await client.aclose()
