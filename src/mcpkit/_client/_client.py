@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import logging
 import os
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
-from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any
 
 import anyio
 import anyio.to_thread
-from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 from .._exceptions import (
@@ -62,10 +59,15 @@ from ._inbound import LOG_LEVELS, Inbound
 from ._jsonschema import schema_errors
 from ._targets import HTTPTarget, StdioTarget, as_target, describe, open_target
 from ._tasks import TaskHandle, TaskReceiver, parse_task
+from ._util import DEFAULT as _DEFAULT
+from ._util import ListKind, ProgressFn, RootsSource, to_root
+from ._util import package_version as _package_version
+from ._util import parse_result as _parse
+from ._util import short_errors as _short
+from ._util import wire as _wire
 
 logger = logging.getLogger("mcpkit.client")
 
-M = TypeVar("M", bound=BaseModel)
 
 #: Seconds a request may wait for its answer unless told otherwise (reset by progress).
 DEFAULT_TIMEOUT = 60.0
@@ -75,14 +77,6 @@ DEFAULT_MAX_TIMEOUT = 3600.0
 DEFAULT_INIT_TIMEOUT = 30.0
 #: Pages fetched at most when listing everything (a server looping on cursors cannot hang us).
 MAX_PAGES = 1000
-
-ListKind = Literal["tools", "resources", "prompts"]
-RootLike = Root | Mapping[str, Any] | str | os.PathLike[str]
-RootsSource = Sequence[RootLike] | Callable[[], Any]
-ProgressFn = Callable[[float, "float | None", "str | None"], Any]
-
-
-_URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 #: The code of the error response a transport delivers when a request could not be sent.
 _TRANSPORT_FAILURE = -32000
@@ -95,62 +89,6 @@ def _undeliverable(e: ProtocolError) -> bool:
 
 #: Requests that may take long enough for progress to matter.
 _PROGRESS_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
-
-
-class _Default:
-    def __repr__(self) -> str:
-        return "<client default>"
-
-
-_DEFAULT: Any = _Default()
-
-
-def _package_version() -> str:
-    from .._version import __version__
-
-    return __version__
-
-
-def _parse(model: type[M], data: Any, what: str) -> M:
-    """Validate a peer's result; a malformed one is an :class:`InvalidResponse`."""
-    try:
-        return model.model_validate(data)
-    except PydanticValidationError as e:
-        raise InvalidResponse(f"malformed {what} result from the server: {_short(e)}") from None
-
-
-def _short(e: PydanticValidationError) -> str:
-    errs = e.errors()[:3]
-    parts = [f"{'.'.join(str(x) for x in err['loc']) or '$'}: {err['msg']}" for err in errs]
-    more = f" (+{e.error_count() - 3} more)" if e.error_count() > 3 else ""
-    return "; ".join(parts) + more
-
-
-def _wire(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        to_wire = getattr(value, "to_wire", None)
-        if callable(to_wire):
-            return to_wire()
-        return value.model_dump(by_alias=True, exclude_none=True, mode="json")
-    return value
-
-
-def to_root(value: RootLike) -> Root:
-    """A :class:`Root` from a ``Root``, a dict, a ``file://`` URI or a local path."""
-    if isinstance(value, Root):
-        root = value
-    elif isinstance(value, Mapping):
-        root = Root.model_validate(dict(value))
-    elif isinstance(value, str) and _URI_SCHEME.match(value):
-        root = Root(uri=value)
-    elif isinstance(value, (str, os.PathLike)):
-        path = Path(os.fspath(value)).expanduser().resolve()
-        root = Root(uri=path.as_uri(), name=path.name or str(path))
-    else:
-        raise TypeError(f"a root must be a Root, a dict, a file:// URI or a path; got {value!r}")
-    if not root.uri.startswith("file://"):
-        raise ValueError(f"root URIs must be file:// URIs (spec: client/roots); got {root.uri!r}")
-    return root
 
 
 class Client:

@@ -14,7 +14,9 @@ from anyio.abc import TaskGroup
 
 from .._exceptions import MCPError
 from ..types import CallToolResult, Tool
-from ._client import _DEFAULT, Client, ProgressFn
+from ._client import Client
+from ._util import DEFAULT as _DEFAULT
+from ._util import ProgressFn
 
 logger = logging.getLogger("mcpkit.client")
 

@@ -37,6 +37,7 @@ from ._callbacks import (
     call_back,
 )
 from ._elicitation import apply_defaults, check_answer
+from ._util import short_errors as _short
 
 if TYPE_CHECKING:
     from ._client import Client
@@ -56,13 +57,6 @@ LOG_LEVELS = {
     "alert": logging.CRITICAL,
     "emergency": logging.CRITICAL,
 }
-
-
-def _short(e: PydanticValidationError) -> str:
-    errs = e.errors()[:3]
-    parts = [f"{'.'.join(str(x) for x in err['loc']) or '$'}: {err['msg']}" for err in errs]
-    more = f" (+{e.error_count() - 3} more)" if e.error_count() > 3 else ""
-    return "; ".join(parts) + more
 
 
 class Inbound:

@@ -30,8 +30,10 @@ from ..types import (
     Task,
     Tool,
 )
-from ._client import _DEFAULT, Client, ProgressFn, RootsSource
+from ._client import Client
 from ._tasks import TaskHandle
+from ._util import DEFAULT as _DEFAULT
+from ._util import ProgressFn, RootsSource
 
 T = TypeVar("T")
 
