@@ -20,9 +20,9 @@ from typing import Any, Final
 
 import anyio
 import orjson
-import sniffio
 from anyio.abc import TaskGroup
 
+from ._backend import asyncio_loop
 from ._exceptions import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -279,9 +279,7 @@ class JSONRPCEngine:
     # ------------------------------------------------------------------ running
 
     def _bind_loop(self) -> None:
-        self._loop = (
-            asyncio.get_running_loop() if sniffio.current_async_library() == "asyncio" else None
-        )
+        self._loop = asyncio_loop()
 
     async def __aenter__(self) -> JSONRPCEngine:
         self._bind_loop()

@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
+from .._backend import start_detached
 from .._exceptions import INTERNAL_ERROR, INVALID_REQUEST
 from .._http._asgi import (
     BODY_TIMEOUT,
@@ -129,20 +130,16 @@ class StreamableHTTPApp:
     async def _ensure_host(self) -> TaskGroup:
         if self._tg is not None:
             return self._tg
-        # No lifespan and no `async with`: host the sessions in a task of our own. Only
-        # asyncio lets a request task start one that outlives it.
-        import asyncio
-
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError as e:  # trio
-            raise RuntimeError(
-                "the MCP app needs its lifespan on this event loop: enter it with `async with app:`"
-            ) from e
+        # No lifespan and no `async with`: host the sessions in a task of our own, which
+        # only asyncio allows (a task outliving the request that started it).
         if self._host_started is None:
             self._host_started = anyio.Event()
             self._stop = anyio.Event()
-            self._lazy_task = loop.create_task(self._lazy_host())
+            self._lazy_task = start_detached(
+                self._lazy_host,
+                why="the MCP app needs its lifespan on this event loop: "
+                "enter it with `async with app:`",
+            )
         await self._host_started.wait()
         assert self._tg is not None
         return self._tg

@@ -24,6 +24,8 @@ from typing import Any
 
 import anyio.to_thread
 
+from .._backend import asyncio_loop, start_detached
+
 #: Threads per event loop at most; more jobs wait in the queue.
 MAX_THREADS = 40
 #: An idle worker exits after this many seconds without work.
@@ -59,7 +61,6 @@ class _Pool:
         # Our workers hold these tokens, not those of anyio's default limiter (which the
         # program's own to_thread calls use).
         self.limiter = anyio.CapacityLimiter(MAX_THREADS)
-        self.hosts: set[asyncio.Task[None]] = set()
 
     def submit(self, fn: Callable[[], Any]) -> asyncio.Future[Any]:
         fut = self.loop.create_future()
@@ -76,9 +77,7 @@ class _Pool:
     def _spawn(self) -> None:
         with self.lock:
             self.threads += 1
-        task = self.loop.create_task(self._host())
-        self.hosts.add(task)  # a strong reference: the loop keeps only weak ones
-        task.add_done_callback(self.hosts.discard)
+        start_detached(self._host, why="the worker pool runs on asyncio only")
 
     async def _host(self) -> None:
         # state: None = not started yet, True = the thread took it, False = given up (the
@@ -170,9 +169,8 @@ async def run_sync(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     call = functools.partial(
         _guarded, functools.partial(contextvars.copy_context().run, fn, **kwargs)
     )
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
+    loop = asyncio_loop()
+    if loop is None:  # trio: anyio's own threads
         return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
     pool = _pools.get(loop)
     if pool is None:

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import anyio
 import orjson
 
+from .._backend import asyncio_loop
 from .._exceptions import INVALID_REQUEST
 from ._base import Incoming, InvalidIncoming, Message, RequestId
 
@@ -275,16 +276,6 @@ class _ThreadFdWriter:
             pass
 
 
-def _asyncio_loop() -> Any:
-    """The running asyncio loop, or None under trio."""
-    import asyncio
-
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
 def _loop_can_watch(fd: int, events: int) -> bool:
     """Whether the event loop can wait on ``fd``: asked of the OS, not guessed from its kind.
 
@@ -312,7 +303,7 @@ def _loop_can_watch(fd: int, events: int) -> bool:
 
 async def open_fd_reader(fd: int) -> ByteReader:
     """A reader on a file descriptor we own (it is closed with the reader's transport)."""
-    loop = _asyncio_loop()
+    loop = asyncio_loop()
     if not _loop_can_watch(fd, selectors.EVENT_READ):
         return _ThreadFdReader(fd)
     if loop is None:
@@ -328,7 +319,7 @@ async def open_fd_reader(fd: int) -> ByteReader:
 
 async def open_fd_writer(fd: int) -> ByteWriter:
     """A writer on a file descriptor we own."""
-    loop = _asyncio_loop()
+    loop = asyncio_loop()
     if not _loop_can_watch(fd, selectors.EVENT_WRITE):
         return _ThreadFdWriter(fd)
     if loop is None:
