@@ -78,7 +78,9 @@ async def churn(rounds: int, sessions: int) -> None:
                     await anyio.sleep(0.01)
             gc.collect()
             trim()
-            print(f"{n:5d}  {peak:8.0f}  {rss_mib():9.0f}  {len(gc.get_objects()):12,d}", flush=True)
+            print(
+                f"{n:5d}  {peak:8.0f}  {rss_mib():9.0f}  {len(gc.get_objects()):12,d}", flush=True
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
