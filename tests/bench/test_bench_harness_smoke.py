@@ -26,6 +26,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+@pytest.mark.slow
 def test_harness_quick_mcpkit_only(tmp_path: Path) -> None:
     out = tmp_path / "run"
     proc = subprocess.run(

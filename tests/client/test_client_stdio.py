@@ -116,6 +116,7 @@ async def test_result_violating_output_schema() -> None:
                 await client.call_tool("get")
 
 
+@pytest.mark.slow
 async def test_hanging_call_times_out_and_stubborn_process_is_killed() -> None:
     with anyio.fail_after(20):
         async with Client(bad("hang-call"), timeout=0.5) as client:

@@ -146,6 +146,7 @@ def _wait_listening(port: int, proc: subprocess.Popen[bytes], timeout: float = 2
         portal.call(connect)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("step", [1, 25])
 async def test_http_server_killed_mid_call(server_file: Path, step: int) -> None:
     with _http_server(server_file) as (proc, url):

@@ -110,6 +110,7 @@ async def _open_sessions(port: int, n: int) -> list[str]:
     return sids
 
 
+@pytest.mark.slow
 @pytest.mark.req("HTTP-SESSION-404")
 async def test_10000_sessions_dropped_without_delete_free_their_memory_over_uvicorn(
     tmp_path: Any,

@@ -185,6 +185,7 @@ async def test_get_stream_backlog_is_delivered_when_it_connects(serve: Any) -> N
                         break
 
 
+@pytest.mark.slow
 async def test_10000_sessions_dropped_without_delete_are_reaped() -> None:
     demo = DemoServer()
     demo.keep_sessions = False

@@ -106,6 +106,7 @@ async def test_closing_stdin_ends_a_well_behaved_server_cleanly() -> None:
     assert time.monotonic() - start < 2.5
 
 
+@pytest.mark.slow
 @pytest.mark.req("LIFECYCLE-STDIO-CLIENT-SHUTDOWN-SEQUENCE")
 async def test_a_server_ignoring_eof_and_sigterm_is_killed_with_its_children(
     tmp_path: Path,
