@@ -6,9 +6,13 @@ A new Client method without its blocking twin (or with different parameters) fai
 from __future__ import annotations
 
 import inspect
+import sys
+from pathlib import Path
 from typing import Any
 
-from mcpkit import Client, SyncClient, TaskHandle
+import pytest
+
+from mcpkit import Client, MCPError, SyncClient, TaskHandle
 from mcpkit._client._sync import SyncTaskHandle
 
 #: Members that differ on purpose, and why.
@@ -71,11 +75,38 @@ def test_sync_task_handle_mirrors_task_handle() -> None:
     assert _compare(TaskHandle, SyncTaskHandle, HANDLE_ATTRIBUTES) == []
 
 
-def test_the_comparison_catches_a_missing_method() -> None:
-    class Partial(SyncClient):
-        ping = None  # type: ignore[assignment]
-
+def test_the_comparison_catches_a_missing_method_and_a_changed_signature() -> None:
     class Smaller:
         pass
 
+    class Drifted(SyncClient):
+        def ping(self, *, timeout: float | None = None, extra: int = 0) -> None:  # type: ignore[override]
+            pass
+
     assert any("lacks ping" in p for p in _compare(Client, Smaller))
+    assert any(p.startswith("ping:") for p in _compare(Client, Drifted))
+
+
+def test_the_members_added_for_parity_work_over_stdio() -> None:
+    """The blocking twins of connect, capabilities, session, list_tasks_page,
+    check_tool_result and send_request(progress_handler=), against a real server process."""
+    demo = Path(__file__).resolve().parents[2] / "examples" / "client_demo_server.py"
+    client = SyncClient([sys.executable, str(demo)])
+    client.connect()
+    try:
+        assert client.connected and client.capabilities() == {}
+        assert client.session.protocol_version == client.protocol_version
+        seen: list[float] = []
+        counted = client.send_request(
+            "tools/call",
+            {"name": "slow_count", "arguments": {"n": 3}},
+            progress_handler=lambda progress, total, message: seen.append(progress),
+        )
+        assert counted["content"][0]["text"] == "counted to 3" and seen == [1, 2, 3]
+        raw = client.send_request("tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
+        assert client.check_tool_result("add", raw).structured_content == {"result": 5}
+        with pytest.raises(MCPError):  # the demo declares no tasks: -32601, or refused locally
+            client.list_tasks_page()
+    finally:
+        client.close()
+    assert not client.connected

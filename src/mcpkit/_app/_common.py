@@ -3,15 +3,28 @@ request, and the waits that bound how long a response is held back."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import anyio
 
 from .._exceptions import INVALID_REQUEST
-from .._http._asgi import Receive, Send, cancel_on_disconnect, respond_error
+from .._http._asgi import (
+    BodyTimeout,
+    BodyTooLarge,
+    Receive,
+    Send,
+    cancel_on_disconnect,
+    read_body,
+    respond_error,
+)
 from ..types._revisions import SUPPORTED_PROTOCOL_VERSIONS
 from ._options import HTTPAppOptions
 from ._registry import SessionEntry, SessionRegistry
+
+logger = logging.getLogger("mcpkit.http")
 
 #: Revision assumed when a request carries no MCP-Protocol-Version header (spec).
 DEFAULT_HEADER_VERSION = "2025-03-26"
@@ -20,6 +33,50 @@ PRIMING_SINCE = "2025-11-25"
 #: The only revision whose Streamable HTTP allowed JSON-RPC batches in a POST.
 BATCH_REVISION = "2025-03-26"
 SESSION_HEADER = b"mcp-session-id"
+
+
+async def read_post_body(
+    headers: dict[str, str], receive: Receive, send: Send, limit: int, timeout: float
+) -> bytes | None:
+    """A POST's whole body; None once 413 (over ``limit``, refused before reading when the
+    size is declared) or 408 (slower than ``timeout``: slowloris) was answered."""
+    too_large = f"Payload Too Large: the limit is {limit} bytes"
+    length = headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > limit:
+        await respond_error(send, 413, INVALID_REQUEST, too_large)
+        return None
+    try:
+        return await read_body(receive, limit, timeout)
+    except BodyTooLarge:
+        await respond_error(send, 413, INVALID_REQUEST, too_large)
+    except BodyTimeout:
+        await respond_error(send, 408, INVALID_REQUEST, "Request Timeout: the body is too slow")
+    return None
+
+
+async def serve_lifespan(
+    receive: Receive, send: Send, hosting: Callable[[], AbstractAsyncContextManager[Any]]
+) -> None:
+    """Answer the ASGI lifespan protocol, running the app inside ``hosting()`` meanwhile.
+
+    A failure is reported as the startup's or the shutdown's, as it happened.
+    """
+    if (await receive())["type"] != "lifespan.startup":
+        return
+    started = False
+    try:
+        async with hosting():
+            await send({"type": "lifespan.startup.complete"})
+            started = True
+            while (await receive())["type"] != "lifespan.shutdown":
+                pass
+    except Exception as e:
+        # The server's own lifespan failed: the ASGI server reports it and stops.
+        logger.exception("the MCP app's lifespan failed")
+        failed = "lifespan.shutdown.failed" if started else "lifespan.startup.failed"
+        await send({"type": failed, "message": f"{type(e).__name__}: {e}"})
+        return
+    await send({"type": "lifespan.shutdown.complete"})
 
 
 def allow_header(options: HTTPAppOptions) -> bytes:

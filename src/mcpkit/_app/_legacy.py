@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Iterable
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Iterable
+from contextlib import AsyncExitStack, asynccontextmanager
 
 import anyio
 import orjson
@@ -19,8 +19,6 @@ from .._exceptions import INVALID_REQUEST, PARSE_ERROR
 from .._http._asgi import (
     BODY_TIMEOUT,
     SSE_HEADERS,
-    BodyTimeout,
-    BodyTooLarge,
     ClientGone,
     Receive,
     Scope,
@@ -28,7 +26,6 @@ from .._http._asgi import (
     accepts,
     cancel_on_disconnect,
     header_map,
-    read_body,
     respond,
     respond_error,
     route_path,
@@ -37,6 +34,7 @@ from .._http._asgi import (
 from .._http._security import HostOriginPolicy, OwnerFn, SessionOwnership
 from .._http._sse import encode_event
 from .._http._transport_sse import SSEServerTransport
+from ._common import read_post_body, serve_lifespan
 from ._registry import SessionFactory
 
 logger = logging.getLogger("mcpkit.http")
@@ -76,23 +74,18 @@ class SSEApp:
             t.close()
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
-        msg = await receive()
-        if msg["type"] != "lifespan.startup":
-            return
+        await serve_lifespan(receive, send, self._hosting)
+
+    @asynccontextmanager
+    async def _hosting(self) -> AsyncIterator[None]:
         running = getattr(self.server, "running", None)  # mcpkit.Server's own lifespan
-        try:
-            async with AsyncExitStack() as stack:
-                if running is not None:
-                    await stack.enter_async_context(running())
-                await send({"type": "lifespan.startup.complete"})
-                while (await receive())["type"] != "lifespan.shutdown":
-                    pass
+        async with AsyncExitStack() as stack:
+            if running is not None:
+                await stack.enter_async_context(running())
+            try:
+                yield
+            finally:
                 await self.aclose()
-        except Exception as e:
-            logger.exception("the MCP app's lifespan failed")
-            await send({"type": "lifespan.startup.failed", "message": f"{type(e).__name__}: {e}"})
-            return
-        await send({"type": "lifespan.shutdown.complete"})
 
     def handles(self, scope: Scope) -> bool:
         """Whether a request is for this app's two endpoints."""
@@ -190,13 +183,8 @@ class SSEApp:
             # Someone else's session is answered as unknown: not usable, not even probeable.
             await respond_error(send, 404, INVALID_REQUEST, "Not Found: unknown session")
             return
-        try:
-            body = await read_body(receive, self.max_body_size, self.body_timeout)
-        except BodyTooLarge:
-            await respond_error(send, 413, INVALID_REQUEST, "Payload Too Large")
-            return
-        except BodyTimeout:
-            await respond_error(send, 408, INVALID_REQUEST, "Request Timeout: the body is too slow")
+        body = await read_post_body(headers, receive, send, self.max_body_size, self.body_timeout)
+        if body is None:
             return
         try:
             msg = orjson.loads(body)

@@ -15,12 +15,9 @@ from .._exceptions import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, Connecti
 from .._http._asgi import (
     JSON,
     SSE_HEADERS,
-    BodyTimeout,
-    BodyTooLarge,
     Receive,
     Send,
     accepts,
-    read_body,
     respond,
     respond_error,
 )
@@ -37,6 +34,7 @@ from ._common import (
     PRIMING_SINCE,
     SESSION_HEADER,
     check_message,
+    read_post_body,
     session_for,
     settled,
     wait_or_disconnect,
@@ -85,27 +83,10 @@ class PostHandler:
                 send, 415, INVALID_REQUEST, "Unsupported Media Type: send application/json"
             )
             return
-        length = headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > self.options.max_body_size:
-            await respond_error(
-                send,
-                413,
-                INVALID_REQUEST,
-                f"Payload Too Large: the limit is {self.options.max_body_size} bytes",
-            )
-            return
-        try:
-            body = await read_body(receive, self.options.max_body_size, self.options.body_timeout)
-        except BodyTooLarge:
-            await respond_error(
-                send,
-                413,
-                INVALID_REQUEST,
-                f"Payload Too Large: the limit is {self.options.max_body_size} bytes",
-            )
-            return
-        except BodyTimeout:
-            await respond_error(send, 408, INVALID_REQUEST, "Request Timeout: the body is too slow")
+        body = await read_post_body(
+            headers, receive, send, self.options.max_body_size, self.options.body_timeout
+        )
+        if body is None:
             return
         try:
             msg = orjson.loads(body)

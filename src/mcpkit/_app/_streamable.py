@@ -39,7 +39,7 @@ from .._http._asgi import (
 from .._http._events import EventStore, InMemoryEventStore
 from .._http._security import HostOriginPolicy, SessionOwnership
 from .._http._transport import HTTPServerTransport, SessionGone
-from ._common import allow_header, session_for
+from ._common import allow_header, serve_lifespan, session_for
 from ._legacy import SSEApp
 from ._options import HTTPAppOptions
 from ._post import PostHandler
@@ -200,25 +200,7 @@ class StreamableHTTPApp:
             await respond_error(send, 404, INVALID_REQUEST, "Not Found: the session ended")
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
-        msg = await receive()
-        if msg["type"] != "lifespan.startup":
-            return
-        started = False
-        try:
-            async with self:
-                await send({"type": "lifespan.startup.complete"})
-                started = True
-                while True:
-                    msg = await receive()
-                    if msg["type"] == "lifespan.shutdown":
-                        break
-        except Exception as e:
-            # The server's own lifespan failed: the ASGI server reports it and stops.
-            logger.exception("the MCP app's lifespan failed")
-            failed = "lifespan.shutdown.failed" if started else "lifespan.startup.failed"
-            await send({"type": failed, "message": f"{type(e).__name__}: {e}"})
-            return
-        await send({"type": "lifespan.shutdown.complete"})
+        await serve_lifespan(receive, send, lambda: self)
 
     # ------------------------------------------------------------------ DELETE
 

@@ -572,6 +572,7 @@ async def open_streamable_http(
     ssl_context: ssl.SSLContext | None = None,
     reinitialize: bool = True,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    _fallback_to_sse: bool = False,
 ) -> AsyncIterator[StreamableHTTPClientTransport]:
     """Connect to a Streamable HTTP MCP endpoint; yields the transport for a ``ClientSession``.
 
@@ -617,6 +618,7 @@ async def open_streamable_http(
             timeout=timeout,
             sse_read_timeout=sse_read_timeout,
             max_reconnects=max_reconnects,
+            fallback_to_sse=_fallback_to_sse,
             reinitialize=reinitialize,
             max_message_size=max_message_size,
         )
@@ -646,29 +648,20 @@ async def open_http(
 
     Same arguments as :func:`open_streamable_http`.
     """
-    async with (
-        _maybe_close(
-            _client(auth, timeout, http_client, ssl_context), http_client is None
-        ) as client,
-        anyio.create_task_group() as tg,
-    ):
-        t = StreamableHTTPClientTransport(
-            url,
-            client,
-            tg,
-            headers=headers,
-            timeout=timeout,
-            sse_read_timeout=sse_read_timeout,
-            max_reconnects=max_reconnects,
-            fallback_to_sse=True,
-            reinitialize=reinitialize,
-            max_message_size=max_message_size,
-        )
-        try:
-            yield t
-        finally:
-            await t.aclose()
-            tg.cancel_scope.cancel()
+    async with open_streamable_http(
+        url,
+        headers=headers,
+        auth=auth,
+        timeout=timeout,
+        sse_read_timeout=sse_read_timeout,
+        max_reconnects=max_reconnects,
+        http_client=http_client,
+        ssl_context=ssl_context,
+        reinitialize=reinitialize,
+        max_message_size=max_message_size,
+        _fallback_to_sse=True,
+    ) as t:
+        yield t
 
 
 __all__ = [

@@ -42,8 +42,10 @@ def _error(rid: RequestId, message: str, status: int | None = None) -> dict[str,
 async def _read_limited(resp: Any, limit: int) -> bytes:
     """The whole body, refused as soon as it exceeds ``limit`` (never buffered past it)."""
     declared = resp.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise MessageTooLarge(limit)
+    if declared.isdigit():
+        if int(declared) > limit:
+            raise MessageTooLarge(limit)
+        return bytes(await resp.aread())  # the usual case: one read, size already known
     chunks: list[bytes] = []
     size = 0
     async with aclosing(resp.aiter_bytes()) as body:

@@ -200,7 +200,7 @@ class ServerSession:
             # a server that does not offer them.
             req.params = {k: v for k, v in req.params.items() if k != "task"}
         result = await handler(RequestContext(self, req, negotiated), req.params)
-        return adapt_result(method, result, version)
+        return result if latest else adapt_result(method, result, version)
 
     def _capabilities_in(self, version: str) -> dict[str, Any]:
         """Our capabilities as revision ``version`` knows them (what its initialize said)."""
