@@ -9,8 +9,11 @@
     │   ├── MethodNotFound           -32601  the peer does not serve this method (or capability)
     │   ├── InvalidParams            -32602  the method exists but its params are wrong
     │   ├── InternalError            -32603  the handler failed
-    │   ├── ResourceNotFound         -32002  no resource has this URI
-    │   └── URLElicitationRequired   -32042  the server needs the user to visit a URL first
+    │   ├── ResourceNotFound         -32002  no resource has this URI (-32602 from 2026-07-28)
+    │   ├── URLElicitationRequired   -32042  the server needs the user to visit a URL first
+    │   ├── HeaderMismatch           -32020  HTTP headers disagree with the body (2026-07-28)
+    │   ├── MissingRequiredClientCapability  -32021  the request needs a capability not declared
+    │   └── UnsupportedProtocolVersion       -32022  the server does not speak that revision
     ├── TransportError               bytes could not be moved
     │   ├── ConnectionClosed         the peer went away (or we closed) while we were using it
     │   │   └── SessionExpired       an HTTP server forgot our session and would not start anew
@@ -42,6 +45,10 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 URL_ELICITATION_REQUIRED = -32042
 RESOURCE_NOT_FOUND = -32002
+# Codes the MCP specification reserves for itself (-32020 to -32099), from 2026-07-28.
+HEADER_MISMATCH = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 
 class MCPError(Exception):
@@ -141,6 +148,53 @@ class ResourceNotFound(ProtocolError):
     code = RESOURCE_NOT_FOUND
 
 
+class HeaderMismatch(ProtocolError):
+    """-32020: the HTTP headers of a request (``MCP-Protocol-Version``, ``Mcp-Method``,
+    ``Mcp-Name``, ``Mcp-Param-*``) are missing, malformed or disagree with its body
+    (revision 2026-07-28; over HTTP the status is 400)."""
+
+    code = HEADER_MISMATCH
+
+
+class MissingRequiredClientCapability(ProtocolError):
+    """-32021: serving the request needs a capability the client did not declare in the
+    request's ``_meta`` (revision 2026-07-28).
+
+    Example::
+
+        raise MissingRequiredClientCapability(
+            message="this tool asks the user", data={"requiredCapabilities": {"elicitation": {}}}
+        )
+    """
+
+    code = MISSING_REQUIRED_CLIENT_CAPABILITY
+
+    @property
+    def required_capabilities(self) -> dict[str, Any]:
+        """The missing capabilities (``data.requiredCapabilities``), keyed by name."""
+        caps = self.data.get("requiredCapabilities") if isinstance(self.data, dict) else None
+        return caps if isinstance(caps, dict) else {}
+
+
+class UnsupportedProtocolVersion(ProtocolError):
+    """-32022: the server does not speak the revision the request named; ``supported``
+    lists the ones it does, to retry with (revision 2026-07-28)."""
+
+    code = UNSUPPORTED_PROTOCOL_VERSION
+
+    @property
+    def supported(self) -> list[str]:
+        """The revisions the server speaks (``data.supported``)."""
+        items = self.data.get("supported") if isinstance(self.data, dict) else None
+        return [v for v in items if isinstance(v, str)] if isinstance(items, list) else []
+
+    @property
+    def requested(self) -> str | None:
+        """The revision the request named (``data.requested``)."""
+        value = self.data.get("requested") if isinstance(self.data, dict) else None
+        return value if isinstance(value, str) else None
+
+
 #: Error code -> the class raised for it, both ways: a handler raising one of these sends its
 #: code, and a client receiving the code raises the same class.
 _BY_CODE: dict[int, type[ProtocolError]] = {
@@ -153,6 +207,9 @@ _BY_CODE: dict[int, type[ProtocolError]] = {
         InternalError,
         ResourceNotFound,
         URLElicitationRequired,
+        HeaderMismatch,
+        MissingRequiredClientCapability,
+        UnsupportedProtocolVersion,
     )
 }
 

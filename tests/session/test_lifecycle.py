@@ -15,7 +15,8 @@ from tests._schema import WireRecorder
 from mcpkit._exceptions import CapabilityError, MethodNotFound, VersionError
 from mcpkit._session import ClientSession, RequestContext, ServerSession
 from mcpkit._transports import MemoryTransport, memory_pair
-from mcpkit.types._revisions import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS
+from mcpkit.types._revisions import HANDSHAKE_PROTOCOL_VERSIONS as SUPPORTED_PROTOCOL_VERSIONS
+from mcpkit.types._revisions import LATEST_HANDSHAKE_VERSION as LATEST_PROTOCOL_VERSION
 
 pytestmark = pytest.mark.anyio
 
@@ -393,11 +394,14 @@ async def test_negotiated_context_is_resolved_per_request_from_meta() -> None:
         assert new["result"]["tools"][0]["icons"] == [ICON]
         # Nothing was fixed for the connection: no session context appeared.
         assert server.negotiated is None
-        # A version the server does not speak, malformed _meta, or no _meta: as before
-        # initialization, an invalid request; the connection keeps serving.
-        for i, params in enumerate(
-            (meta("2099-01-01", {}, CLIENT_INFO), {"_meta": {"x": 1}}, {}, None), 3
-        ):
+        # A version the server does not speak is UnsupportedProtocolVersion, naming what it
+        # speaks; malformed or no _meta: as before initialization, an invalid request; the
+        # connection keeps serving.
+        reply = await raw.request(3, "tools/list", meta("2099-01-01", {}, CLIENT_INFO))
+        assert reply["error"]["code"] == -32022
+        assert reply["error"]["data"]["requested"] == "2099-01-01"
+        assert "2026-07-28" in reply["error"]["data"]["supported"]
+        for i, params in enumerate(({"_meta": {"x": 1}}, {}, None), 4):
             reply = await raw.request(i, "tools/list", params)
             assert reply["error"]["code"] == -32600, params
             assert "initializ" in reply["error"]["message"]

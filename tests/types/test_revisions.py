@@ -36,8 +36,12 @@ def _load_generator() -> Any:
 
 
 def test_constants() -> None:
-    assert t.LATEST_PROTOCOL_VERSION == LATEST
-    assert tuple(reversed(REVISIONS)) == t.SUPPORTED_PROTOCOL_VERSIONS
+    from mcpkit.types import _revisions as rv
+
+    assert t.LATEST_PROTOCOL_VERSION == "2026-07-28"
+    assert rv.LATEST_HANDSHAKE_VERSION == rv.NATIVE_PROTOCOL_VERSION == LATEST
+    assert tuple(reversed(REVISIONS)) == rv.HANDSHAKE_PROTOCOL_VERSIONS
+    assert t.SUPPORTED_PROTOCOL_VERSIONS == ("2026-07-28", *rv.HANDSHAKE_PROTOCOL_VERSIONS)
     assert t.DEFAULT_NEGOTIATED_VERSION == "2025-03-26"
 
 

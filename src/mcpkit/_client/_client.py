@@ -43,7 +43,7 @@ from ..types import (
     Task,
     Tool,
 )
-from ..types._revisions import LATEST_PROTOCOL_VERSION
+from ..types._revisions import LATEST_HANDSHAKE_VERSION
 from ._callbacks import (
     ElicitationCompleteHandler,
     ElicitationHandler,
@@ -161,7 +161,7 @@ class Client:
         auth: Any = None,
         name: str | None = None,
         client_info: Mapping[str, Any] | Implementation | None = None,
-        protocol_version: str = LATEST_PROTOCOL_VERSION,
+        protocol_version: str = LATEST_HANDSHAKE_VERSION,
         timeout: float | None = DEFAULT_TIMEOUT,
         max_timeout: float | None = DEFAULT_MAX_TIMEOUT,
         init_timeout: float = DEFAULT_INIT_TIMEOUT,

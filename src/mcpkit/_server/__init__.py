@@ -2,6 +2,7 @@
 
 from .._exceptions import ResourceNotFound, ToolError
 from ._context import Context, ElicitationResult
+from ._mrtr import StatelessSettings
 from ._server import Server
 from ._task_store import MemoryTaskStore, SQLiteTaskStore, TaskRecord, TaskStore
 from ._tasks import TaskSettings
@@ -13,6 +14,7 @@ __all__ = [
     "ResourceNotFound",
     "SQLiteTaskStore",
     "Server",
+    "StatelessSettings",
     "TaskRecord",
     "TaskSettings",
     "TaskStore",

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
-from .._exceptions import CapabilityError
+import anyio
+
+from .._exceptions import CapabilityError, MissingRequiredClientCapability
 from .._session._base import Negotiated, RequestContext
 from .._session._capabilities import elicitation_modes, has_capability
 from ._logging import LEVELS, LoggingLevel
+from ._mrtr import InputRequired, RoundState
 from ._session import state_of
 from ._util import is_base_model, to_wire
 
@@ -160,7 +163,13 @@ class Context:
         """
         if self._session is None:
             return
-        if LEVELS.get(level, 0) < state_of(self._session).log_threshold:
+        n = self._request.negotiated if self._request is not None else None
+        if n is not None and n.stateless:
+            # Stateless revisions: the request's _meta sets the level; without one, the
+            # client did not ask for log messages and gets none (logging.mdx).
+            if n.log_level is None or LEVELS.get(level, 0) < LEVELS.get(n.log_level, 0):
+                return
+        elif LEVELS.get(level, 0) < state_of(self._session).log_threshold:
             return
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
@@ -196,9 +205,50 @@ class Context:
 
     # ------------------------------------------------------------------ requests to the client
 
+    def _rounds(self) -> RoundState | None:
+        """The request's input rounds when it is served statelessly (2026-07-28)."""
+        rc = self._request
+        if rc is None or rc.negotiated is None or not rc.negotiated.stateless:
+            return None
+        rounds = rc.state
+        if not isinstance(rounds, RoundState):
+            raise CapabilityError(
+                f"{rc.method!r} cannot ask the client for input under protocol revision "
+                f"{rc.negotiated.protocol_version} (only tools/call, prompts/get and "
+                "resources/read can)"
+            )
+        return rounds
+
+    def _require(self, path: tuple[str, ...], why: str) -> None:
+        """Raise unless the client declared the capability at ``path``: under a stateless
+        revision the protocol's MissingRequiredClientCapability (-32021), else CapabilityError."""
+        if has_capability(self.client_capabilities, path):
+            return
+        n = self._negotiated()
+        if n is not None and n.stateless:
+            needed: dict[str, Any] = {}
+            node = needed
+            for part in path:
+                node[part] = {}
+                node = node[part]
+            raise MissingRequiredClientCapability(
+                message=f"Missing required client capability: {why}",
+                data={"requiredCapabilities": needed},
+            )
+        raise CapabilityError(why)
+
     async def _send(
-        self, method: str, params: dict[str, Any], timeout: float | None, as_task: bool = False
+        self,
+        method: str,
+        params: dict[str, Any],
+        timeout: float | None,
+        as_task: bool = False,
+        key: str | None = None,
     ) -> Any:
+        rounds = self._rounds()
+        if rounds is not None:
+            # No server-to-client requests: the answer comes with the client's retry.
+            return rounds.take(key or rounds.next_key(method), method, params)
         if as_task:
             from ._tasks import CLIENT_TASK_CAPABILITY, request_as_task
 
@@ -221,6 +271,7 @@ class Context:
         *,
         timeout: float | None = None,
         as_task: bool = False,
+        key: str | None = None,
     ) -> ElicitationResult[T]:
         """Ask the user for structured input through the client (form mode).
 
@@ -239,11 +290,17 @@ class Context:
             answer = await ctx.elicit("When do you want to come?", Booking)
             if answer.accepted:
                 book(answer.data.date, answer.data.guests)
+
+        Under revision 2026-07-28 (stateless) the question goes back to the client in an
+        ``InputRequiredResult`` and the whole function runs again when the client retries
+        with the answer; ``key`` names the question in ``inputRequests`` (default: its
+        kind and call order). Keep side effects after the questions, or make them
+        idempotent: code before a question runs once per round.
         """
-        if not has_capability(self.client_capabilities, ("elicitation",)):
-            raise CapabilityError(
-                "the client did not declare the 'elicitation' capability: it cannot ask the user"
-            )
+        self._require(
+            ("elicitation",),
+            "the client did not declare the 'elicitation' capability: it cannot ask the user",
+        )
         if "form" not in elicitation_modes(self.client_capabilities):
             raise CapabilityError(
                 "the client does not support form-mode elicitation (it declared url mode only)"
@@ -262,6 +319,7 @@ class Context:
             {"mode": "form", "message": message, "requestedSchema": requested},
             timeout,
             as_task,
+            key,
         )
         action, content = _parse_elicit_result(raw)
         if action != "accept" or content is None:
@@ -292,6 +350,7 @@ class Context:
         *,
         elicitation_id: str | None = None,
         timeout: float | None = None,
+        key: str | None = None,
     ) -> ElicitationResult[None]:
         """Send the user to ``url`` (URL mode: credentials, payments, OAuth flows stay out of the client).
 
@@ -304,12 +363,11 @@ class Context:
             raise CapabilityError(
                 "the client did not declare URL-mode elicitation ('elicitation.url')"
             )
-        eid = elicitation_id or uuid.uuid4().hex
-        raw = await self._send(
-            "elicitation/create",
-            {"mode": "url", "message": message, "url": url, "elicitationId": eid},
-            timeout,
-        )
+        params: dict[str, Any] = {"mode": "url", "message": message, "url": url}
+        if self._rounds() is None:
+            # 2026-07-28 removed elicitationId: the client retries once the user is back.
+            params["elicitationId"] = elicitation_id or uuid.uuid4().hex
+        raw = await self._send("elicitation/create", params, timeout, key=key)
         action, content = _parse_elicit_result(raw)
         return ElicitationResult(action, None, content)
 
@@ -334,6 +392,7 @@ class Context:
         tool_choice: Literal["auto", "required", "none"] | Mapping[str, Any] | None = None,
         timeout: float | None = None,
         as_task: bool = False,
+        key: str | None = None,
     ) -> CreateMessageResult:
         """Ask the client's LLM for a completion (``sampling/createMessage``).
 
@@ -356,10 +415,10 @@ class Context:
         from ..types import CreateMessageResult
 
         caps = self.client_capabilities
-        if not has_capability(caps, ("sampling",)):
-            raise CapabilityError(
-                "the client did not declare the 'sampling' capability: it cannot sample an LLM"
-            )
+        self._require(
+            ("sampling",),
+            "the client did not declare the 'sampling' capability: it cannot sample an LLM",
+        )
         if (tools or tool_choice is not None) and not has_capability(caps, ("sampling", "tools")):
             raise CapabilityError(
                 "the client did not declare 'sampling.tools': it cannot sample with tools"
@@ -391,7 +450,7 @@ class Context:
             params["toolChoice"] = (
                 {"mode": tool_choice} if isinstance(tool_choice, str) else to_wire(tool_choice)
             )
-        raw = await self._send("sampling/createMessage", params, timeout, as_task)
+        raw = await self._send("sampling/createMessage", params, timeout, as_task, key)
         return CreateMessageResult.model_validate(raw)
 
     async def sample_with_tools(
@@ -477,14 +536,52 @@ class Context:
             )
         return wire
 
-    async def list_roots(self, *, timeout: float | None = None) -> list[Root]:
+    async def list_roots(
+        self, *, timeout: float | None = None, key: str | None = None
+    ) -> list[Root]:
         """The client's roots (``roots/list``); raises CapabilityError when it has none to offer."""
         from ..types import ListRootsResult
 
-        if not has_capability(self.client_capabilities, ("roots",)):
-            raise CapabilityError("the client did not declare the 'roots' capability")
-        raw = await self._send("roots/list", {}, timeout)
+        self._require(("roots",), "the client did not declare the 'roots' capability")
+        raw = await self._send("roots/list", {}, timeout, key=key)
         return ListRootsResult.model_validate(raw).roots
+
+    async def gather(self, *calls: Awaitable[Any]) -> list[Any]:
+        """Ask the client several things at once; their answers, in order.
+
+        ``calls`` are un-awaited :meth:`elicit`, :meth:`sample` and :meth:`list_roots`
+        calls. Under the handshake revisions they run concurrently; under 2026-07-28 they
+        reach the client together in one ``InputRequiredResult`` (one round trip, not one
+        per question).
+
+        Example::
+
+            answer, roots = await ctx.gather(
+                ctx.elicit("Your name?", {"type": "object", "properties": {"name": {"type": "string"}}}),
+                ctx.list_roots(),
+            )
+        """
+        if self._rounds() is not None:
+            results: list[Any] = []
+            pending: dict[str, dict[str, Any]] = {}
+            for call in calls:
+                try:
+                    results.append(await call)
+                except InputRequired as e:  # noqa: PERF203 - each question is collected
+                    pending.update(e.requests)
+                    results.append(None)
+            if pending:
+                raise InputRequired(pending)
+            return results
+        answers: list[Any] = [None] * len(calls)
+
+        async def run(i: int, call: Awaitable[Any]) -> None:
+            answers[i] = await call
+
+        async with anyio.create_task_group() as tg:
+            for i, call in enumerate(calls):
+                tg.start_soon(run, i, call)
+        return answers
 
     async def read_resource(self, uri: str) -> list[Any]:
         """Read one of this server's resources (as a client would), returning its contents."""

@@ -10,14 +10,16 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import InvalidParams, MethodNotFound, ProtocolError
 from .._session._base import RequestContext, RequestHandlerFn
 from .._session._server import ServerSession
 from ._context import Context
+from ._listen import serve_listen
 from ._logging import LEVELS, current_context
+from ._mrtr import RoundState, collect_input_required
 from ._resources import not_found
 from ._session import state_of
 from ._util import make_caller, to_wire
@@ -65,7 +67,25 @@ class Handlers:
             "tasks/result": tasks.h_result,
             "tasks/list": tasks.h_list,
             "tasks/cancel": tasks.h_cancel,
+            "subscriptions/listen": self.listen,
         }
+
+    async def listen(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
+        return await serve_listen(self.server.listeners, rc, self.server.capabilities)
+
+    async def _rounds(
+        self, rc: RequestContext, params: dict[str, Any] | None, run: Callable[[], Awaitable[Any]]
+    ) -> Any:
+        """Run a handler that may ask the client for input, under a stateless revision: its
+        questions end the request with an ``InputRequiredResult`` (see ``_mrtr``)."""
+        rc.state = rounds = RoundState(self.server.stateless, rc.method, params)
+        try:
+            return await run()
+        except BaseException as e:
+            asked = collect_input_required(e)
+            if asked is None:
+                raise
+            return rounds.input_required(asked)
 
     async def tools_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
         return self.registry.page("tools", params)
@@ -84,6 +104,10 @@ class Handlers:
             args = {}
         elif type(args) is not dict:
             raise InvalidParams(message="Invalid params: 'arguments' must be an object")
+        n = rc.negotiated
+        if n is not None and n.stateless:
+            # Core 2026-07-28 has no tasks (an extension will); a task param is ignored.
+            return await self._rounds(rc, params, lambda: self._call(tool, args, rc))
         support = tool.task_support
         if support is not None and support != "forbidden":
             task = params.get("task")
@@ -99,6 +123,9 @@ class Handlers:
                 message=f"Method not found: tool {name!r} does not support task execution",
                 data={"name": name, "taskSupport": "forbidden"},
             )
+        return await self._call(tool, args, rc)
+
+    async def _call(self, tool: Any, args: dict[str, Any], rc: RequestContext) -> Any:
         if tool.context_param is None and not self.server.bridges_logging:
             return await tool.call(args, None)
         ctx = Context(self.server, rc, rc.session)
@@ -118,6 +145,12 @@ class Handlers:
 
     async def resources_read(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
         uri = uri_param(params)
+        n = rc.negotiated
+        if n is not None and n.stateless:
+            return await self._rounds(rc, params, lambda: self._read(uri, rc))
+        return await self._read(uri, rc)
+
+    async def _read(self, uri: str, rc: RequestContext) -> Any:
         ctx = Context(self.server, rc, rc.session)
         token = current_context.set(ctx)
         try:
@@ -154,6 +187,14 @@ class Handlers:
             args = {}
         elif not isinstance(args, dict) or not all(isinstance(v, str) for v in args.values()):
             raise InvalidParams(message="Invalid params: 'arguments' must be an object of strings")
+        n = rc.negotiated
+        if n is not None and n.stateless:
+            return await self._rounds(rc, params, lambda: self._get_prompt(prompt, name, args, rc))
+        return await self._get_prompt(prompt, name, args, rc)
+
+    async def _get_prompt(
+        self, prompt: Any, name: str, args: dict[str, Any], rc: RequestContext
+    ) -> Any:
         ctx = Context(self.server, rc, rc.session)
         token = current_context.set(ctx)
         try:

@@ -18,7 +18,9 @@ from .._transports._base import Transport
 from ._context import Context
 from ._func import FuncInfo, describe
 from ._handlers import Handlers
+from ._listen import Listeners
 from ._logging import ClientLogHandler
+from ._mrtr import StatelessSettings
 from ._prompts import PromptDef
 from ._registry import Registry
 from ._resources import ResourceDef, TemplateDef
@@ -118,6 +120,7 @@ class Server:
         task_owner: Callable[[Context], str | None] | None = None,
         max_tasks_per_owner: int | None = 100,
         tasks: TaskSettings | None = None,
+        stateless: StatelessSettings | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -141,6 +144,10 @@ class Server:
         self._sessions: set[ServerSession] = set()
         #: True once :meth:`bridge_logging` routed Python logging to clients.
         self.bridges_logging = False
+        #: How the stateless revision (2026-07-28) is served: requestState key, caching hints.
+        self.stateless = stateless or StatelessSettings()
+        #: The open ``subscriptions/listen`` streams.
+        self.listeners = Listeners()
         settings = resolve_task_settings(
             tasks,
             task_store=task_store,
@@ -446,6 +453,7 @@ class Server:
 
     async def notify_resource_updated(self, uri: str) -> None:
         """Tell every client subscribed to ``uri`` that it changed (``notifications/resources/updated``)."""
+        self.listeners.post("notifications/resources/updated", {"uri": uri})
         for session in list(self._sessions):
             if uri in state_of(session).subscriptions and session.initialized:
                 with contextlib.suppress(
@@ -594,6 +602,10 @@ class Server:
             **kw,
         )
         state.session = session
+        session.cache_hints = {
+            "ttlMs": self.stateless.cache_ttl_ms,
+            "cacheScope": self.stateless.cache_scope,
+        }
         session.set_notification_handler(
             "notifications/roots/list_changed",
             functools.partial(self._protocol.roots_list_changed, session),
@@ -710,6 +722,7 @@ class Server:
     def _changed(self, kind: str) -> None:
         self.registry.invalidate(kind)
         method = _LIST_CHANGED[kind]
+        self.listeners.post(method)
         # A copy: registration may happen in a worker thread while sessions come and go.
         for s in list(self._sessions):
             if s.initialized and kind in s.capabilities:

@@ -7,7 +7,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._exceptions import CapabilityError
 from .._jsonrpc import IncomingRequest
+from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
 
 logger = logging.getLogger("mcpkit.session")
 
@@ -31,6 +33,14 @@ class Negotiated:
     peer_capabilities: dict[str, Any] = field(default_factory=dict)
     peer_info: dict[str, Any] = field(default_factory=dict)
     instructions: str | None = None
+    #: The log level the request asked for in ``_meta`` (stateless revisions only; a
+    #: handshake session keeps its level from ``logging/setLevel`` in the layer above).
+    log_level: str | None = None
+
+    @property
+    def stateless(self) -> bool:
+        """True for a context read from one request's ``_meta`` (no handshake, no session)."""
+        return self.protocol_version in STATELESS_PROTOCOL_VERSIONS
 
 
 RequestHandlerFn = Callable[["RequestContext", "dict[str, Any] | None"], Awaitable[Any]]
@@ -44,7 +54,7 @@ class RequestContext:
     received the request.
     """
 
-    __slots__ = ("negotiated", "request", "session")
+    __slots__ = ("negotiated", "request", "session", "state")
 
     def __init__(
         self, session: Any, request: IncomingRequest, negotiated: Negotiated | None
@@ -52,6 +62,9 @@ class RequestContext:
         self.session = session
         self.request = request
         self.negotiated = negotiated
+        #: What the layer above keeps for this one request (``mcpkit.Server``: its input
+        #: rounds under a stateless revision).
+        self.state: Any = None
 
     @property
     def request_id(self) -> str | int:
@@ -90,7 +103,16 @@ class RequestContext:
     async def send_request(
         self, method: str, params: dict[str, Any] | None = None, **kw: Any
     ) -> Any:
-        """Send a request to the peer on behalf of this one (sampling, elicitation, roots)."""
+        """Send a request to the peer on behalf of this one (sampling, elicitation, roots).
+
+        A stateless revision has no server-to-client requests: the server answers with an
+        ``InputRequiredResult`` instead (``mcpkit.Context`` does that for its helpers).
+        """
+        if self.negotiated is not None and self.negotiated.stateless:
+            raise CapabilityError(
+                f"cannot send {method!r}: protocol revision {self.negotiated.protocol_version} "
+                "has no server-to-client requests (answer with an InputRequiredResult)"
+            )
         return await self.session.send_request(
             method, params, related_request_id=self.request.id, **kw
         )

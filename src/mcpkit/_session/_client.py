@@ -10,8 +10,8 @@ from .._exceptions import CapabilityError, MethodNotFound, ProtocolError, Versio
 from .._jsonrpc import IncomingRequest
 from .._transports._base import RequestId, Transport
 from ..types._revisions import (
-    LATEST_PROTOCOL_VERSION,
-    SUPPORTED_PROTOCOL_VERSIONS,
+    HANDSHAKE_PROTOCOL_VERSIONS,
+    LATEST_HANDSHAKE_VERSION,
     adapt_params,
     adapt_result,
 )
@@ -50,8 +50,8 @@ class ClientSession:
         capabilities: Mapping[str, Any] | None = None,
         handlers: Mapping[str, RequestHandlerFn] | None = None,
         notification_handlers: Mapping[str, NotificationHandlerFn] | None = None,
-        protocol_version: str = LATEST_PROTOCOL_VERSION,
-        supported_versions: tuple[str, ...] = SUPPORTED_PROTOCOL_VERSIONS,
+        protocol_version: str = LATEST_HANDSHAKE_VERSION,
+        supported_versions: tuple[str, ...] = HANDSHAKE_PROTOCOL_VERSIONS,
         max_concurrency: int = 64,
         keepalive_interval: float | None = None,
         keepalive_timeout: float = 10.0,

@@ -19,19 +19,18 @@ from .._exceptions import (
     InvalidParams,
     InvalidRequest,
     MethodNotFound,
+    ProtocolError,
 )
 from .._jsonrpc import IncomingRequest
 from .._transports._base import RequestId, Transport
 from ..types._revisions import (
-    LATEST_PROTOCOL_VERSION,
+    NATIVE_PROTOCOL_VERSION,
+    STATELESS_PROTOCOL_VERSIONS,
     SUPPORTED_PROTOCOL_VERSIONS,
     adapt_result,
     request_methods_for,
 )
 from ._base import (
-    META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
-    META_PROTOCOL_VERSION,
     Negotiated,
     NotificationHandlerFn,
     RequestContext,
@@ -40,15 +39,20 @@ from ._base import (
 from ._capabilities import CLIENT_METHOD_CAPABILITY, SERVER_METHOD_CAPABILITY, has_capability
 from ._keepalive import check_keepalive
 from ._peer import Peer
+from ._stateless import (
+    DEFAULT_CACHE_HINTS,
+    capabilities_for_stateless,
+    finish_result,
+    read_request_meta,
+    request_version,
+    translate_error,
+)
 
 logger = logging.getLogger("mcpkit.server")
 
-# Requests a client may send before the session is initialized.
-_PRE_INIT_OK = frozenset({"initialize", "ping"})
-#: Revisions served without ``initialize`` (version, capabilities and client info in each
-#: request's ``_meta``). None of the revisions spoken today: each of them requires
-#: initialization first (lifecycle.mdx). 2026-07-28 goes here when it is supported.
-STATELESS_PROTOCOL_VERSIONS: frozenset[str] = frozenset()
+#: Methods only the stateless revisions have: without ``_meta`` they are refused as a
+#: stateless request missing it (-32602), not as a request before ``initialize``.
+_STATELESS_ONLY = frozenset({"server/discover", "subscriptions/listen"})
 # Requests we may send before the client said `initialized` (lifecycle: pings only).
 _PRE_INITIALIZED_SEND_OK = frozenset({"ping"})
 
@@ -101,7 +105,20 @@ class ServerSession:
         self.supported_versions = supported_versions
         self._handlers = dict(handlers)
         #: Revisions this session serves per request from ``_meta``, with no handshake.
-        self.stateless_versions = STATELESS_PROTOCOL_VERSIONS
+        self.stateless_versions: tuple[str, ...] | frozenset[str] = tuple(
+            v for v in supported_versions if v in STATELESS_PROTOCOL_VERSIONS
+        )
+        #: Revisions ``initialize`` may settle on, newest first.
+        self.handshake_versions = tuple(
+            v for v in supported_versions if v not in STATELESS_PROTOCOL_VERSIONS
+        )
+        #: Serve every request statelessly, ``initialize`` included (refused): the one
+        #: shared session an HTTP app serves stateless requests through.
+        self.stateless_only = False
+        #: The caching hints cacheable stateless results get when their handler set none.
+        self.cache_hints: Mapping[str, Any] = DEFAULT_CACHE_HINTS
+        #: Our capabilities as the stateless revisions declare them.
+        self._stateless_caps = capabilities_for_stateless(self.capabilities)
         #: Our capabilities as each older revision can express them (computed once each).
         self._caps_by_version: dict[str, dict[str, Any]] = {}
         #: True once the client sent ``notifications/initialized``.
@@ -166,20 +183,80 @@ class ServerSession:
     # ------------------------------------------------------------------ incoming
 
     async def _on_request(self, req: IncomingRequest) -> Any:
+        negotiated = self.negotiated
+        if negotiated is None:
+            return await self._before_handshake(req)
         method = req.method
         if method == "ping":
             return {}
         if method == "initialize":
             return self._initialize(req.params)
-        negotiated = self.negotiated
-        if negotiated is None:
-            negotiated = self._stateless_context(req)
-            if negotiated is None:
-                raise InvalidRequest(
-                    message=f"Invalid Request: {method!r} before initialization; send 'initialize' first"
-                )
+        return await self._serve(req, negotiated)
+
+    async def _before_handshake(self, req: IncomingRequest) -> Any:
+        # No initialize yet: a request naming a revision in its _meta is a stateless one
+        # (versioning.mdx: "a request carrying modern per-request _meta is served
+        # statelessly"); otherwise only the handshake (and ping) may come first.
+        method = req.method
+        named = request_version(req.meta)
+        if (
+            self.stateless_only
+            or method in _STATELESS_ONLY
+            # A handshake revision named in _meta does not bypass initialize.
+            or (
+                named is not None
+                and (named in self.stateless_versions or named not in self.handshake_versions)
+            )
+        ):
+            return await self._serve_stateless(req)
+        if method == "ping":
+            return {}
+        if method == "initialize":
+            return self._initialize(req.params)
+        raise InvalidRequest(
+            message=f"Invalid Request: {method!r} before initialization; send 'initialize' "
+            "first (or name a stateless revision in the request's _meta)"
+        )
+
+    async def _serve_stateless(self, req: IncomingRequest) -> Any:
+        negotiated = read_request_meta(
+            req.meta,
+            stateless_versions=self.stateless_versions,
+            supported_versions=self.supported_versions,
+        )
+        method = req.method
+        if method == "server/discover":
+            result: Any = self._discover()
+        else:
+            handler = self._handlers.get(method)
+            cap = SERVER_METHOD_CAPABILITY.get(method)
+            if (
+                handler is None
+                or method not in request_methods_for(negotiated.protocol_version)
+                or (cap is not None and not has_capability(self._stateless_caps, cap))
+            ):
+                raise MethodNotFound(message=f"Method not found: {method}")
+            try:
+                result = await handler(RequestContext(self, req, negotiated), req.params)
+            except ProtocolError as e:
+                raise translate_error(e) from None
+            if negotiated.protocol_version not in STATELESS_PROTOCOL_VERSIONS:
+                result = adapt_result(method, result, negotiated.protocol_version)
+        return finish_result(method, result, self.server_info, self.cache_hints)
+
+    def _discover(self) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "supportedVersions": list(self.supported_versions),
+            "capabilities": self._stateless_caps,
+        }
+        if self.instructions is not None:
+            result["instructions"] = self.instructions
+        return result
+
+    async def _serve(self, req: IncomingRequest, negotiated: Negotiated) -> Any:
+        method = req.method
         version = negotiated.protocol_version
-        latest = version == LATEST_PROTOCOL_VERSION
+        latest = version == NATIVE_PROTOCOL_VERSION
         handler = self._handlers.get(method)
         cap = SERVER_METHOD_CAPABILITY.get(method)
         capabilities = self.capabilities if latest else self._capabilities_in(version)
@@ -187,6 +264,7 @@ class ServerSession:
             handler is None
             or (cap is not None and not has_capability(capabilities, cap))
             or (not latest and method not in request_methods_for(version))
+            or method in _STATELESS_ONLY
         ):
             # Gated by the negotiated revision too: tasks/* do not exist before 2025-11-25.
             raise MethodNotFound(message=f"Method not found: {method}")
@@ -212,27 +290,6 @@ class ServerSession:
             ]
         return caps
 
-    def _stateless_context(self, req: IncomingRequest) -> Negotiated | None:
-        # Revision 2026-07-28 has no initialize: version and capabilities ride in _meta.
-        # Only versions we actually speak are accepted, so today this admits nothing new;
-        # the hook is where the stateless revision plugs in.
-        meta = req.meta
-        if not meta:
-            return None
-        version = meta.get(META_PROTOCOL_VERSION)
-        if (
-            not isinstance(version, str)
-            or version not in self.supported_versions
-            or version not in self.stateless_versions
-        ):
-            # A revision with a handshake: initialization MUST come first (lifecycle.mdx).
-            return None
-        caps = meta.get(META_CLIENT_CAPABILITIES)
-        info = meta.get(META_CLIENT_INFO)
-        return Negotiated(
-            version, caps if isinstance(caps, dict) else {}, info if isinstance(info, dict) else {}
-        )
-
     def _initialize(self, params: dict[str, Any] | None) -> dict[str, Any]:
         if self.negotiated is not None:
             raise InvalidRequest(message="Invalid Request: the session is already initialized")
@@ -250,7 +307,13 @@ class ServerSession:
             raise InvalidParams(message="Invalid params: capabilities must be an object")
         if not isinstance(info, dict) or not isinstance(info.get("name"), str):
             raise InvalidParams(message="Invalid params: clientInfo must be an object with a name")
-        version = requested if requested in self.supported_versions else self.supported_versions[0]
+        if not self.handshake_versions:
+            raise InvalidRequest(
+                message="Invalid Request: this server has no initialize; it speaks "
+                f"{', '.join(self.supported_versions)} with version and capabilities in each "
+                "request's _meta"
+            )
+        version = requested if requested in self.handshake_versions else self.handshake_versions[0]
         self.negotiated = Negotiated(version, caps, info, self.instructions)
         result: dict[str, Any] = {
             "protocolVersion": version,

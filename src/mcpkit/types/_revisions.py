@@ -14,7 +14,11 @@ from .._exceptions import CapabilityError
 
 __all__ = [
     "DEFAULT_NEGOTIATED_VERSION",
+    "HANDSHAKE_PROTOCOL_VERSIONS",
+    "LATEST_HANDSHAKE_VERSION",
     "LATEST_PROTOCOL_VERSION",
+    "NATIVE_PROTOCOL_VERSION",
+    "STATELESS_PROTOCOL_VERSIONS",
     "SUPPORTED_PROTOCOL_VERSIONS",
     "NotInRevisionError",
     "adapt_outgoing",
@@ -24,14 +28,28 @@ __all__ = [
     "supports_batching",
 ]
 
-LATEST_PROTOCOL_VERSION = "2025-11-25"
-#: Every revision mcpkit speaks, newest first.
-SUPPORTED_PROTOCOL_VERSIONS: tuple[str, ...] = (
+#: The newest revision mcpkit speaks.
+LATEST_PROTOCOL_VERSION = "2026-07-28"
+#: Revisions served without a handshake: version, capabilities and client info ride in
+#: each request's ``_meta`` (the "modern" era of versioning.mdx), newest first.
+STATELESS_PROTOCOL_VERSIONS: tuple[str, ...] = ("2026-07-28",)
+#: Revisions that open with ``initialize`` (the "legacy" era), newest first.
+HANDSHAKE_PROTOCOL_VERSIONS: tuple[str, ...] = (
     "2025-11-25",
     "2025-06-18",
     "2025-03-26",
     "2024-11-05",
 )
+#: The newest revision ``initialize`` can settle on.
+LATEST_HANDSHAKE_VERSION = HANDSHAKE_PROTOCOL_VERSIONS[0]
+#: Every revision mcpkit speaks, newest first.
+SUPPORTED_PROTOCOL_VERSIONS: tuple[str, ...] = (
+    *STATELESS_PROTOCOL_VERSIONS,
+    *HANDSHAKE_PROTOCOL_VERSIONS,
+)
+#: The shape handlers produce and :func:`adapt_outgoing` starts from: messages for this
+#: revision and newer ones leave it untouched (2026-07-28 adds fields, it does not trim).
+NATIVE_PROTOCOL_VERSION = LATEST_HANDSHAKE_VERSION
 #: The revision Streamable HTTP assumes when a request has no MCP-Protocol-Version header.
 DEFAULT_NEGOTIATED_VERSION = "2025-03-26"
 
@@ -111,6 +129,18 @@ _REQUEST_METHODS: dict[str, tuple[str, ...]] = {
         "tools/call",
         "tools/list",
     ),
+    "2026-07-28": (
+        "completion/complete",
+        "prompts/get",
+        "prompts/list",
+        "resources/list",
+        "resources/read",
+        "resources/templates/list",
+        "server/discover",
+        "subscriptions/listen",
+        "tools/call",
+        "tools/list",
+    ),
 }
 _NOTIFICATION_METHODS: dict[str, tuple[str, ...]] = {
     "2024-11-05": (
@@ -157,6 +187,16 @@ _NOTIFICATION_METHODS: dict[str, tuple[str, ...]] = {
         "notifications/resources/updated",
         "notifications/roots/list_changed",
         "notifications/tasks/status",
+        "notifications/tools/list_changed",
+    ),
+    "2026-07-28": (
+        "notifications/cancelled",
+        "notifications/message",
+        "notifications/progress",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+        "notifications/resources/updated",
+        "notifications/subscriptions/acknowledged",
         "notifications/tools/list_changed",
     ),
 }
@@ -209,7 +249,7 @@ def supports_batching(version: str) -> bool:
 
 # Revisions by age. A rule "added in R" applies (the thing is dropped) when the target
 # revision ranks below R.
-_R2024_11_05, _R2025_03_26, _R2025_06_18, _R2025_11_25 = 0, 1, 2, 3
+_R2024_11_05, _R2025_03_26, _R2025_06_18, _R2025_11_25, _R2026_07_28 = 0, 1, 2, 3, 4
 _RANK: dict[str, int] = {
     version: rank for rank, version in enumerate(reversed(SUPPORTED_PROTOCOL_VERSIONS))
 }
@@ -626,7 +666,7 @@ def adapt_outgoing(method: str | None, message: _Dict, version: str) -> _Dict:
     revision (a method it lacks, URL-mode elicitation, ...), and :class:`ValueError`
     for a version mcpkit does not support.
     """
-    if version == LATEST_PROTOCOL_VERSION:
+    if version == NATIVE_PROTOCOL_VERSION:
         return message
     r = _check(version)
     own = message.get("method")
@@ -653,13 +693,13 @@ def adapt_params(method: str, params: _Dict | None, version: str | None) -> _Dic
     The one place outgoing parameters are adapted: the latest revision (or none negotiated
     yet) sends them as they are. Raises as :func:`adapt_outgoing` does.
     """
-    if params is None or version is None or version == LATEST_PROTOCOL_VERSION:
+    if params is None or version is None or version == NATIVE_PROTOCOL_VERSION:
         return params
     return adapt_outgoing(method, {"method": method, "params": params}, version).get("params")
 
 
 def adapt_result(method: str, result: Any, version: str | None) -> Any:
     """The ``result`` we answer ``method`` with, fitted to revision ``version``."""
-    if version is None or version == LATEST_PROTOCOL_VERSION or not isinstance(result, dict):
+    if version is None or version == NATIVE_PROTOCOL_VERSION or not isinstance(result, dict):
         return result
     return adapt_outgoing(method, {"result": result}, version)["result"]

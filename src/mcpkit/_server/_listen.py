@@ -1,0 +1,154 @@
+"""``subscriptions/listen`` (revision 2026-07-28): change notifications a client opted in to.
+
+A stateless client has no session to push notifications to, so it opens a long-lived
+request; its response stream carries the list-changed and resource-updated notifications it
+asked for, each tagged with the request's id (``io.modelcontextprotocol/subscriptionId``),
+until the client cancels it (closes the stream, or ``notifications/cancelled`` on stdio) or
+the server ends it with a result.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+
+from .._exceptions import InvalidParams
+from .._session._stateless import META_SUBSCRIPTION_ID
+
+if TYPE_CHECKING:
+    from .._session._base import RequestContext
+
+logger = logging.getLogger("mcpkit.server")
+
+#: Filter key -> the list-changed notification it opts in to, and the capability it needs.
+_LIST_FILTERS = {
+    "toolsListChanged": ("notifications/tools/list_changed", "tools"),
+    "promptsListChanged": ("notifications/prompts/list_changed", "prompts"),
+    "resourcesListChanged": ("notifications/resources/list_changed", "resources"),
+}
+#: Notifications queued for one listener before it counts as stalled (then dropped).
+_QUEUE = 256
+
+_Item = tuple[str, "dict[str, Any] | None"]
+
+
+class Listener:
+    """One open ``subscriptions/listen`` stream: what it asked for and its queue."""
+
+    def __init__(self, wanted: frozenset[str], uris: frozenset[str]) -> None:
+        self.wanted = wanted
+        self.uris = uris
+        self._send, self.queue = anyio.create_memory_object_stream[_Item](_QUEUE)
+        self._token = anyio.lowlevel.current_token()
+        self._loop_thread = threading.get_ident()
+
+    def wants(self, method: str, params: dict[str, Any] | None) -> bool:
+        if method == "notifications/resources/updated":
+            return params is not None and params.get("uri") in self.uris
+        return method in self.wanted
+
+    def post(self, method: str, params: dict[str, Any] | None) -> None:
+        """Queue a notification; safe from worker threads (registrations may happen there)."""
+        if threading.get_ident() == self._loop_thread:
+            self._post_now((method, params))
+            return
+        try:
+            anyio.from_thread.run_sync(self._post_now, (method, params), token=self._token)
+        except RuntimeError:
+            logger.debug("dropped %s: the listener's event loop is gone", method)
+
+    def _post_now(self, item: _Item) -> None:
+        try:
+            self._send.send_nowait(item)
+        except anyio.WouldBlock:
+            logger.warning("a subscriptions/listen stream is stalled; dropped %s", item[0])
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+    def close(self) -> None:
+        self._send.close()
+
+
+class Listeners:
+    """The open listen streams of one server."""
+
+    def __init__(self) -> None:
+        self._all: set[Listener] = set()
+
+    def add(self, listener: Listener) -> None:
+        self._all.add(listener)
+
+    def discard(self, listener: Listener) -> None:
+        self._all.discard(listener)
+
+    def post(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Queue ``method`` for every listener that opted in to it."""
+        for listener in list(self._all):
+            if listener.wants(method, params):
+                listener.post(method, params)
+
+    def close_all(self) -> None:
+        """End every stream gracefully (each answers its request with a result)."""
+        for listener in list(self._all):
+            listener.close()
+
+
+def read_filter(
+    params: dict[str, Any] | None, capabilities: dict[str, Any]
+) -> tuple[dict[str, Any], frozenset[str], frozenset[str]]:
+    """(the filter we honour, list-changed methods, resource URIs) of a listen request.
+
+    Types the server does not support are left out of what it acknowledges.
+    """
+    filt = params.get("notifications") if params else None
+    if not isinstance(filt, dict):
+        raise InvalidParams(message="Invalid params: 'notifications' must be an object")
+    honoured: dict[str, Any] = {}
+    wanted: set[str] = set()
+    for key, (method, capability) in _LIST_FILTERS.items():
+        value = filt.get(key)
+        if value is not None and not isinstance(value, bool):
+            raise InvalidParams(message=f"Invalid params: notifications.{key} must be a boolean")
+        cap = capabilities.get(capability)
+        if value and isinstance(cap, dict) and cap.get("listChanged"):
+            honoured[key] = True
+            wanted.add(method)
+    uris = filt.get("resourceSubscriptions")
+    if uris is not None:
+        if not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
+            raise InvalidParams(
+                message="Invalid params: notifications.resourceSubscriptions must be strings"
+            )
+        resources = capabilities.get("resources")
+        if isinstance(resources, dict) and resources.get("subscribe"):
+            honoured["resourceSubscriptions"] = list(uris)
+        else:
+            uris = []
+    return honoured, frozenset(wanted), frozenset(uris or ())
+
+
+async def serve_listen(
+    listeners: Listeners, rc: RequestContext, capabilities: dict[str, Any]
+) -> Any:
+    """Serve one ``subscriptions/listen`` request until it is cancelled or the server ends it."""
+    honoured, wanted, uris = read_filter(rc.request.params, capabilities)
+    sub_id = rc.request_id
+    tag = {META_SUBSCRIPTION_ID: sub_id}
+    listener = Listener(wanted, uris)
+    listeners.add(listener)
+    try:
+        await rc.notify(
+            "notifications/subscriptions/acknowledged", {"_meta": tag, "notifications": honoured}
+        )
+        async with listener.queue:
+            async for method, params in listener.queue:
+                await rc.notify(method, {**(params or {}), "_meta": tag})
+    finally:
+        listeners.discard(listener)
+    # The server ended the stream (shutdown): say so with a result.
+    return {"_meta": tag}

@@ -1,0 +1,127 @@
+"""Serving a request of a stateless revision (2026-07-28) in the server role.
+
+There is no handshake: what ``initialize`` used to settle once per session (the revision,
+the client's capabilities and identity) rides in every request's ``_meta``, the server says
+who it is in every result's ``_meta``, and every result names its ``resultType``. This
+module reads the one and writes the other; :class:`~mcpkit._session.ServerSession` calls it
+for requests that carry a modern ``_meta`` and never for a session opened with
+``initialize``, so the handshake revisions pay nothing for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .._exceptions import (
+    InvalidParams,
+    ResourceNotFound,
+    UnsupportedProtocolVersion,
+)
+from ._base import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, Negotiated
+
+#: ``_meta`` key of the log level a request asks for (no ``notifications/message`` without it).
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+#: ``_meta`` key through which a result names the server that produced it.
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+#: ``_meta`` key tagging a notification with the ``subscriptions/listen`` stream it belongs to.
+META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+
+#: Results that carry caching hints (``CacheableResult``: ``ttlMs`` and ``cacheScope``).
+CACHEABLE_METHODS = frozenset(
+    {
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/read",
+        "resources/templates/list",
+    }
+)
+#: Requests a server may answer with an ``InputRequiredResult`` (mrtr.mdx).
+INPUT_REQUIRED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+#: The caching hints a cacheable result gets when nobody set any: stale at once, and
+#: never shared between users. Safe for any server; servers that know better say so.
+DEFAULT_CACHE_HINTS: Mapping[str, Any] = {"ttlMs": 0, "cacheScope": "private"}
+
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+def request_version(meta: Any) -> Any:
+    """The revision a request names in its ``_meta`` (None when it names none)."""
+    return meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+
+
+def read_request_meta(
+    meta: Mapping[str, Any] | None,
+    *,
+    stateless_versions: tuple[str, ...] | frozenset[str],
+    supported_versions: tuple[str, ...],
+) -> Negotiated:
+    """The context a stateless request is served under, read from its ``_meta``.
+
+    Raises :class:`InvalidParams` for a missing or malformed required member and
+    :class:`UnsupportedProtocolVersion` for a revision we do not serve statelessly.
+    """
+    if not isinstance(meta, Mapping):
+        raise InvalidParams(
+            message="Invalid params: the request has no _meta; revision 2026-07-28 needs "
+            f"{META_PROTOCOL_VERSION} and {META_CLIENT_CAPABILITIES} in every request"
+        )
+    version = meta.get(META_PROTOCOL_VERSION)
+    if not isinstance(version, str):
+        raise InvalidParams(
+            message=f"Invalid params: _meta must carry {META_PROTOCOL_VERSION} (a string)"
+        )
+    if version not in stateless_versions:
+        raise UnsupportedProtocolVersion(
+            message=f"Unsupported protocol version: {version!r}",
+            data={"supported": list(supported_versions), "requested": version},
+        )
+    caps = meta.get(META_CLIENT_CAPABILITIES)
+    if not isinstance(caps, dict):
+        raise InvalidParams(
+            message=f"Invalid params: _meta must carry {META_CLIENT_CAPABILITIES} (an object; "
+            "{} declares none)"
+        )
+    info = meta.get(META_CLIENT_INFO)
+    level = meta.get(META_LOG_LEVEL)
+    if level is not None and level not in LOG_LEVELS:
+        raise InvalidParams(
+            message=f"Invalid params: {META_LOG_LEVEL} must be one of {', '.join(LOG_LEVELS)}"
+        )
+    return Negotiated(version, caps, info if isinstance(info, dict) else {}, log_level=level)
+
+
+def finish_result(
+    method: str,
+    result: Any,
+    server_info: Mapping[str, Any],
+    cache_hints: Mapping[str, Any] = DEFAULT_CACHE_HINTS,
+) -> Any:
+    """``result`` as a stateless revision sends it: ``resultType``, the server's identity in
+    ``_meta`` and, for cacheable results, caching hints (those the handler set win)."""
+    if not isinstance(result, dict):
+        return result
+    out = dict(result)
+    out.setdefault("resultType", "complete")
+    meta = out.get("_meta")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    meta.setdefault(META_SERVER_INFO, dict(server_info))
+    out["_meta"] = meta
+    if method in CACHEABLE_METHODS and out["resultType"] == "complete":
+        for key, value in cache_hints.items():
+            out.setdefault(key, value)
+    return out
+
+
+def translate_error(exc: Exception) -> Exception:
+    """An error as the stateless revision codes it: resource-not-found is -32602 there."""
+    if isinstance(exc, ResourceNotFound):
+        return InvalidParams(message=exc.message, data=exc.data)
+    return exc
+
+
+def capabilities_for_stateless(capabilities: Mapping[str, Any]) -> dict[str, Any]:
+    """Our capabilities as 2026-07-28 declares them: tasks left the core for an extension."""
+    return {k: v for k, v in capabilities.items() if k != "tasks"}
