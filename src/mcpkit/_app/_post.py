@@ -39,6 +39,7 @@ from ._common import (
     settled,
     wait_or_disconnect,
 )
+from ._modern import ModernHandler, is_modern
 from ._options import HTTPAppOptions
 from ._registry import SessionEntry, SessionFactory, SessionRegistry
 from ._streams import StreamHandler
@@ -66,6 +67,8 @@ class PostHandler:
         self.ownership = ownership
         self.streams = streams
         self.host = host
+        #: The stateless revisions' requests (no session), served through one hub session.
+        self.modern = ModernHandler(server, options, host)
 
     async def post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
         accept = headers.get("accept")
@@ -102,6 +105,9 @@ class PostHandler:
             await respond_error(
                 send, 400, INVALID_REQUEST, problem, id=rid if isinstance(rid, (str, int)) else None
             )
+            return
+        if "mcp-session-id" not in headers and is_modern(msg, headers):
+            await self.modern.post(msg, headers, receive, send)
             return
         is_request = "method" in msg and "id" in msg
         is_init = is_request and msg["method"] == "initialize"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from typing import Any
 
 import anyio
 import orjson
@@ -33,6 +34,10 @@ STANDALONE_BACKLOG = 1000
 Chunk = tuple[int, bytes, bool]
 
 
+#: The ``_meta`` key naming the listen request a notification belongs to (2026-07-28).
+_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+
+
 class SessionGone(Exception):
     """The session ended while a request for it was being handled."""
 
@@ -54,6 +59,7 @@ class Stream:
         "id",
         "json",
         "message",
+        "reply_id",
         "request_id",
         "result",
         "seq",
@@ -76,6 +82,9 @@ class Stream:
         self.batch_ids: tuple[RequestId, ...] | None = None
         #: The engine ignores cancellation of this request (initialize): keep the stream.
         self.uncancellable = False
+        #: The id the client gave the request, when the engine knows it by another (a
+        #: shared session renumbers the requests of many clients): what goes back out.
+        self.reply_id: RequestId | None = None
 
     def attach(self) -> MemoryObjectReceiveStream[Chunk]:
         """Route this stream's live events to a new connection (the previous one ends)."""
@@ -283,8 +292,11 @@ class HTTPServerTransport:
     async def _deliver(self, stream: Stream, message: Message, *, final: bool) -> None:
         stream.seq += 1
         seq = stream.seq
+        if stream.reply_id is not None and isinstance(message, dict):
+            message = _renumbered(message, stream.reply_id)
         if final:
             stream.done = True
+            stream.message = message
             self._forget(stream)
         if stream.json:
             stream.result = orjson.dumps(message)
@@ -312,6 +324,20 @@ class HTTPServerTransport:
         if self.event_store is not None:
             await self.event_store.store_event(self.key, stream.id, seq, message)
         stream.push((seq, self.event_bytes(stream, seq, message), False))
+
+
+def _renumbered(message: dict[str, Any], reply_id: RequestId) -> dict[str, Any]:
+    """``message`` with the client's own request id: on the response, and in the
+    ``subscriptionId`` a listen stream's notifications carry (it is the request's id)."""
+    if "method" not in message:
+        return {**message, "id": reply_id}
+    params = message.get("params")
+    if not isinstance(params, dict):
+        return message
+    meta = params.get("_meta")
+    if isinstance(meta, dict) and _SUBSCRIPTION_ID in meta:
+        return {**message, "params": {**params, "_meta": {**meta, _SUBSCRIPTION_ID: reply_id}}}
+    return message
 
 
 def parse_event_id(event_id: str) -> tuple[str, int] | None:
