@@ -24,6 +24,7 @@ from .._exceptions import ConnectionClosed, TransportError
 from .._transports._base import Incoming, Message, RequestId
 from .._transports._memory import receive_now
 from .._transports._stream import DEFAULT_MAX_MESSAGE_SIZE
+from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
 from ._client_common import (
     AuthLike,
     _client,
@@ -38,6 +39,7 @@ from ._client_common import (
 from ._client_sse import SSEClientTransport, open_sse
 from ._errors import HTTPStatusFailure, SessionExpired
 from ._h11client import HTTPError
+from ._headers import mirror_headers
 from ._interface import HTTPClient
 from ._sse import MessageTooLarge, SSEParser
 
@@ -97,6 +99,9 @@ class StreamableHTTPClientTransport:
         self._legacy: SSEClientTransport | None = None
         self._mode_known = anyio.Event()
         self.close_reason = "the HTTP connection was closed"
+        #: Tool name -> its ``x-mcp-header`` arguments (header, path), mirrored into
+        #: ``Mcp-Param-*`` headers on stateless calls; the client fills it from tools/list.
+        self.header_params: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
 
     # ------------------------------------------------------------------ Transport
 
@@ -121,7 +126,11 @@ class StreamableHTTPClientTransport:
             if message["method"] == "initialize":
                 self._init_ids.add(message["id"])
                 self._init_message = message
-            elif self._fallback and not self._mode_known.is_set():
+            elif (
+                self._fallback
+                and not self._mode_known.is_set()
+                and _stateless_version(message) is None
+            ):
                 with anyio.fail_after(self.timeout):
                     await self._mode_known.wait()
                 if self._legacy is not None:
@@ -168,13 +177,19 @@ class StreamableHTTPClientTransport:
             h["mcp-protocol-version"] = self.protocol_version
         return h
 
-    def _post_headers(self) -> dict[str, str]:
+    def _post_headers(self, message: Message | None = None) -> dict[str, str]:
         h = self._request_headers()
         h["content-type"] = "application/json"
+        version = _stateless_version(message)
+        if version is not None and isinstance(message, dict):
+            # A stateless request: no session, its own revision, the body mirrored.
+            h.pop("mcp-session-id", None)
+            h["mcp-protocol-version"] = version
+            h.update(mirror_headers(message, self.header_params))
         return h
 
     async def _post_other(self, message: Message, *, retried: bool = False) -> None:
-        headers = self._post_headers()
+        headers = self._post_headers(message)
         sent_sid = headers.get("mcp-session-id")
         try:
             resp = await self._client.post(
@@ -247,7 +262,7 @@ class StreamableHTTPClientTransport:
     ) -> str | None:
         """POST one request and feed its answer; returns our session id if it got 404."""
         timeout = (self.timeout, self.sse_read_timeout)
-        headers = self._post_headers()
+        headers = self._post_headers(message)
         sent_sid = headers.get("mcp-session-id")
         async with self._client.stream(
             "POST",
@@ -266,9 +281,7 @@ class StreamableHTTPClientTransport:
                 await self._switch_to_legacy(message, first)
                 return None
             if status >= 400:
-                await self._sink.put(
-                    _error(rid, f"HTTP {status}: {await _error_text(resp)}", status)
-                )
+                await self._answer_refusal(resp, rid, status)
                 return None
             if 300 <= status < 400:
                 await self._sink.put(_error(rid, _redirect_text(resp), status))
@@ -294,6 +307,31 @@ class StreamableHTTPClientTransport:
         if not got:
             await self._resume(rid, last_id, retry)
         return None
+
+    async def _answer_refusal(self, resp: Any, rid: RequestId, status: int) -> None:
+        """A 4xx/5xx answer: its JSON-RPC error when the body is one for this request (a
+        stateless server refuses that way), else an error naming the HTTP status."""
+        if "application/json" in resp.headers.get("content-type", ""):
+            body = await _read_limited(resp, 65536)
+            try:
+                msg = orjson.loads(body)
+            except orjson.JSONDecodeError:
+                msg = None
+            if (
+                isinstance(msg, dict)
+                and isinstance(msg.get("error"), dict)
+                and msg.get("id") == rid
+            ):
+                await self._incoming(msg)
+                return
+            text = ""
+            if isinstance(msg, dict) and isinstance(msg.get("error"), dict):
+                text = str(msg["error"].get("message", ""))
+            await self._sink.put(
+                _error(rid, f"HTTP {status}: {text or resp.reason_phrase}", status)
+            )
+            return
+        await self._sink.put(_error(rid, f"HTTP {status}: {await _error_text(resp)}", status))
 
     async def _read_sse(
         self, resp: Any, rid: RequestId | None
@@ -557,6 +595,19 @@ class StreamableHTTPClientTransport:
             return
         self._legacy = legacy
         await legacy.send(initialize)
+
+
+_META_VERSION = "io.modelcontextprotocol/protocolVersion"
+
+
+def _stateless_version(message: Message | None) -> str | None:
+    """The stateless revision an outgoing request names in its ``_meta``, if any."""
+    if not isinstance(message, dict):
+        return None
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    version = meta.get(_META_VERSION) if isinstance(meta, dict) else None
+    return version if version in STATELESS_PROTOCOL_VERSIONS else None
 
 
 @asynccontextmanager

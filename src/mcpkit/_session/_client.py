@@ -6,19 +6,38 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from .._exceptions import CapabilityError, MethodNotFound, ProtocolError, VersionError
+from .._exceptions import (
+    CapabilityError,
+    MethodNotFound,
+    ProtocolError,
+    UnsupportedProtocolVersion,
+    VersionError,
+)
 from .._jsonrpc import IncomingRequest
 from .._transports._base import RequestId, Transport
 from ..types._revisions import (
     HANDSHAKE_PROTOCOL_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
+    STATELESS_PROTOCOL_VERSIONS,
     adapt_params,
     adapt_result,
 )
-from ._base import Negotiated, NotificationHandlerFn, RequestContext, RequestHandlerFn
+from ._base import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    Negotiated,
+    NotificationHandlerFn,
+    RequestContext,
+    RequestHandlerFn,
+)
 from ._capabilities import CLIENT_METHOD_CAPABILITY, SERVER_METHOD_CAPABILITY, has_capability
 from ._keepalive import check_keepalive
 from ._peer import Peer
+from ._stateless import META_LOG_LEVEL, META_SERVER_INFO
+
+#: The newest stateless revision, asked for by :meth:`ClientSession.discover`.
+LATEST_STATELESS_VERSION = STATELESS_PROTOCOL_VERSIONS[0]
 
 logger = logging.getLogger("mcpkit.client")
 
@@ -81,6 +100,12 @@ class ClientSession:
         self.engine = self.peer.engine
         #: The whole ``initialize`` result.
         self.initialize_result: dict[str, Any] | None = None
+        #: The whole ``server/discover`` result, once :meth:`discover` succeeded.
+        self.discover_result: dict[str, Any] | None = None
+        #: The log level sent with every stateless request (None: no log messages wanted).
+        self.log_level: str | None = None
+        #: Most input rounds one stateless request may take (InputRequiredResult answers).
+        self.max_input_rounds = 8
 
     async def __aenter__(self) -> ClientSession:
         await self.engine.__aenter__()
@@ -102,6 +127,12 @@ class ClientSession:
     def protocol_version(self) -> str | None:
         """The negotiated revision (None before :meth:`initialize`)."""
         return self.peer.protocol_version
+
+    @property
+    def stateless(self) -> bool:
+        """True when requests go out under a stateless revision (after :meth:`discover`)."""
+        n = self.peer.negotiated
+        return n is not None and n.stateless
 
     @property
     def server_capabilities(self) -> dict[str, Any]:
@@ -153,12 +184,114 @@ class ClientSession:
         self.peer.start_keepalive(self.keepalive_interval, self.keepalive_timeout)
         return result
 
+    async def discover(
+        self,
+        version: str = LATEST_STATELESS_VERSION,
+        *,
+        timeout: float | None = DEFAULT_INIT_TIMEOUT,
+    ) -> dict[str, Any]:
+        """Ask the server what it is (``server/discover``) and use a stateless revision.
+
+        If the server answers :class:`UnsupportedProtocolVersion` naming another stateless
+        revision we speak, that one is used. Raises :class:`ProtocolError` (or a transport
+        error) when the server does not speak the stateless era, so the caller can fall back
+        to :meth:`initialize`, and :class:`VersionError` when it does but shares no revision.
+        """
+        for _ in range(2):
+            try:
+                result = await self.engine.request(
+                    "server/discover", {"_meta": self._request_meta(version)}, timeout=timeout
+                )
+            except UnsupportedProtocolVersion as e:
+                shared = [v for v in e.supported if v in STATELESS_PROTOCOL_VERSIONS]
+                if not shared or shared[0] == version:
+                    raise VersionError(
+                        f"the server speaks {', '.join(e.supported) or 'nothing we know'}; "
+                        f"this client's stateless revisions are {', '.join(STATELESS_PROTOCOL_VERSIONS)}"
+                    ) from e
+                version = shared[0]
+                continue
+            return self._discovered(version, result)
+        raise VersionError("the server keeps refusing the revisions it offered")
+
+    def _discovered(self, version: str, result: Any) -> dict[str, Any]:
+        if not isinstance(result, dict) or not isinstance(result.get("capabilities"), dict):
+            raise ProtocolError(message=f"malformed server/discover result: {result!r}")
+        meta = result.get("_meta")
+        info = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
+        instructions = result.get("instructions")
+        self.peer.negotiated = Negotiated(
+            version,
+            result["capabilities"],
+            info if isinstance(info, dict) else {},
+            instructions if isinstance(instructions, str) else None,
+        )
+        self.discover_result = result
+        return result
+
+    def _request_meta(self, version: str) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            META_PROTOCOL_VERSION: version,
+            META_CLIENT_CAPABILITIES: self.capabilities,
+            META_CLIENT_INFO: self.client_info,
+        }
+        if self.log_level is not None:
+            meta[META_LOG_LEVEL] = self.log_level
+        return meta
+
+    async def _stateless_request(
+        self, method: str, params: dict[str, Any] | None, **kw: Any
+    ) -> Any:
+        """One request under the stateless revision: our context in ``_meta``, and the
+        server's input requests answered by our handlers and retried, in bounded rounds."""
+        negotiated = self.peer.negotiated
+        assert negotiated is not None
+        params = dict(params or {})
+        given = params.get("_meta")
+        params["_meta"] = {
+            **(given if isinstance(given, dict) else {}),
+            **self._request_meta(negotiated.protocol_version),
+        }
+        for _ in range(self.max_input_rounds + 1):
+            result = await self.peer.send_request(method, params, **kw)
+            if not isinstance(result, dict) or result.get("resultType") != "input_required":
+                return result
+            asked = result.get("inputRequests")
+            answers = await self._answer_inputs(asked if isinstance(asked, dict) else {})
+            params = {
+                k: v for k, v in params.items() if k not in ("inputResponses", "requestState")
+            }
+            params["inputResponses"] = answers
+            state = result.get("requestState")
+            if isinstance(state, str):
+                params["requestState"] = state
+        raise ProtocolError(
+            message=f"{method}: the server still asked for input after {self.max_input_rounds} rounds"
+        )
+
+    async def _answer_inputs(self, asked: dict[str, Any]) -> dict[str, Any]:
+        """Our answers to an ``InputRequiredResult``'s questions, from the request handlers."""
+        answers: dict[str, Any] = {}
+        for key, question in asked.items():
+            if not isinstance(question, dict) or not isinstance(question.get("method"), str):
+                raise ProtocolError(message=f"malformed input request {key!r}: {question!r}")
+            method = question["method"]
+            params = question.get("params")
+            req = IncomingRequest(
+                self.engine, f"input:{key}", method, params if isinstance(params, dict) else None
+            )
+            answers[key] = await self._serve(req)
+        return answers
+
     # ------------------------------------------------------------------ incoming
 
     async def _on_request(self, req: IncomingRequest) -> Any:
-        method = req.method
-        if method == "ping":
+        if req.method == "ping":
             return {}
+        return await self._serve(req)
+
+    async def _serve(self, req: IncomingRequest) -> Any:
+        method = req.method
         handler = self._handlers.get(method)
         cap = CLIENT_METHOD_CAPABILITY.get(method)
         if handler is None or (cap is not None and not has_capability(self.capabilities, cap)):
@@ -180,9 +313,16 @@ class ClientSession:
         related_request_id: RequestId | None = None,
         **kw: Any,
     ) -> Any:
-        """Send a request to the server; see :meth:`JSONRPCEngine.request` for keywords."""
-        if self.peer.negotiated is None and method != "ping":
+        """Send a request to the server; see :meth:`JSONRPCEngine.request` for keywords.
+
+        After :meth:`discover`, requests carry our context in ``_meta`` and an
+        ``InputRequiredResult`` is answered by our handlers and the request sent again.
+        """
+        negotiated = self.peer.negotiated
+        if negotiated is None and method != "ping":
             raise CapabilityError(f"cannot send {method!r} before initialize completed")
+        if negotiated is not None and negotiated.stateless:
+            return await self._stateless_request(method, params, **kw)
         return await self.peer.send_request(
             method, params, related_request_id=related_request_id, **kw
         )

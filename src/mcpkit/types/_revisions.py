@@ -670,9 +670,13 @@ def adapt_outgoing(method: str | None, message: _Dict, version: str) -> _Dict:
         return message
     r = _check(version)
     own = message.get("method")
+    if own is not None and own not in _BY_RANK[r] and own in _ALL_METHODS:
+        raise NotInRevisionError(f"{own} is not part of protocol revision {version}")
+    if r > _R2025_11_25:
+        # Newer than the native shape: nothing to trim (what a newer revision adds is
+        # added where it is served, not here).
+        return message
     if own is not None:
-        if own not in _BY_RANK[r] and own in _ALL_METHODS:
-            raise NotInRevisionError(f"{own} is not part of protocol revision {version}")
         payload_key, rule = "params", _PARAMS_RULES.get(own)
     elif method is not None and "result" in message:
         payload_key, rule = "result", _RESULT_RULES.get(method)
