@@ -18,11 +18,11 @@ from mcpkit._server._schema import (
     ArgumentError,
     ArgumentInfo,
     build_signature,
-    inline_refs,
     output_schema_for,
     parse_docstring,
     serialize_output,
 )
+from mcpkit._server._schemagen import inline_refs
 from mcpkit.types._content import ImageContent, TextContent
 from mcpkit.types._tools import CallToolResult
 

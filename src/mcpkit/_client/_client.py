@@ -56,7 +56,7 @@ from ._callbacks import (
     call_back,
 )
 from ._inbound import LOG_LEVELS, Inbound
-from ._jsonschema import schema_errors
+from ._lists import MAX_PAGES, Listings
 from ._targets import HTTPTarget, StdioTarget, as_target, describe, open_target
 from ._tasks import TaskHandle, TaskReceiver, parse_task
 from ._util import DEFAULT as _DEFAULT
@@ -75,8 +75,6 @@ DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_TIMEOUT = 3600.0
 #: Seconds the ``initialize`` exchange may take.
 DEFAULT_INIT_TIMEOUT = 30.0
-#: Pages fetched at most when listing everything (a server looping on cursors cannot hang us).
-MAX_PAGES = 1000
 
 #: The code of the error response a transport delivers when a request could not be sent.
 _TRANSPORT_FAILURE = -32000
@@ -89,6 +87,56 @@ def _undeliverable(e: ProtocolError) -> bool:
 
 #: Requests that may take long enough for progress to matter.
 _PROGRESS_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
+
+
+def _target_of(
+    target: Any,
+    *,
+    env: Mapping[str, str] | None,
+    cwd: str | os.PathLike[str] | None,
+    inherit_env: bool,
+    on_stderr: Callable[[str], None] | None,
+    headers: Mapping[str, str] | None,
+    auth: Any,
+    timeout: float | None,
+) -> object:
+    """What ``Client(target, ...)`` connects to, the connection options applied.
+
+    A :class:`StdioTarget` or :class:`HTTPTarget` carries its own options: the same options
+    given to ``Client`` as well would be ignored, so they are refused instead.
+    """
+    sugar = {
+        "env": env,
+        "cwd": cwd,
+        "inherit_env": inherit_env or None,
+        "on_stderr": on_stderr,
+        "headers": headers,
+        "auth": auth,
+    }
+    if isinstance(target, (StdioTarget, HTTPTarget)) and any(v is not None for v in sugar.values()):
+        given = ", ".join(k for k, v in sugar.items() if v is not None)
+        raise TypeError(f"give {given} to stdio(...) or http(...), not to Client")
+    return as_target(
+        target,
+        env=env,
+        inherit_env=inherit_env,
+        cwd=cwd,
+        on_stderr=on_stderr,
+        headers=headers,
+        auth=auth,
+        timeout=timeout,
+    )
+
+
+def _client_info(client_info: Mapping[str, Any] | Implementation | None) -> dict[str, Any]:
+    """Our ``clientInfo``: the one given, else ``mcpkit`` and its version."""
+    info = _wire(client_info) if client_info is not None else None
+    return dict(info) if info else {"name": "mcpkit", "version": _package_version()}
+
+
+def _roots_source(roots: RootsSource) -> RootsSource:
+    """``roots`` as the client keeps them: a function as is, a list as :class:`Root` items."""
+    return roots if callable(roots) else [to_root(r) for r in roots]
 
 
 class Client:
@@ -181,43 +229,25 @@ class Client:
     ) -> None:
         self.target = target
         self.name = name
-        sugar = {
-            "env": env,
-            "cwd": cwd,
-            "inherit_env": inherit_env or None,
-            "on_stderr": on_stderr,
-            "headers": headers,
-            "auth": auth,
-        }
-        if isinstance(target, (StdioTarget, HTTPTarget)) and any(
-            v is not None for v in sugar.values()
-        ):
-            given = ", ".join(k for k, v in sugar.items() if v is not None)
-            raise TypeError(f"give {given} to stdio(...) or http(...), not to Client")
         #: Where the server is: a :class:`StdioTarget`, an :class:`HTTPTarget`, a server
         #: object or a transport (strings and argv lists become a target here).
-        self._target = as_target(
+        self._target = _target_of(
             target,
             env=env,
-            inherit_env=inherit_env,
             cwd=cwd,
+            inherit_env=inherit_env,
             on_stderr=on_stderr,
             headers=headers,
             auth=auth,
             timeout=timeout,
         )
-        info = _wire(client_info) if client_info is not None else None
-        self.client_info: dict[str, Any] = (
-            dict(info) if info else {"name": "mcpkit", "version": _package_version()}
-        )
+        self.client_info: dict[str, Any] = _client_info(client_info)
         self._protocol_version = protocol_version
         self.timeout = timeout
         self.max_timeout = max_timeout
         self.init_timeout = init_timeout
-        self._roots: RootsSource | None = None
         self._has_roots = roots is not None
-        if roots is not None:
-            self._roots = roots if callable(roots) else [to_root(r) for r in roots]
+        self._roots: RootsSource | None = None if roots is None else _roots_source(roots)
         #: The callbacks, and the handlers that hand them what the server sends.
         self._inbound = Inbound(
             self,
@@ -237,16 +267,8 @@ class Client:
         self._stack: AsyncExitStack | None = None
         self._session: ClientSession | None = None
         self._init: InitializeResult | None = None
-        # Caches, valid only while the server promised to tell us about changes.
-        self._cache: dict[str, list[Any]] = {}
-        self._generation: dict[str, int] = {
-            "tools": 0,
-            "resources": 0,
-            "prompts": 0,
-            "templates": 0,
-        }
-        self._output_schemas: dict[str, dict[str, Any] | None] | None = None
-        self._schema_fetch: anyio.Lock | None = None
+        #: The lists of tools, resources and prompts, their caches and the output schemas.
+        self._lists = Listings(self)
         self._task_handles: dict[str, TaskHandle] = {}
         #: Serves task-augmented sampling/elicitation requests when ``accept_tasks``.
         self._task_receiver = TaskReceiver(self) if accept_tasks else None
@@ -311,7 +333,7 @@ class Client:
             raise
         self._stack = stack
         self._session = session
-        self._schema_fetch = anyio.Lock()
+        self._lists.schema_fetch = anyio.Lock()
         if self.name is None:
             self.name = self._init.server_info.name
 
@@ -445,7 +467,7 @@ class Client:
         The list is cached while the server promises to announce changes
         (``tools.listChanged``); ``use_cache=False`` always asks.
         """
-        tools: list[Tool] = await self._list_all(
+        tools: list[Tool] = await self._lists.list_all(
             "tools", "tools/list", ListToolsResult, "tools", use_cache, timeout
         )
         return tools
@@ -581,38 +603,8 @@ class Client:
         """Parse a raw ``tools/call`` result and check it against the tool's ``outputSchema``."""
         result = _parse(CallToolResult, raw, "tools/call")
         if self.validate_output and not result.is_error:
-            schema = await self._output_schema(name)
-            if schema is not None:
-                structured = result.structured_content
-                if structured is None:
-                    raise InvalidResponse(
-                        f"tool {name!r} declares an outputSchema but its result has no structuredContent"
-                    )
-                errors = schema_errors(structured, schema)
-                if errors:
-                    raise InvalidResponse(
-                        f"tool {name!r} returned structuredContent that violates its outputSchema: "
-                        + "; ".join(errors)
-                    )
+            await self._lists.check_output(name, result)
         return result
-
-    async def _output_schema(self, name: str) -> dict[str, Any] | None:
-        schemas = self._output_schemas
-        if schemas is None or name not in schemas:
-            # First call of this tool: learn its schema. A tool that is not listed (or a
-            # server without a usable list) has nothing to check against.
-            assert self._schema_fetch is not None
-            async with self._schema_fetch:
-                if self._output_schemas is None or name not in self._output_schemas:
-                    try:
-                        await self.list_tools(use_cache=False)
-                    except (ProtocolError, InvalidResponse) as e:
-                        logger.debug("cannot list tools to check output of %r: %s", name, e)
-                    if self._output_schemas is None:
-                        self._output_schemas = {}
-                    self._output_schemas.setdefault(name, None)
-            schemas = self._output_schemas
-        return schemas.get(name)
 
     # resources
 
@@ -629,7 +621,7 @@ class Client:
         self, *, use_cache: bool = True, timeout: float | None = _DEFAULT
     ) -> list[Resource]:
         """Every resource of the server (all pages; cached like :meth:`list_tools`)."""
-        out: list[Resource] = await self._list_all(
+        out: list[Resource] = await self._lists.list_all(
             "resources", "resources/list", ListResourcesResult, "resources", use_cache, timeout
         )
         return out
@@ -647,7 +639,7 @@ class Client:
         self, *, use_cache: bool = True, timeout: float | None = _DEFAULT
     ) -> list[ResourceTemplate]:
         """Every resource template of the server (all pages)."""
-        out: list[ResourceTemplate] = await self._list_all(
+        out: list[ResourceTemplate] = await self._lists.list_all(
             "templates",
             "resources/templates/list",
             ListResourceTemplatesResult,
@@ -687,7 +679,7 @@ class Client:
         self, *, use_cache: bool = True, timeout: float | None = _DEFAULT
     ) -> list[Prompt]:
         """Every prompt of the server (all pages; cached like :meth:`list_tools`)."""
-        out: list[Prompt] = await self._list_all(
+        out: list[Prompt] = await self._lists.list_all(
             "prompts", "prompts/list", ListPromptsResult, "prompts", use_cache, timeout
         )
         return out
@@ -738,67 +730,9 @@ class Client:
             raise ValueError(f"unknown logging level {level!r}; one of {', '.join(LOG_LEVELS)}")
         await self.send_request("logging/setLevel", {"level": level}, timeout=timeout)
 
-    # ------------------------------------------------------------------ lists and caches
-
-    async def _list_all(
-        self,
-        kind: str,
-        method: str,
-        model: type[Any],
-        field: str,
-        use_cache: bool,
-        timeout: float | None,
-    ) -> list[Any]:
-        if use_cache and kind in self._cache:
-            return list(self._cache[kind])
-        generation = self._generation[kind]
-        items: list[Any] = []
-        raw_items: list[Any] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        for _ in range(MAX_PAGES):
-            raw = await self.send_request(
-                method, {"cursor": cursor} if cursor else None, timeout=timeout
-            )
-            page = _parse(model, raw, method)
-            items.extend(getattr(page, field))
-            if kind == "tools" and isinstance(raw, dict) and isinstance(raw.get("tools"), list):
-                raw_items.extend(raw["tools"])
-            cursor = page.next_cursor
-            if not cursor:
-                break
-            if cursor in seen:
-                raise InvalidResponse(
-                    f"{method}: the server repeated the cursor {cursor!r} (pagination loop)"
-                )
-            seen.add(cursor)
-        else:
-            raise InvalidResponse(f"{method}: more than {MAX_PAGES} pages; giving up")
-        if kind == "tools":
-            self._output_schemas = {
-                t["name"]: t.get("outputSchema")
-                if isinstance(t.get("outputSchema"), dict)
-                else None
-                for t in raw_items
-                if isinstance(t, dict) and isinstance(t.get("name"), str)
-            }
-        if self._generation[kind] == generation and self._announces_changes(kind):
-            self._cache[kind] = items
-        return list(items)
-
-    def _announces_changes(self, kind: str) -> bool:
-        caps = self.session.server_capabilities
-        key = "resources" if kind == "templates" else kind
-        cap = caps.get(key)
-        return isinstance(cap, dict) and cap.get("listChanged") is True
-
     def _invalidate(self, kind: ListKind) -> None:
-        kinds = ("resources", "templates") if kind == "resources" else (kind,)
-        for k in kinds:
-            self._generation[k] += 1
-            self._cache.pop(k, None)
-        if kind == "tools":
-            self._output_schemas = None
+        # Called by Inbound when the server announces that a list changed.
+        self._lists.invalidate(kind)
 
     # ------------------------------------------------------------------ roots
 
@@ -811,7 +745,7 @@ class Client:
             raise MCPError(
                 "this client was created without roots=, so it did not declare the roots capability"
             )
-        self._roots = roots if callable(roots) else [to_root(r) for r in roots]
+        self._roots = _roots_source(roots)
         await self.notify_roots_changed()
 
     async def notify_roots_changed(self) -> None:

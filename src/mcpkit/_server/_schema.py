@@ -1,4 +1,4 @@
-"""From a Python function to what MCP needs: JSON Schemas, argument validation, structured output.
+"""From a Python function to what MCP needs: argument schemas and validation, structured output.
 
 Everything here runs once per function, at registration (:func:`build_signature`), except
 :meth:`ToolSignature.validate` and :func:`serialize_output`, which run on every call and are
@@ -8,14 +8,11 @@ their schema without pydantic too (:func:`_scalar_schema`, held to pydantic's ou
 tests), and their validator is built only when a call first needs coercion or an error
 message, so a server of plain tools never imports pydantic (start-up time, idle memory).
 
-Schema choices, and why:
+This module reads functions (parameters, hints, docstrings) and checks arguments; turning
+types into JSON Schemas (``$ref`` inlining, titles, output schemas) is :mod:`._schemagen`'s.
 
-* No ``$ref``/``$defs`` in emitted schemas by default: several MCP clients (and the models
-  behind them) do not resolve references. Every definition is inlined, except recursive ones,
-  which cannot be: those stay in a top-level ``$defs`` and are referenced from there.
-  ``strict_refs=True`` keeps pydantic's ``$defs`` layout untouched.
-* No auto-generated ``title`` on properties (pydantic derives ``"Count"`` from ``count``; it
-  carries no information and costs tokens). Titles of models, dataclasses and enums stay.
+Argument choices, and why:
+
 * Unknown arguments are ignored by default (models sometimes add harmless extra keys) and
   can be refused with ``forbid_unknown=True``, which also emits ``additionalProperties: false``.
 * Descriptions of parameters: ``Field(description=...)`` wins over ``Annotated[x, "text"]``,
@@ -33,33 +30,28 @@ model argument; ``build_signature`` about 1 ms per function.
 
 from __future__ import annotations
 
-import dataclasses
 import enum
-import functools
 import inspect
 import math
 import sys
-import types
 import typing
-import warnings
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args, get_origin
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple, get_args, get_origin
 
 import orjson
-from typing_extensions import is_typeddict
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, TypeAdapter
     from pydantic.fields import FieldInfo
     from typing_extensions import TypeIs
 from ._docstrings import parse_docstring
+from ._schemagen import UNION_TYPES, json_schema, output_schema, strip_annotated
 
 __all__ = [
     "ArgumentError",
     "ArgumentInfo",
     "ToolSignature",
     "build_signature",
-    "inline_refs",
     "output_schema_for",
     "parse_docstring",
     "serialize_output",
@@ -68,7 +60,9 @@ __all__ = [
 _EMPTY = inspect.Parameter.empty
 _MISSING: Any = object()
 
-_UNION_TYPES: tuple[Any, ...] = (typing.Union, types.UnionType)
+#: The ``pydantic.Field`` arguments of each parameter, by field name (``p0``, ``p1``, ...):
+#: ``(annotation, Field kwargs)``.
+_Fields = dict[str, tuple[Any, dict[str, Any]]]
 
 
 class ArgumentError(ValueError):
@@ -93,190 +87,15 @@ class ArgumentInfo(NamedTuple):
     required: bool
 
 
-# --------------------------------------------------------------------------- JSON Schema
-
-
-@functools.cache
-def _no_field_titles() -> type[Any]:
-    """pydantic's schema generator without the ``title`` it derives from every field name."""
-    from pydantic.json_schema import GenerateJsonSchema
-
-    class NoFieldTitles(GenerateJsonSchema):
-        def field_title_should_be_set(self, schema: Any) -> bool:
-            return False
-
-    return NoFieldTitles
-
-
-_DATA_KEYWORDS = frozenset({"default", "enum", "const", "examples", "required"})
-_NAME_MAP_KEYWORDS = frozenset(
-    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
-)
-_DEFS_PREFIX = "#/$defs/"
-
-
-def _refs_in(node: Any, out: set[str]) -> None:
-    if isinstance(node, dict):
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith(_DEFS_PREFIX):
-            out.add(_unescape_pointer(ref[len(_DEFS_PREFIX) :]))
-        for key, value in node.items():
-            if key in _DATA_KEYWORDS or key == "discriminator":
-                continue
-            if key in _NAME_MAP_KEYWORDS and isinstance(value, dict):
-                for sub in value.values():
-                    _refs_in(sub, out)
-            else:
-                _refs_in(value, out)
-    elif isinstance(node, list):
-        for item in node:
-            _refs_in(item, out)
-
-
-def _discriminator(value: dict[str, Any], kept: set[str]) -> dict[str, Any]:
-    """An OpenAPI ``discriminator`` whose ``mapping`` would point at inlined definitions.
-
-    The mapping is only a hint (``oneOf`` plus the ``const`` tags say the same), so it is
-    dropped rather than left dangling.
-    """
-    mapping = value.get("mapping")
-    out = {k: v for k, v in value.items() if k != "mapping"}
-    if isinstance(mapping, dict) and all(
-        isinstance(t, str)
-        and t.startswith(_DEFS_PREFIX)
-        and _unescape_pointer(t[len(_DEFS_PREFIX) :]) in kept
-        for t in mapping.values()
-    ):
-        out["mapping"] = mapping
-    return out
-
-
-def _unescape_pointer(token: str) -> str:
-    return token.replace("~1", "/").replace("~0", "~")
-
-
-def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
-    """Return ``schema`` with every ``#/$defs/...`` reference replaced by its definition.
-
-    Definitions that are part of a cycle (recursive models) cannot be inlined; they are kept
-    in a top-level ``$defs`` and still referenced. Keywords next to a ``$ref`` (a field's
-    ``description`` or ``default``) are merged over the inlined definition. Data keywords
-    (``default``, ``enum``, ``const``, ``examples``) are never mistaken for schemas.
-
-    >>> inline_refs({"$defs": {"A": {"type": "integer"}},
-    ...              "properties": {"a": {"$ref": "#/$defs/A", "default": 1}}})
-    {'properties': {'a': {'type': 'integer', 'default': 1}}}
-    """
-    defs = schema.get("$defs")
-    if not isinstance(defs, dict) or not defs:
-        return schema
-    direct: dict[str, set[str]] = {}
-    for name, body in defs.items():
-        found: set[str] = set()
-        _refs_in(body, found)
-        direct[name] = found
-    recursive: set[str] = set()
-    for name in defs:
-        seen: set[str] = set()
-        todo = list(direct.get(name, ()))
-        while todo:
-            cur = todo.pop()
-            if cur == name:
-                recursive.add(name)
-                break
-            if cur in seen:
-                continue
-            seen.add(cur)
-            todo.extend(direct.get(cur, ()))
-
-    def resolve(node: Any, expanding: tuple[str, ...]) -> Any:
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith(_DEFS_PREFIX):
-                name = _unescape_pointer(ref[len(_DEFS_PREFIX) :])
-                if name in defs and name not in recursive and name not in expanding:
-                    target = resolve(defs[name], (*expanding, name))
-                    merged = dict(target) if isinstance(target, dict) else {}
-                    for key, value in node.items():
-                        if key != "$ref":
-                            merged[key] = (
-                                value if key in _DATA_KEYWORDS else resolve(value, expanding)
-                            )
-                    return merged
-            out: dict[str, Any] = {}
-            for key, value in node.items():
-                if key == "$defs":
-                    continue
-                if key in _DATA_KEYWORDS:
-                    out[key] = value
-                elif key == "discriminator" and isinstance(value, dict):
-                    out[key] = _discriminator(value, recursive)
-                elif key in _NAME_MAP_KEYWORDS and isinstance(value, dict):
-                    out[key] = {k: resolve(v, expanding) for k, v in value.items()}
-                else:
-                    out[key] = resolve(value, expanding)
-            return out
-        if isinstance(node, list):
-            return [resolve(item, expanding) for item in node]
-        return node
-
-    result: dict[str, Any] = resolve(schema, ())
-    if recursive:
-        used: set[str] = set()
-        _refs_in(result, used)
-        # A kept definition may itself reference other kept ones.
-        todo = [n for n in used if n in recursive]
-        keep: dict[str, Any] = {}
-        while todo:
-            name = todo.pop()
-            if name in keep:
-                continue
-            keep[name] = resolve(defs[name], ())
-            more: set[str] = set()
-            _refs_in(keep[name], more)
-            todo.extend(n for n in more if n in recursive and n not in keep)
-        if keep:
-            result["$defs"] = {name: keep[name] for name in defs if name in keep}
-    return result
-
-
-def _json_schema(
-    adapter_or_model: Any, *, mode: Literal["validation", "serialization"], strict_refs: bool
-) -> dict[str, Any]:
-    from pydantic import TypeAdapter
-    from pydantic.json_schema import PydanticJsonSchemaWarning
-
-    generator = _no_field_titles()
-    with warnings.catch_warnings():
-        # A default that is not JSON-serialisable is simply left out of the schema.
-        warnings.simplefilter("ignore", PydanticJsonSchemaWarning)
-        if isinstance(adapter_or_model, TypeAdapter):
-            schema = adapter_or_model.json_schema(
-                by_alias=True, mode=mode, schema_generator=generator
-            )
-        else:
-            schema = adapter_or_model.model_json_schema(
-                by_alias=True, mode=mode, schema_generator=generator
-            )
-    return schema if strict_refs else inline_refs(schema)
-
-
-# --------------------------------------------------------------------------- docstrings
-
-
-def _strip_annotated(tp: Any) -> tuple[Any, tuple[Any, ...]]:
-    if get_origin(tp) is typing.Annotated:
-        args = get_args(tp)
-        return args[0], tuple(args[1:])
-    return tp, ()
+# --------------------------------------------------------------------------- parameters
 
 
 def _is_context(tp: Any, context_type: type | None) -> bool:
     if context_type is None:
         return False
-    tp, _ = _strip_annotated(tp)
+    tp, _ = strip_annotated(tp)
     origin = get_origin(tp)
-    if origin in _UNION_TYPES:
+    if origin in UNION_TYPES:
         members = [a for a in get_args(tp) if a is not type(None)]
         return len(members) == 1 and _is_context(members[0], context_type)
     cls = origin if origin is not None else tp
@@ -303,8 +122,8 @@ def _accepts_string(schema: Any) -> bool:
 
 def _is_multi_union(tp: Any) -> bool:
     """True for a union of two or more non-None types (pydantic tags its errors by member)."""
-    tp, _ = _strip_annotated(tp)
-    if get_origin(tp) not in _UNION_TYPES:
+    tp, _ = strip_annotated(tp)
+    if get_origin(tp) not in UNION_TYPES:
         return False
     members = [a for a in get_args(tp) if a is not type(None)]
     return len(members) >= 2
@@ -318,7 +137,7 @@ def _fast_kind(tp: Any) -> tuple[type, bool] | None:
     """``(type, nullable)`` when ``tp`` is a bare scalar (or ``scalar | None``), else None."""
     if tp in _FAST_TYPES:
         return tp, False
-    if get_origin(tp) in _UNION_TYPES:
+    if get_origin(tp) in UNION_TYPES:
         args = get_args(tp)
         if len(args) == 2 and type(None) in args:
             other = args[0] if args[1] is type(None) else args[1]
@@ -346,6 +165,13 @@ def _callable_name(fn: Callable[..., Any]) -> str:
     if name is None:
         name = getattr(getattr(fn, "func", None), "__name__", None) or type(fn).__name__
     return str(name)
+
+
+def _docstring(fn: Callable[..., Any]) -> str | None:
+    doc = inspect.getdoc(fn)
+    if doc is None and not inspect.isroutine(fn) and callable(fn):
+        doc = inspect.getdoc(type(fn).__call__)  # a callable object documents its __call__
+    return doc
 
 
 # --------------------------------------------------------------------------- signatures
@@ -669,12 +495,51 @@ def build_signature(
     except (TypeError, ValueError) as exc:
         raise TypeError(f"cannot inspect the signature of {what}: {exc}") from exc
     hints = _resolve_hints(fn, what)
-    doc = inspect.getdoc(fn)
-    if doc is None and not inspect.isroutine(fn) and callable(fn):
-        doc = inspect.getdoc(type(fn).__call__)  # a callable object documents its __call__
-    doc_description, doc_params = parse_docstring(doc)
+    doc_description, doc_params = parse_docstring(_docstring(fn))
+    fields, params, context_param = _collect_params(
+        signature, hints, doc_params, context_type, what
+    )
+    build_model = _model_factory(fn, fields)
+    schema, validator = _argument_schema(params, fields, build_model, strict_refs, what)
+    input_schema = _input_schema(schema, forbid_unknown)
+    props = input_schema["properties"]
 
-    fields: dict[str, Any] = {}
+    sig = ToolSignature.__new__(ToolSignature)
+    sig.fn = fn
+    sig.name = _callable_name(fn)
+    sig.description = doc_description
+    sig.input_schema = input_schema
+    sig.context_param = context_param
+    sig.param_names = tuple(p.name for p in params)
+    sig.arguments = _argument_infos(params, props, schema.get("required"))
+    sig._params = tuple(params)
+    sig._known = frozenset(sig.param_names)
+    sig._forbid_unknown = forbid_unknown
+    sig._validator = validator
+    sig._build_model = build_model
+    sig._union_params = frozenset(p.name for p in params if _is_multi_union(p.annotation))
+    sig._json_params = tuple(p.name for p in params if not _accepts_string(props.get(p.name)))
+    sig._fast = _fast_plan(params)
+
+    ret = hints.get("return", _EMPTY)
+    sig.return_annotation = ret
+    sig.output_schema, sig.wrap_output = output_schema(ret, strict_refs=strict_refs)
+    sig._output_adapter = _output_adapter(ret) if sig.output_schema is not None else None
+    return sig
+
+
+def _collect_params(
+    signature: inspect.Signature,
+    hints: dict[str, Any],
+    doc_params: dict[str, str],
+    context_type: type | None,
+    what: str,
+) -> tuple[_Fields, list[_Param], str | None]:
+    """The fields of the argument model, the parameters a client supplies, the Context's name.
+
+    Raises ``TypeError`` for parameters that cannot arrive by name from a client.
+    """
+    fields: _Fields = {}
     params: list[_Param] = []
     context_param: str | None = None
     for index, (name, p) in enumerate(signature.parameters.items()):
@@ -698,25 +563,34 @@ def build_signature(
             raise TypeError(
                 f"{what}: parameter `{name}` is positional-only; arguments arrive by name"
             )
-        _, metadata = _strip_annotated(annotation)
-        has_field_description = any(
-            _is_field_info(m) and m.description is not None for m in metadata
-        )
-        field_kwargs: dict[str, Any] = {"alias": name}
-        if not has_field_description:
-            text = next((m for m in metadata if isinstance(m, str)), None) or doc_params.get(name)
-            if text:
-                field_kwargs["description"] = text
-        if p.default is not _EMPTY:
-            field_kwargs["default"] = p.default
+        _, metadata = strip_annotated(annotation)
         field = f"p{index}"
-        fields[field] = (annotation, field_kwargs)
+        fields[field] = (annotation, _field_kwargs(p, metadata, doc_params))
+        # Annotated metadata may constrain the value: only pydantic can check it.
         fast = _fast_kind(annotation) if not metadata else None
-        params.append(
-            _Param(
-                name, field, annotation, p.default if p.default is not _EMPTY else _MISSING, fast
-            )
-        )
+        default = p.default if p.default is not _EMPTY else _MISSING
+        params.append(_Param(name, field, annotation, default, fast))
+    return fields, params, context_param
+
+
+def _field_kwargs(
+    p: inspect.Parameter, metadata: tuple[Any, ...], doc_params: dict[str, str]
+) -> dict[str, Any]:
+    """The ``pydantic.Field`` arguments of one parameter: alias, description, default."""
+    has_field_description = any(_is_field_info(m) and m.description is not None for m in metadata)
+    kwargs: dict[str, Any] = {"alias": p.name}
+    if not has_field_description:
+        text = next((m for m in metadata if isinstance(m, str)), None) or doc_params.get(p.name)
+        if text:
+            kwargs["description"] = text
+    if p.default is not _EMPTY:
+        kwargs["default"] = p.default
+    return kwargs
+
+
+def _model_factory(fn: Callable[..., Any], fields: _Fields) -> Callable[[], type[BaseModel]]:
+    """A function building the pydantic model of the arguments; pydantic is imported only
+    when it is called (at registration for rich signatures, at need for scalar ones)."""
 
     def build_model() -> type[BaseModel]:
         import pydantic
@@ -732,16 +606,33 @@ def build_signature(
         )
         return model
 
-    schema = _scalar_schema(params, fields)
-    validator: Any = None
-    if schema is None:
-        try:
-            model = build_model()
-            schema = _json_schema(model, mode="validation", strict_refs=strict_refs)
-        except Exception as exc:  # pydantic raises several kinds for annotations it cannot handle
-            raise TypeError(f"cannot build an argument schema for {what}: {exc}") from exc
-        validator = model.__pydantic_validator__
+    return build_model
 
+
+def _argument_schema(
+    params: list[_Param],
+    fields: _Fields,
+    build_model: Callable[[], type[BaseModel]],
+    strict_refs: bool,
+    what: str,
+) -> tuple[dict[str, Any], Any]:
+    """The JSON Schema of the arguments, and the validator if building it took the model.
+
+    Scalar signatures are described by hand and get no validator yet (see the module doc).
+    """
+    schema = _scalar_schema(params, fields)
+    if schema is not None:
+        return schema, None
+    try:
+        model = build_model()
+        schema = json_schema(model, mode="validation", strict_refs=strict_refs)
+    except Exception as exc:  # pydantic raises several kinds for annotations it cannot handle
+        raise TypeError(f"cannot build an argument schema for {what}: {exc}") from exc
+    return schema, model.__pydantic_validator__
+
+
+def _input_schema(schema: dict[str, Any], forbid_unknown: bool) -> dict[str, Any]:
+    """The ``inputSchema`` MCP lists: an object schema, keys in a stable order."""
     input_schema: dict[str, Any] = {"type": "object", "properties": schema.get("properties", {})}
     required = schema.get("required")
     if required:
@@ -750,17 +641,14 @@ def build_signature(
         input_schema["additionalProperties"] = False
     if "$defs" in schema:
         input_schema["$defs"] = schema["$defs"]
-    required_set = set(required or ())
+    return input_schema
 
-    sig = ToolSignature.__new__(ToolSignature)
-    sig.fn = fn
-    sig.name = _callable_name(fn)
-    sig.description = doc_description
-    sig.input_schema = input_schema
-    sig.context_param = context_param
-    sig.param_names = tuple(p.name for p in params)
-    props = input_schema["properties"]
-    sig.arguments = [
+
+def _argument_infos(
+    params: list[_Param], props: dict[str, Any], required: Any
+) -> list[ArgumentInfo]:
+    required_set = set(required or ())
+    return [
         ArgumentInfo(
             p.name,
             props.get(p.name, {}).get("description")
@@ -770,121 +658,35 @@ def build_signature(
         )
         for p in params
     ]
-    sig._params = tuple(params)
-    sig._known = frozenset(sig.param_names)
-    sig._forbid_unknown = forbid_unknown
-    sig._validator = validator
-    sig._build_model = build_model
-    sig._union_params = frozenset(p.name for p in params if _is_multi_union(p.annotation))
-    sig._json_params = tuple(
-        p.name for p in params if not _accepts_string(input_schema["properties"].get(p.name))
-    )
-    if all(p.fast is not None for p in params) and all(
-        p.default is _MISSING or isinstance(p.default, _IMMUTABLE_DEFAULTS) for p in params
-    ):
-        sig._fast = tuple(
-            (p.name, p.fast[0], p.fast[1], p.default)  # type: ignore[index]
-            for p in params
-        )
-    else:
-        sig._fast = None
-
-    ret = hints.get("return", _EMPTY)
-    sig.return_annotation = ret
-    sig.output_schema, sig.wrap_output = _output_schema(ret, strict_refs=strict_refs)
-    sig._output_adapter = None
-    if sig.output_schema is not None:
-        from pydantic import TypeAdapter
-
-        try:
-            sig._output_adapter = TypeAdapter(ret)
-        except Exception:
-            sig._output_adapter = None
-    return sig
 
 
-# --------------------------------------------------------------------------- output
+def _fast_plan(params: list[_Param]) -> tuple[tuple[str, type, bool, Any], ...] | None:
+    """``(name, type, nullable, default)`` per parameter for the fast path, or None.
+
+    Only for scalars whose defaults are immutable: the fast path hands out the default object
+    itself on every call (pydantic would copy it), so a mutable one would be shared.
+    """
+    plan: list[tuple[str, type, bool, Any]] = []
+    for p in params:
+        if p.fast is None or not (
+            p.default is _MISSING or isinstance(p.default, _IMMUTABLE_DEFAULTS)
+        ):
+            return None
+        plan.append((p.name, p.fast[0], p.fast[1], p.default))
+    return tuple(plan)
 
 
-#: Return annotations that mean "content only", decided without importing the content types.
-_PLAIN_RETURNS: tuple[Any, ...] = (_EMPTY, None, type(None), Any, str, object)
-
-
-@functools.cache
-def _content_block_types() -> tuple[type, ...]:
-    """Return types that are content, not structured output (a full result included)."""
-    try:
-        from mcpkit.types._content import (
-            AudioContent,
-            EmbeddedResource,
-            ImageContent,
-            ResourceLink,
-            TextContent,
-        )
-        from mcpkit.types._tools import CallToolResult
-    except ImportError:  # pragma: no cover - the types package is always there in releases
-        return ()
-    return (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource, CallToolResult)
-
-
-def _is_unstructured(tp: Any, blocks: tuple[type, ...]) -> bool:
-    """True for return types that map to content, not structured output."""
-    tp, _ = _strip_annotated(tp)
-    if tp is _EMPTY or tp is None or tp is type(None) or tp is Any or tp is str or tp is object:
-        return True
-    origin = get_origin(tp)
-    if origin in _UNION_TYPES:
-        return all(_is_unstructured(a, blocks) for a in get_args(tp))
-    if isinstance(tp, type) and blocks and issubclass(tp, blocks):
-        return True
-    if origin in (list, tuple, Sequence):
-        args = [a for a in get_args(tp) if a is not Ellipsis]
-        return bool(args) and all(
-            _is_unstructured(a, blocks) and _strip_annotated(a)[0] is not str for a in args
-        )
-    return False
-
-
-def _is_object_type(tp: Any) -> bool:
-    tp, _ = _strip_annotated(tp)
-    if isinstance(tp, type) and (
-        _is_model_class(tp) or dataclasses.is_dataclass(tp) or is_typeddict(tp)
-    ):
-        return True
-    if tp is dict:
-        return True
-    origin = get_origin(tp)
-    if origin in (dict, Mapping, typing.Mapping) or (
-        origin is not None and isinstance(origin, type) and issubclass(origin, Mapping)
-    ):
-        args = get_args(tp)
-        return not args or _strip_annotated(args[0])[0] is str
-    return is_typeddict(get_origin(tp)) if origin is not None else False
-
-
-def _is_model_class(tp: type) -> bool:
-    main = sys.modules.get("pydantic.main")  # no pydantic imported: no model classes exist
-    return main is not None and issubclass(tp, main.BaseModel)
-
-
-def _output_schema(ret: Any, *, strict_refs: bool) -> tuple[dict[str, Any] | None, bool]:
-    if ret in _PLAIN_RETURNS or _is_unstructured(ret, _content_block_types()):
-        return None, False
+def _output_adapter(ret: Any) -> TypeAdapter[Any] | None:
+    """The serializer of the return annotation, or None (results are then inferred)."""
     from pydantic import TypeAdapter
 
     try:
-        inner = _json_schema(TypeAdapter(ret), mode="serialization", strict_refs=strict_refs)
+        return TypeAdapter(ret)
     except Exception:
-        # A return type pydantic cannot describe: no structured output, content only.
-        return None, False
-    if _is_object_type(ret) and inner.get("type") == "object":
-        return inner, False
-    wrapped: dict[str, Any] = {"type": "object", "properties": {}, "required": ["result"]}
-    defs = inner.pop("$defs", None)
-    wrapped["properties"]["result"] = inner
-    if defs:
-        wrapped["$defs"] = defs
-    return wrapped, True
+        return None
+
+
+# --------------------------------------------------------------------------- output
 
 
 def output_schema_for(
@@ -905,7 +707,7 @@ def output_schema_for(
     ({'type': 'object', 'properties': {'result': {'items': {'type': 'integer'}, 'type': 'array'}}, 'required': ['result']}, True)
     """
     hints = _resolve_hints(fn, f"`{_callable_name(fn)}`")
-    return _output_schema(hints.get("return", _EMPTY), strict_refs=strict_refs)
+    return output_schema(hints.get("return", _EMPTY), strict_refs=strict_refs)
 
 
 def serialize_output(value: Any, *, wrap: bool = False) -> Any:
