@@ -37,9 +37,17 @@ SPEC_DIR = Path(os.environ.get("MCPKIT_SPEC_DIR") or Path(__file__).resolve().pa
 SCHEMA_DIR = SPEC_DIR / "schema"
 #: The revisions mcpkit speaks, oldest first.
 REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-LATEST = REVISIONS[-1]
+#: Revisions without a handshake: each request names its revision in ``_meta``.
+STATELESS_REVISIONS = frozenset({"2026-07-28"})
+#: The newest revision opened with ``initialize`` (what a recording assumes by default).
+LATEST = "2025-11-25"
 #: JSON-RPC batches exist only in this revision (added 2025-03-26, removed 2025-06-18).
 BATCH_REVISIONS = frozenset({"2025-03-26"})
+_META_VERSION = "io.modelcontextprotocol/protocolVersion"
+#: Messages the prose allows where the schema's sender unions forget them: at 2026-07-28
+#: a stdio client cancels with notifications/cancelled (basic/patterns/cancellation.mdx),
+#: while the schema's ClientNotification union is empty.
+_SCHEMA_GAPS = frozenset({("2026-07-28", "client", "notifications/cancelled")})
 
 Sender = Literal["client", "server"]
 Kind = Literal["request", "notification", "result", "error", "batch"]
@@ -260,7 +268,9 @@ def message_errors(
         expected_kind = "notification" if concrete.endswith("Notification") else "request"
         if expected_kind != kind:
             errors.append(f"{method!r} is a {expected_kind} in {rev}, but was sent as a {kind}")
-        elif method not in sender_methods(rev, sender, kind):
+        elif method not in sender_methods(rev, sender, kind) and (rev, sender, method) not in (
+            _SCHEMA_GAPS
+        ):
             errors.append(f"a {sender} may not send the {kind} {method!r} in revision {rev}")
         errors += schema_errors(rev, concrete, msg)
         return errors
@@ -554,6 +564,8 @@ class _Replay:
         self.ignore = ignore
         self.allow_unknown = allow_unknown_methods
         self.rev = recorder.rev or LATEST
+        #: True once an ``initialize`` was seen (then ``_meta`` does not change the revision).
+        self.handshake = False
         self.pending: dict[tuple[Sender, tuple[str, Any]], Mapping[str, Any]] = {}
         self.used: set[tuple[Sender, tuple[str, Any]]] = set()
         self.answered: set[tuple[Sender, tuple[str, Any]]] = set()
@@ -600,6 +612,12 @@ class _Replay:
                 requested = params.get("protocolVersion")
                 if requested in REVISIONS:
                     self.rev = requested
+                self.handshake = True
+            meta = params.get("_meta") if isinstance(params, dict) else None
+            named = meta.get(_META_VERSION) if isinstance(meta, dict) else None
+            if named in STATELESS_REVISIONS and not self.handshake:
+                # A stateless connection: its requests name the revision they speak.
+                self.rev = named
             errors = message_errors(
                 msg, self.rev, sender=sender, allow_unknown_methods=self.allow_unknown
             )

@@ -80,7 +80,7 @@ async def test_capabilities_declared_match_the_callbacks() -> None:
     for kwargs, expected in cases:
         async with session_server({}) as srv:
             with anyio.fail_after(5):
-                async with Client(srv.wire, **kwargs):
+                async with Client(srv.wire, protocol_version="2025-11-25", **kwargs):
                     pass
             assert srv.wire.sent[0]["params"]["capabilities"] == expected, kwargs
             srv.wire.check()
@@ -90,7 +90,7 @@ async def test_capabilities_declared_match_the_callbacks() -> None:
 async def test_requests_without_a_handler_get_method_not_found() -> None:
     async with session_server({}) as srv:
         with anyio.fail_after(5):
-            async with Client(srv.wire):
+            async with Client(srv.wire, protocol_version="2025-11-25"):
                 await srv.session.wait_initialized()
                 # Our server session refuses to send what the client did not declare...
                 with pytest.raises(CapabilityError):
@@ -121,7 +121,9 @@ async def test_sampling_handler_typed_params_and_results() -> None:
         )
 
     async with session_server({}) as srv:
-        async with Client(srv.wire, sampling_handler=sample) as client:
+        async with Client(
+            srv.wire, protocol_version="2025-11-25", sampling_handler=sample
+        ) as client:
             result = await ask(srv, "sampling/createMessage", SAMPLE)
             assert result == {
                 "role": "assistant",
@@ -151,7 +153,10 @@ async def test_sampling_handler_conveniences_and_errors() -> None:
             raise a
         return a
 
-    async with session_server({}) as srv, Client(srv.wire, sampling_handler=sample):
+    async with (
+        session_server({}) as srv,
+        Client(srv.wire, protocol_version="2025-11-25", sampling_handler=sample),
+    ):
         r = await ask(srv, "sampling/createMessage", SAMPLE)
         assert r["content"] == {"type": "text", "text": "plain text"} and r["role"] == "assistant"
         r = await ask(srv, "sampling/createMessage", SAMPLE)
@@ -185,7 +190,10 @@ async def test_sampling_with_tools() -> None:
         }
 
     # Without sampling.tools declared, a tool-enabled request is refused (-32602).
-    async with session_server({}) as srv, Client(srv.wire, sampling_handler=sample):
+    async with (
+        session_server({}) as srv,
+        Client(srv.wire, protocol_version="2025-11-25", sampling_handler=sample),
+    ):
         await srv.session.wait_initialized()
         with anyio.fail_after(5), pytest.raises(InvalidParams, match=r"sampling\.tools"):
             await srv.session.engine.request("sampling/createMessage", with_tools, timeout=5)
@@ -193,7 +201,9 @@ async def test_sampling_with_tools() -> None:
 
     async with (
         session_server({}) as srv,
-        Client(srv.wire, sampling_handler=sample, sampling_tools=True),
+        Client(
+            srv.wire, protocol_version="2025-11-25", sampling_handler=sample, sampling_tools=True
+        ),
     ):
         r = await ask(srv, "sampling/createMessage", with_tools)
         assert r["content"][0] == {
@@ -245,7 +255,10 @@ async def test_form_elicitation_defaults_and_validation() -> None:
         seen.append(params)
         return answers.pop(0)
 
-    async with session_server({}) as srv, Client(srv.wire, elicitation_handler=elicit):
+    async with (
+        session_server({}) as srv,
+        Client(srv.wire, protocol_version="2025-11-25", elicitation_handler=elicit),
+    ):
         r = await ask(srv, "elicitation/create", {"mode": "form", **FORM})
         assert r == {
             "action": "accept",
@@ -281,7 +294,12 @@ async def test_form_elicitation_without_defaults() -> None:
 
     async with (
         session_server({}) as srv,
-        Client(srv.wire, elicitation_handler=elicit, elicitation_defaults=False),
+        Client(
+            srv.wire,
+            protocol_version="2025-11-25",
+            elicitation_handler=elicit,
+            elicitation_defaults=False,
+        ),
     ):
         r = await ask(srv, "elicitation/create", FORM)
         assert r == {"action": "accept", "content": {"name": "Ann"}}
@@ -297,7 +315,11 @@ async def test_elicitation_mode_not_declared_is_invalid_params() -> None:
     }
     async with (
         session_server({}) as srv,
-        Client(srv.wire, elicitation_handler=lambda p, c: {"action": "decline"}),
+        Client(
+            srv.wire,
+            protocol_version="2025-11-25",
+            elicitation_handler=lambda p, c: {"action": "decline"},
+        ),
     ):
         await srv.session.wait_initialized()
         with anyio.fail_after(5), pytest.raises(InvalidParams, match="URL-mode"):
@@ -305,7 +327,11 @@ async def test_elicitation_mode_not_declared_is_invalid_params() -> None:
         assert await ask(srv, "elicitation/create", FORM) == {"action": "decline"}
     async with (
         session_server({}) as srv,
-        Client(srv.wire, url_elicitation_handler=lambda p, c: {"action": "decline"}),
+        Client(
+            srv.wire,
+            protocol_version="2025-11-25",
+            url_elicitation_handler=lambda p, c: {"action": "decline"},
+        ),
     ):
         await srv.session.wait_initialized()
         with anyio.fail_after(5), pytest.raises(InvalidParams, match="form-mode"):
@@ -334,7 +360,10 @@ async def test_url_elicitation_and_completion_notification() -> None:
     }
     async with session_server({}) as srv:
         async with Client(
-            srv.wire, url_elicitation_handler=on_url, elicitation_complete_handler=on_complete
+            srv.wire,
+            protocol_version="2025-11-25",
+            url_elicitation_handler=on_url,
+            elicitation_complete_handler=on_complete,
         ):
             assert await ask(srv, "elicitation/create", url_params) == {"action": "accept"}
             assert seen[0].url == "https://example.com/auth" and seen[0].elicitation_id == "e1"
@@ -360,7 +389,9 @@ async def test_roots_list_and_change_notification(tmp_path: Path) -> None:
     a.mkdir()
     async with session_server({}) as srv:
         async with Client(
-            srv.wire, roots=[a, {"uri": "file:///srv/data", "name": "data"}]
+            srv.wire,
+            protocol_version="2025-11-25",
+            roots=[a, {"uri": "file:///srv/data", "name": "data"}],
         ) as client:
             r = await ask(srv, "roots/list")
             assert r == {
@@ -383,12 +414,15 @@ async def test_roots_from_a_function() -> None:
     async def roots() -> list[str]:
         return list(current)
 
-    async with session_server({}) as srv, Client(srv.wire, roots=roots) as client:
+    async with (
+        session_server({}) as srv,
+        Client(srv.wire, protocol_version="2025-11-25", roots=roots) as client,
+    ):
         assert await ask(srv, "roots/list") == {"roots": [{"uri": "file:///one"}]}
         current.append("file:///two")
         await client.notify_roots_changed()
         assert len((await ask(srv, "roots/list"))["roots"]) == 2
-    async with session_server({}) as srv, Client(srv.wire) as client:
+    async with session_server({}) as srv, Client(srv.wire, protocol_version="2025-11-25") as client:
         with pytest.raises(MCPError, match="roots"):
             await client.set_roots([])
 
@@ -422,6 +456,7 @@ async def test_url_elicitation_required_error() -> None:
         session_server({"tools/call": call}) as srv,
         Client(
             srv.wire,
+            protocol_version="2025-11-25",
             url_elicitation_handler=on_url,
             elicitation_complete_handler=on_complete,
         ) as client,

@@ -146,6 +146,8 @@ async def test_official_sdk_server_over_streamable_http() -> None:
         with anyio.fail_after(30):
             async with Client(
                 f"http://127.0.0.1:{port}/mcp",
+                # Its tools ask the client mid-call: the handshake era's wire.
+                protocol_version="2025-11-25",
                 sampling_handler=sample,
                 elicitation_handler=elicit,
                 logging_handler=logs.append,

@@ -42,7 +42,7 @@ async def call_add(ctx: RequestContext, params: Any) -> Any:
 async def test_connect_initialize_and_server_info() -> None:
     async with session_server({}, {"tools": {}}, instructions="be nice") as srv:
         with anyio.fail_after(5):
-            async with Client(srv.wire) as client:
+            async with Client(srv.wire, protocol_version="2025-11-25") as client:
                 assert client.server_info.name == "test-server"
                 assert client.protocol_version == "2025-11-25"
                 assert client.instructions == "be nice"
@@ -58,7 +58,7 @@ async def test_connect_initialize_and_server_info() -> None:
 async def test_call_tool_typed_result_and_output_schema_ok() -> None:
     async with session_server({"tools/list": list_add, "tools/call": call_add}) as srv:
         with anyio.fail_after(5):
-            async with Client(srv.wire) as client:
+            async with Client(srv.wire, protocol_version="2025-11-25") as client:
                 result = await client.call_tool("add", {"a": 2, "b": 3})
                 assert isinstance(result, CallToolResult)
                 assert result.structured_content == {"sum": 5}
@@ -87,7 +87,7 @@ async def test_structured_content_violating_output_schema_is_rejected(
 
     async with session_server({"tools/list": list_add, "tools/call": call}) as srv:
         with anyio.fail_after(5):
-            async with Client(srv.wire) as client:
+            async with Client(srv.wire, protocol_version="2025-11-25") as client:
                 with pytest.raises(InvalidResponse, match=message):
                     await client.call_tool("add", {"a": 1, "b": 2})
                 # The connection is still fine after the bad result.
@@ -105,7 +105,9 @@ async def test_validation_can_be_turned_off_and_errors_are_not_validated() -> No
 
     async with session_server({"tools/list": list_add, "tools/call": call}) as srv:
         with anyio.fail_after(5):
-            async with Client(srv.wire, validate_output=False) as client:
+            async with Client(
+                srv.wire, protocol_version="2025-11-25", validate_output=False
+            ) as client:
                 r = await client.call_tool("add", {"a": 1, "b": 2})
                 assert r.structured_content == {"sum": "five"}
                 # An error result is returned as such, whatever the schema says.
@@ -136,7 +138,7 @@ async def test_malformed_result_is_a_clear_error_and_connection_survives(bad: An
 
     async with session_server({"tools/list": tools, "tools/call": call}) as srv:
         with anyio.fail_after(5):
-            async with Client(srv.wire) as client:
+            async with Client(srv.wire, protocol_version="2025-11-25") as client:
                 with pytest.raises(InvalidResponse, match="malformed tools/call result"):
                     await client.call_tool("bad")
                 ok = await client.call_tool("good")
@@ -154,7 +156,7 @@ async def test_tool_error_result_and_protocol_error() -> None:
 
     async with session_server({"tools/list": tools, "tools/call": call}) as srv:
         with anyio.fail_after(5):
-            async with Client(srv.wire) as client:
+            async with Client(srv.wire, protocol_version="2025-11-25") as client:
                 r = await client.call_tool("x")
                 assert r.is_error is True
                 with pytest.raises(InvalidParams, match="Unknown tool") as ei:
@@ -166,7 +168,7 @@ async def test_tool_error_result_and_protocol_error() -> None:
 async def test_undeclared_server_capability_fails_locally() -> None:
     async with session_server({}, {"tools": {}}) as srv:
         with anyio.fail_after(5):
-            async with Client(srv.wire) as client:
+            async with Client(srv.wire, protocol_version="2025-11-25") as client:
                 with pytest.raises(CapabilityError, match="prompts"):
                     await client.list_prompts()
                 with pytest.raises(CapabilityError, match="logging"):
@@ -203,7 +205,7 @@ async def test_list_everything_follows_cursors() -> None:
     caps = {"tools": {}, "resources": {}, "prompts": {}}
     async with session_server(handlers, caps) as srv:
         with anyio.fail_after(5):
-            async with Client(srv.wire) as client:
+            async with Client(srv.wire, protocol_version="2025-11-25") as client:
                 assert [t.name for t in await client.list_tools()] == [f"t{i}" for i in range(5)]
                 assert [r.uri for r in await client.list_resources()] == [
                     f"mem://r{i}" for i in range(3)
@@ -231,7 +233,7 @@ async def test_pagination_loop_is_detected() -> None:
 
     async with session_server({"tools/list": loop}) as srv:
         with anyio.fail_after(5):
-            async with Client(srv.wire) as client:
+            async with Client(srv.wire, protocol_version="2025-11-25") as client:
                 with pytest.raises(InvalidResponse, match="repeated the cursor"):
                     await client.list_tools()
 
@@ -252,7 +254,9 @@ async def test_lists_cached_while_server_announces_changes_and_invalidated() -> 
     caps = {"tools": {"listChanged": True}}
     async with session_server({"tools/list": tools}, caps) as srv:
         with anyio.fail_after(5):
-            async with Client(srv.wire, list_changed_handler=on_change) as client:
+            async with Client(
+                srv.wire, protocol_version="2025-11-25", list_changed_handler=on_change
+            ) as client:
                 assert [t.name for t in await client.list_tools()] == ["v1"]
                 version["n"] = 2
                 assert [t.name for t in await client.list_tools()] == ["v1"]  # cached
@@ -271,7 +275,7 @@ async def test_no_cache_without_list_changed() -> None:
 
     async with session_server({"tools/list": tools}, {"tools": {}}) as srv:
         with anyio.fail_after(5):
-            async with Client(srv.wire) as client:
+            async with Client(srv.wire, protocol_version="2025-11-25") as client:
                 await client.list_tools()
                 await client.list_tools()
         assert srv.sent_methods().count("tools/list") == 2
@@ -326,7 +330,7 @@ async def test_resources_prompts_completion_logging() -> None:
     caps = {"resources": {"subscribe": True}, "prompts": {}, "completions": {}, "logging": {}}
     async with session_server(handlers, caps) as srv:
         with anyio.fail_after(5):
-            async with Client(srv.wire) as client:
+            async with Client(srv.wire, protocol_version="2025-11-25") as client:
                 r = await client.read_resource("mem://a")
                 assert r.contents[0].text == "hi"  # type: ignore[union-attr]
                 assert r.contents[1].blob == "AAEC"  # type: ignore[union-attr]
@@ -375,6 +379,7 @@ async def test_notification_handlers() -> None:
         with anyio.fail_after(5):
             async with Client(
                 srv.wire,
+                protocol_version="2025-11-25",
                 logging_handler=logs.append,
                 progress_handler=progress.append,
                 resource_updated_handler=on_update,
@@ -421,7 +426,7 @@ async def test_timeout_sends_cancel_and_connection_stays_usable() -> None:
 
     async with session_server({"tools/list": tools, "tools/call": call}) as srv:
         with anyio.fail_after(5):
-            async with Client(srv.wire, timeout=10) as client:
+            async with Client(srv.wire, protocol_version="2025-11-25", timeout=10) as client:
                 with pytest.raises(RequestTimeout):
                     await client.call_tool("hang", timeout=0.2)
                 await cancelled.wait()
@@ -444,7 +449,7 @@ async def test_progress_resets_the_timeout() -> None:
     seen: list[tuple[float, float | None, str | None]] = []
     async with session_server({"tools/list": tools, "tools/call": call}) as srv:
         with anyio.fail_after(5):
-            async with Client(srv.wire) as client:
+            async with Client(srv.wire, protocol_version="2025-11-25") as client:
                 # 0.6 s of work, 0.4 s timeout, but progress every 0.05 s keeps it alive.
                 r = await client.call_tool(
                     "slow", timeout=0.4, progress_handler=lambda p, t, m: seen.append((p, t, m))
@@ -471,7 +476,7 @@ async def test_cancelling_the_caller_sends_cancelled() -> None:
 
     async with session_server({"tools/list": tools, "tools/call": call}) as srv:
         with anyio.fail_after(5):
-            async with Client(srv.wire) as client:
+            async with Client(srv.wire, protocol_version="2025-11-25") as client:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(client.call_tool, "hang")
                     await started.wait()
@@ -507,7 +512,7 @@ async def test_server_closing_fails_pending_and_later_calls() -> None:
 
     async with session_server({"tools/list": tools, "tools/call": call}) as srv:
         with anyio.fail_after(5):
-            async with Client(srv.wire) as client:
+            async with Client(srv.wire, protocol_version="2025-11-25") as client:
 
                 async def close_server() -> None:
                     await started.wait()
@@ -530,6 +535,7 @@ async def test_declares_exactly_the_capabilities_it_has_handlers_for() -> None:
         with anyio.fail_after(5):
             async with Client(
                 srv.wire,
+                protocol_version="2025-11-25",
                 sampling_handler=lambda p, c: "x",
                 sampling_tools=True,
                 elicitation_handler=lambda p, c: {"action": "decline"},
@@ -559,7 +565,9 @@ async def test_max_timeout_caps_progress_resets() -> None:
 
     async with session_server({"tools/list": tools, "tools/call": call}) as srv:
         with anyio.fail_after(5):
-            async with Client(srv.wire, timeout=0.2, max_timeout=0.6) as client:
+            async with Client(
+                srv.wire, protocol_version="2025-11-25", timeout=0.2, max_timeout=0.6
+            ) as client:
                 seen: list[float] = []
                 t0 = anyio.current_time()
                 with pytest.raises(RequestTimeout):
@@ -597,7 +605,9 @@ async def test_resources_list_changed_drops_resources_and_templates() -> None:
 
     async with session_server(handlers, caps) as srv:
         with anyio.fail_after(5):
-            async with Client(srv.wire, list_changed_handler=on_change) as client:
+            async with Client(
+                srv.wire, protocol_version="2025-11-25", list_changed_handler=on_change
+            ) as client:
                 for _ in range(2):
                     await client.list_resources()
                     await client.list_resource_templates()
@@ -642,7 +652,9 @@ async def test_prompts_list_changed_drops_only_prompts() -> None:
 
     async with session_server({"prompts/list": prompts, "tools/list": tools}, caps) as srv:
         with anyio.fail_after(5):
-            async with Client(srv.wire, list_changed_handler=on_change) as client:
+            async with Client(
+                srv.wire, protocol_version="2025-11-25", list_changed_handler=on_change
+            ) as client:
                 assert [p.name for p in await client.list_prompts()] == ["p1"]
                 assert [p.name for p in await client.list_prompts()] == ["p1"]  # cached
                 await client.list_tools()

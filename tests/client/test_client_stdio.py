@@ -154,16 +154,25 @@ async def test_env_and_cwd(tmp_path: Path) -> None:
     os.environ[secret_name] = "leak"
     try:
         with anyio.fail_after(10):
+            # A minimal server that answers initialize only (and ignores the rest): asking
+            # for the handshake revision skips the server/discover probe it would not answer.
             async with Client(
-                [sys.executable, "-c", code], env={"GREETING": "hi"}, cwd=tmp_path
+                [sys.executable, "-c", code],
+                env={"GREETING": "hi"},
+                cwd=tmp_path,
+                protocol_version="2025-11-25",
             ) as client:
                 assert client.server_info.name == f"hi|{real(tmp_path)}"
             code2 = code.replace(
                 "os.environ.get('GREETING', '-')", f"os.environ.get('{secret_name}', '-')"
             )
-            async with Client([sys.executable, "-c", code2]) as client:
+            async with Client(
+                [sys.executable, "-c", code2], protocol_version="2025-11-25"
+            ) as client:
                 assert client.server_info.name.startswith("-|")  # not inherited by default
-            async with Client([sys.executable, "-c", code2], inherit_env=True) as client:
+            async with Client(
+                [sys.executable, "-c", code2], inherit_env=True, protocol_version="2025-11-25"
+            ) as client:
                 assert client.server_info.name.startswith("leak|")
     finally:
         del os.environ[secret_name]

@@ -63,6 +63,9 @@ async def test_official_sdk_server_everything_a_client_does(tmp_path: Path) -> N
             spawn_stdio(OFFICIAL, on_stderr=lambda line: None) as transport,
             Client(
                 wire := WireRecorder(transport, side="client"),
+                # Its tools ask the client mid-call (sampling, elicitation, roots): the
+                # handshake era's wire. Its 2026-07-28 side: test_official_sdk_server_2026.
+                protocol_version="2025-11-25",
                 sampling_handler=sample,
                 elicitation_handler=elicit,
                 roots=[tmp_path],

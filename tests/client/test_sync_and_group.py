@@ -29,7 +29,7 @@ def test_sync_client_same_api_without_await() -> None:
     t0 = time.monotonic()
     with SyncClient(SERVER) as client:
         assert client.server_info.name == "session-stdio"
-        assert client.protocol_version == "2025-11-25"
+        assert client.protocol_version == "2026-07-28"  # our server: the stateless revision
         assert [t.name for t in client.list_tools()] == ["add", "shout", "fail", "picture"]
         page = client.list_tools_page()
         assert page.next_cursor == "2"
@@ -72,7 +72,11 @@ def test_sync_client_with_sync_callbacks() -> None:
     # The official SDK fixture asks for sampling; a plain function answers it.
     official = [sys.executable, str(HERE / "servers" / "official_sdk.py")]
     with SyncClient(
-        official, sampling_handler=lambda p, ctx: "forty-two", on_stderr=lambda line: None
+        official,
+        # Its tool asks the client mid-call: the handshake era's wire.
+        protocol_version="2025-11-25",
+        sampling_handler=lambda p, ctx: "forty-two",
+        on_stderr=lambda line: None,
     ) as c:
         r = c.call_tool("ask_model", {"prompt": "?"})
         assert r.structured_content == {"result": "model said: forty-two"}
@@ -165,7 +169,10 @@ async def test_group_callbacks_know_which_server_asks() -> None:
     config = {"mcpServers": {"py": {"command": sys.executable, "args": [official]}}}
     with anyio.fail_after(30):
         async with ClientGroup(
-            config, sampling_handler=sample, on_stderr=lambda line: None
+            config,
+            protocol_version="2025-11-25",
+            sampling_handler=sample,
+            on_stderr=lambda line: None,
         ) as group:
             r = await group.call_tool("py_ask_model", {"prompt": "x"})
             assert r.structured_content == {"result": "model said: ok"}

@@ -166,7 +166,12 @@ async def test_url_elicitation_with_our_server() -> None:
 
     with anyio.fail_after(10):
         async with Client(
-            server, url_elicitation_handler=on_url, elicitation_complete_handler=on_complete
+            server,
+            # elicitationId and its completion notification are 2025-11-25's (2026-07-28
+            # dropped both: the client retries instead).
+            protocol_version="2025-11-25",
+            url_elicitation_handler=on_url,
+            elicitation_complete_handler=on_complete,
         ) as c:
             assert text(await c.call_tool("connect_account")) == "accept"
             await done.wait()

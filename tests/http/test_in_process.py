@@ -40,8 +40,9 @@ def _server() -> Server:
     return server
 
 
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
 @pytest.mark.parametrize("json_response", [False, True], ids=["sse", "json"])
-async def test_a_client_over_the_app_without_a_socket(json_response: bool) -> None:
+async def test_a_client_over_the_app_without_a_socket(json_response: bool, revision: str) -> None:
     app = _server().http_app(json_response=json_response)
     logs: list[str] = []
     progress: list[float] = []
@@ -60,6 +61,7 @@ async def test_a_client_over_the_app_without_a_socket(json_response: bool) -> No
             ASGIClient(app) as asgi,
             Client(
                 http(URL, http_client=asgi),
+                protocol_version=revision,
                 logging_handler=on_log,
                 progress_handler=on_progress,
                 sampling_handler=sample,
@@ -70,7 +72,9 @@ async def test_a_client_over_the_app_without_a_socket(json_response: bool) -> No
             assert result.content[0].text == "3 steps"  # type: ignore[union-attr]
             result = await client.call_tool("ask")
             assert result.content[0].text == "model says hi"  # type: ignore[union-attr]
-            assert len(app.sessions) == 1
+            assert client.protocol_version == revision
+            # A 2025 client has a session; 2026 requests share the app's one hub.
+            assert len(app.sessions) == (1 if revision == "2025-11-25" else 0)
         # Closing the client ended its session (DELETE), and the lifespan ran down.
         assert len(app.sessions) == 0
     if json_response:

@@ -27,7 +27,8 @@ async def build(target: str) -> str:
 
 
 async def _use() -> tuple[object, str]:
-    async with Client(server) as client:
+    # Tasks are a 2025-11-25 core feature (2026-07-28 moved them to an extension).
+    async with Client(server, protocol_version="2025-11-25") as client:
         added = (await client.call_tool("add", {"a": 1, "b": 2})).structured_content
         handle = await client.call_tool_as_task("build", {"target": "all"})
         built = await handle.result(timeout=10)

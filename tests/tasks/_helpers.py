@@ -24,6 +24,8 @@ async def served(
         async with anyio.create_task_group() as tg:
             tg.start_soon(server.serve, server_end)
             transport = wrap(recorder) if wrap is not None else recorder
+            # Tasks are a 2025-11-25 core feature (2026-07-28 moved them to an extension).
+            client_kw.setdefault("protocol_version", "2025-11-25")
             async with Client(transport, **client_kw) as client:
                 yield client, recorder
             tg.cancel_scope.cancel()

@@ -35,6 +35,6 @@ async def test_first_example_serves_tasks(tmp_path: Path, monkeypatch: pytest.Mo
     support = {t["name"]: t.get("execution", {}).get("taskSupport") for t in server.tools}
     assert support == {"build": "optional", "migrate": "required"}
     with anyio.fail_after(10):
-        async with Client(server) as client:
+        async with Client(server, protocol_version="2025-11-25") as client:
             tasks_cap = client.initialize_result.capabilities.model_dump(by_alias=True)["tasks"]
             assert tasks_cap["requests"] == {"tools": {"call": {}}}

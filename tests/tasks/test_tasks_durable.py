@@ -18,6 +18,9 @@ from mcpkit import Client, InvalidParams, ProtocolError, SQLiteTaskStore, TaskRe
 from mcpkit._server._task_store import INTERRUPTED_MESSAGE
 from mcpkit._transports import spawn_stdio
 
+#: Tasks are a 2025-11-25 core feature (2026-07-28 moved them to an extension).
+TASKS_REVISION = "2025-11-25"
+
 pytestmark = pytest.mark.anyio
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,7 +114,9 @@ async def test_tasks_over_stdio_with_the_everything_example() -> None:
     with anyio.fail_after(30):
         async with spawn_stdio(sys.executable, [str(EVERYTHING)], cwd=ROOT) as transport:
             recorder = WireRecorder(transport, side="client")
-            async with Client(recorder, elicitation_handler=on_elicit) as client:
+            async with Client(
+                recorder, elicitation_handler=on_elicit, protocol_version=TASKS_REVISION
+            ) as client:
                 raw = await client.send_request(
                     "tools/call",
                     {
@@ -152,7 +157,9 @@ async def test_tasks_over_stdio_with_the_everything_example() -> None:
 def test_sync_client_runs_a_task_over_stdio() -> None:
     from mcpkit import SyncClient
 
-    with SyncClient([sys.executable, str(EVERYTHING)], cwd=ROOT, timeout=20) as client:
+    with SyncClient(
+        [sys.executable, str(EVERYTHING)], cwd=ROOT, timeout=20, protocol_version=TASKS_REVISION
+    ) as client:
         handle = client.call_tool_as_task("long_running_job", {"steps": 2, "step_seconds": 0.01})
         result = handle.result(timeout=10)
         assert result.content[0].text == "finished 2 steps"  # type: ignore[union-attr]
@@ -168,14 +175,14 @@ async def test_sqlite_store_across_a_process_restart_over_stdio(tmp_path: Path) 
     db = str(tmp_path / "tasks.db")
     argv = [sys.executable, str(DURABLE), db]
     with anyio.fail_after(30):
-        async with Client(argv) as first:
+        async with Client(argv, protocol_version=TASKS_REVISION) as first:
             done = await first.call_tool_as_task("quick", {"n": 1})
             await done.wait(timeout=10)
             running = await first.call_tool_as_task("slow")
             assert (await running.status()).status == "working"
             first_pid = first.session.engine.transport.process.pid  # type: ignore[attr-defined]
         # The first process is gone (stdin closed); a second one opens the same file.
-        async with Client(argv) as second:
+        async with Client(argv, protocol_version=TASKS_REVISION) as second:
             assert second.session.engine.transport.process.pid != first_pid  # type: ignore[attr-defined]
             result = await second.task(done.task_id, "quick").result(timeout=10)
             assert result.content[0].text == "quick 1"  # type: ignore[union-attr]
@@ -198,7 +205,7 @@ async def test_sqlite_store_across_a_killed_http_server(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{port}/mcp"
     with anyio.fail_after(40):
         with listening(argv, port) as proc:
-            async with Client(url) as client:
+            async with Client(url, protocol_version=TASKS_REVISION) as client:
                 done = await client.call_tool_as_task("quick", {"n": 2})
                 await done.wait(timeout=10)
                 running = await client.call_tool_as_task("slow")
@@ -209,7 +216,9 @@ async def test_sqlite_store_across_a_killed_http_server(tmp_path: Path) -> None:
         port = free_port()
         argv[-1] = str(port)
         with listening(argv, port):
-            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            async with Client(
+                f"http://127.0.0.1:{port}/mcp", protocol_version=TASKS_REVISION
+            ) as client:
                 result = await client.task(done.task_id, "quick").result(timeout=10)
                 assert result.content[0].text == "quick 2"  # type: ignore[union-attr]
                 assert result.meta is not None

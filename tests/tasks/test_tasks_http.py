@@ -59,7 +59,12 @@ def make_server() -> tuple[Server, threading.Event, threading.Event]:
 async def connect(url: str, name: str, **kw: Any) -> AsyncIterator[tuple[Client, WireRecorder]]:
     async with open_streamable_http(url) as transport:
         recorder = WireRecorder(transport, side="client")
-        async with Client(recorder, client_info={"name": name, "version": "1"}, **kw) as client:
+        async with Client(
+            recorder,
+            client_info={"name": name, "version": "1"},
+            protocol_version="2025-11-25",
+            **kw,
+        ) as client:
             yield client, recorder
     recorder.check()
 

@@ -15,9 +15,11 @@ from pydantic import ValidationError as PydanticValidationError
 from .._exceptions import (
     CapabilityError,
     ConnectionClosed,
+    InvalidParams,
     InvalidResponse,
     MCPError,
     ProtocolError,
+    ResourceNotFound,
     TransportError,
     URLElicitationRequired,
 )
@@ -57,6 +59,7 @@ from ._callbacks import (
 )
 from ._inbound import LOG_LEVELS, Inbound
 from ._lists import MAX_PAGES, Listings
+from ._modern import Listener, open_session
 from ._targets import HTTPTarget, StdioTarget, as_target, describe, open_target
 from ._tasks import TaskHandle, TaskReceiver, parse_task
 from ._util import DEFAULT as _DEFAULT
@@ -209,7 +212,7 @@ class Client:
         auth: Any = None,
         name: str | None = None,
         client_info: Mapping[str, Any] | Implementation | None = None,
-        protocol_version: str = LATEST_HANDSHAKE_VERSION,
+        protocol_version: str | None = None,
         timeout: float | None = DEFAULT_TIMEOUT,
         max_timeout: float | None = DEFAULT_MAX_TIMEOUT,
         init_timeout: float = DEFAULT_INIT_TIMEOUT,
@@ -272,6 +275,9 @@ class Client:
         self._task_handles: dict[str, TaskHandle] = {}
         #: Serves task-augmented sampling/elicitation requests when ``accept_tasks``.
         self._task_receiver = TaskReceiver(self) if accept_tasks else None
+        #: The subscriptions/listen stream, under the stateless revision.
+        self._listener = Listener(self)
+        self._transport: Any = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -309,11 +315,15 @@ class Client:
                 capabilities=self.capabilities(),
                 handlers=self._inbound.request_handlers(),
                 notification_handlers=self._inbound.notification_handlers(),
-                protocol_version=self._protocol_version,
             )
+            self._transport = transport
             await stack.enter_async_context(session)
             try:
-                raw = await session.initialize(timeout=self.init_timeout)
+                version = self._protocol_version
+                if version is None and self._task_receiver is not None:
+                    # Serving tasks is a 2025-11-25 feature: 2026-07-28 has none in its core.
+                    version = LATEST_HANDSHAKE_VERSION
+                self._init = await open_session(session, version, self.init_timeout)
             except ConnectionClosed as e:
                 raise ConnectionClosed(
                     f"{describe(self._target)}: connection lost during initialize: {e}"
@@ -324,7 +334,15 @@ class Client:
                         f"cannot reach {describe(self._target)}: {e.message}"
                     ) from None
                 raise
-            self._init = _parse(InitializeResult, raw, "initialize")
+            if session.stateless:
+                if self._inbound.logging_handler is not None:
+                    # Whoever handles log messages wants them; a stateless server sends
+                    # none unless each request names a level (as 2025 servers sent all).
+                    session.log_level = "debug"
+                # The listen stream (change notifications) runs here, with the connection.
+                tg = await stack.enter_async_context(anyio.create_task_group())
+                stack.callback(tg.cancel_scope.cancel)
+                self._listener.tg = tg
         except BaseException:
             # Not shielded: the stack holds task groups, which must exit in the scope they
             # were entered in (their own cleanups shield what must finish). Not given the
@@ -334,6 +352,13 @@ class Client:
         self._stack = stack
         self._session = session
         self._lists.schema_fetch = anyio.Lock()
+        if session.stateless and self._wants_list_changes():
+            # Whoever handles list changes gets them, as a 2025 server pushes them unasked.
+            try:
+                await self._listener.refresh(self.init_timeout)
+            except BaseException:
+                await self.close()
+                raise
         if self.name is None:
             self.name = self._init.server_info.name
 
@@ -445,8 +470,11 @@ class Client:
         )
 
     async def ping(self, *, timeout: float | None = _DEFAULT) -> None:
-        """Check the server is alive; raises :class:`~mcpkit.RequestTimeout` if it does not answer."""
-        await self.send_request("ping", None, timeout=timeout)
+        """Check the server is alive; raises :class:`~mcpkit.RequestTimeout` if it does not answer.
+
+        The stateless revision has no ``ping``: ``server/discover`` serves as one."""
+        method = "server/discover" if self.session.stateless else "ping"
+        await self.send_request(method, None, timeout=timeout)
 
     # tools
 
@@ -520,6 +548,12 @@ class Client:
             handle = await client.call_tool_as_task("build", {"target": "all"})
             result = await handle.result(timeout=600)
         """
+        if self.session.stateless:
+            raise CapabilityError(
+                "this connection speaks protocol revision "
+                f"{self.session.protocol_version}, which has no tasks in its core: connect "
+                "with protocol_version='2025-11-25' to run tools as tasks"
+            )
         caps = self.session.server_capabilities
         tasks_cap = caps.get("tasks") if isinstance(caps, dict) else None
         requests = tasks_cap.get("requests") if isinstance(tasks_cap, dict) else None
@@ -652,17 +686,51 @@ class Client:
     async def read_resource(
         self, uri: str, *, timeout: float | None = _DEFAULT
     ) -> ReadResourceResult:
-        """Read a resource: its ``contents`` (text or base64 ``blob`` items)."""
-        raw = await self.send_request("resources/read", {"uri": str(uri)}, timeout=timeout)
+        """Read a resource: its ``contents`` (text or base64 ``blob`` items).
+
+        Raises :class:`~mcpkit.ResourceNotFound` when the server has no such resource (a
+        2026-07-28 server says so with -32602 naming the URI; it is raised the same way).
+        """
+        try:
+            raw = await self.send_request("resources/read", {"uri": str(uri)}, timeout=timeout)
+        except InvalidParams as e:
+            data = e.data if isinstance(e.data, dict) else {}
+            if self.session.stateless and "uri" in data:
+                raise ResourceNotFound(message=e.message, data=e.data) from None
+            raise
         return _parse(ReadResourceResult, raw, "resources/read")
 
     async def subscribe(self, uri: str, *, timeout: float | None = _DEFAULT) -> None:
-        """Ask for ``notifications/resources/updated`` when ``uri`` changes."""
+        """Ask for ``notifications/resources/updated`` when ``uri`` changes.
+
+        Under the stateless revision the client's ``subscriptions/listen`` stream is
+        reopened with the new URI (returns once the server acknowledged it).
+        """
+        if self.session.stateless:
+            self.session.check_server_capability("resources/subscribe")
+            self._listener.uris.add(str(uri))
+            await self._listener.refresh(self.timeout if timeout is _DEFAULT else timeout)
+            return
         await self.send_request("resources/subscribe", {"uri": str(uri)}, timeout=timeout)
 
     async def unsubscribe(self, uri: str, *, timeout: float | None = _DEFAULT) -> None:
         """Stop the updates of :meth:`subscribe`."""
+        if self.session.stateless:
+            self._listener.uris.discard(str(uri))
+            await self._listener.refresh(self.timeout if timeout is _DEFAULT else timeout)
+            return
         await self.send_request("resources/unsubscribe", {"uri": str(uri)}, timeout=timeout)
+
+    def _wants_list_changes(self) -> bool:
+        """Whether someone listens for list changes (a ``list_changed_handler``)."""
+        return self._inbound.list_changed_handler is not None
+
+    async def listen(self, *, timeout: float | None = _DEFAULT) -> None:
+        """Under the stateless revision, open the ``subscriptions/listen`` stream for the
+        list changes ``list_changed_handler`` wants (subscribing to a resource opens it too).
+        Handshake revisions push these notifications unasked: nothing to do there."""
+        if self.session.stateless:
+            await self._listener.refresh(self.timeout if timeout is _DEFAULT else timeout)
 
     # prompts
 
@@ -728,6 +796,11 @@ class Client:
         """Ask the server to send log messages of ``level`` and above."""
         if level not in LOG_LEVELS:
             raise ValueError(f"unknown logging level {level!r}; one of {', '.join(LOG_LEVELS)}")
+        if self.session.stateless:
+            # No session to set it on: every later request carries it in its _meta.
+            self.session.check_server_capability("logging/setLevel")
+            self.session.log_level = level
+            return
         await self.send_request("logging/setLevel", {"level": level}, timeout=timeout)
 
     def _invalidate(self, kind: ListKind) -> None:
@@ -750,8 +823,10 @@ class Client:
 
     async def notify_roots_changed(self) -> None:
         """Tell the server the roots changed (when ``roots`` is a function whose answer changed)."""
-        if self._session is not None and not self._session.engine.closed:
-            await self._session.notify("notifications/roots/list_changed")
+        session = self._session
+        if session is not None and not session.engine.closed and not session.stateless:
+            # Stateless revisions ask for roots with each request: nothing to announce.
+            await session.notify("notifications/roots/list_changed")
 
     async def _current_roots(self) -> list[Root]:
         src = self._roots

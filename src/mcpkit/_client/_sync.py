@@ -295,6 +295,10 @@ class SyncClient:
         """See :meth:`Client.unsubscribe`."""
         self._run(self.client.unsubscribe, uri, timeout=timeout)
 
+    def listen(self, *, timeout: float | None = _DEFAULT) -> None:
+        """See :meth:`Client.listen`."""
+        self._run(self.client.listen, timeout=timeout)
+
     def list_prompts(
         self, *, use_cache: bool = True, timeout: float | None = _DEFAULT
     ) -> list[Prompt]:

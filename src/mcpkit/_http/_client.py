@@ -102,6 +102,8 @@ class StreamableHTTPClientTransport:
         #: Tool name -> its ``x-mcp-header`` arguments (header, path), mirrored into
         #: ``Mcp-Param-*`` headers on stateless calls; the client fills it from tools/list.
         self.header_params: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+        #: Ids of the stateless requests in flight (cancelled by closing their stream).
+        self._stateless_ids: set[Any] = set()
 
     # ------------------------------------------------------------------ Transport
 
@@ -148,6 +150,10 @@ class StreamableHTTPClientTransport:
             )
             if scope is not None:
                 scope.cancel()
+            rid = params.get("requestId") if isinstance(params, dict) else None
+            if rid in self._stateless_ids:
+                # Closing a stateless request's stream is its cancellation (cancellation.mdx).
+                return
         await self._post_other(message)
 
     async def aclose(self) -> None:
@@ -222,6 +228,9 @@ class StreamableHTTPClientTransport:
         rid: RequestId = message["id"]
         is_init = rid in self._init_ids
         scope = self._request_scopes[rid] = anyio.CancelScope()
+        stateless = _stateless_version(message) is not None
+        if stateless:
+            self._stateless_ids.add(rid)
         try:
             with scope:
                 await self._exchange(message, rid, is_init)
@@ -235,6 +244,8 @@ class StreamableHTTPClientTransport:
             if self._request_scopes.get(rid) is scope:
                 del self._request_scopes[rid]
             self._init_ids.discard(rid)
+            if stateless:
+                self._stateless_ids.discard(rid)
             if is_init:
                 self._mode_known.set()
 

@@ -150,5 +150,6 @@ async def serve_listen(
                 await rc.notify(method, {**(params or {}), "_meta": tag})
     finally:
         listeners.discard(listener)
+        listener.close()
     # The server ended the stream (shutdown): say so with a result.
     return {"_meta": tag}

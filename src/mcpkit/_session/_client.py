@@ -36,6 +36,21 @@ from ._keepalive import check_keepalive
 from ._peer import Peer
 from ._stateless import META_LOG_LEVEL, META_SERVER_INFO
 
+
+def _without_envelope(result: dict[str, Any]) -> dict[str, Any]:
+    """A complete stateless result without what only the protocol needed: ``resultType``
+    and the server's identity in ``_meta`` (known from ``server/discover`` already)."""
+    out = {k: v for k, v in result.items() if k != "resultType"}
+    meta = out.get("_meta")
+    if isinstance(meta, dict) and META_SERVER_INFO in meta:
+        rest = {k: v for k, v in meta.items() if k != META_SERVER_INFO}
+        if rest:
+            out["_meta"] = rest
+        else:
+            del out["_meta"]
+    return out
+
+
 #: The newest stateless revision, asked for by :meth:`ClientSession.discover`.
 LATEST_STATELESS_VERSION = STATELESS_PROTOCOL_VERSIONS[0]
 
@@ -254,8 +269,14 @@ class ClientSession:
         }
         for _ in range(self.max_input_rounds + 1):
             result = await self.peer.send_request(method, params, **kw)
-            if not isinstance(result, dict) or result.get("resultType") != "input_required":
+            if not isinstance(result, dict):
                 return result
+            if result.get("resultType", "complete") == "complete":
+                return _without_envelope(result)
+            if result.get("resultType") != "input_required":
+                raise ProtocolError(
+                    message=f"{method}: unknown resultType {result.get('resultType')!r}"
+                )
             asked = result.get("inputRequests")
             answers = await self._answer_inputs(asked if isinstance(asked, dict) else {})
             params = {
