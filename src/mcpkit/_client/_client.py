@@ -60,7 +60,7 @@ from ._callbacks import (
 from ._inbound import LOG_LEVELS, Inbound
 from ._lists import MAX_PAGES, Listings
 from ._modern import Listener, open_session
-from ._targets import HTTPTarget, StdioTarget, as_target, describe, open_target
+from ._targets import describe, open_target, target_of
 from ._tasks import TaskHandle, TaskReceiver, parse_task
 from ._util import DEFAULT as _DEFAULT
 from ._util import ListKind, ProgressFn, RootsSource, to_root
@@ -90,45 +90,6 @@ def _undeliverable(e: ProtocolError) -> bool:
 
 #: Requests that may take long enough for progress to matter.
 _PROGRESS_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
-
-
-def _target_of(
-    target: Any,
-    *,
-    env: Mapping[str, str] | None,
-    cwd: str | os.PathLike[str] | None,
-    inherit_env: bool,
-    on_stderr: Callable[[str], None] | None,
-    headers: Mapping[str, str] | None,
-    auth: Any,
-    timeout: float | None,
-) -> object:
-    """What ``Client(target, ...)`` connects to, the connection options applied.
-
-    A :class:`StdioTarget` or :class:`HTTPTarget` carries its own options: the same options
-    given to ``Client`` as well would be ignored, so they are refused instead.
-    """
-    sugar = {
-        "env": env,
-        "cwd": cwd,
-        "inherit_env": inherit_env or None,
-        "on_stderr": on_stderr,
-        "headers": headers,
-        "auth": auth,
-    }
-    if isinstance(target, (StdioTarget, HTTPTarget)) and any(v is not None for v in sugar.values()):
-        given = ", ".join(k for k, v in sugar.items() if v is not None)
-        raise TypeError(f"give {given} to stdio(...) or http(...), not to Client")
-    return as_target(
-        target,
-        env=env,
-        inherit_env=inherit_env,
-        cwd=cwd,
-        on_stderr=on_stderr,
-        headers=headers,
-        auth=auth,
-        timeout=timeout,
-    )
 
 
 def _client_info(client_info: Mapping[str, Any] | Implementation | None) -> dict[str, Any]:
@@ -234,7 +195,7 @@ class Client:
         self.name = name
         #: Where the server is: a :class:`StdioTarget`, an :class:`HTTPTarget`, a server
         #: object or a transport (strings and argv lists become a target here).
-        self._target = _target_of(
+        self._target = target_of(
             target,
             env=env,
             cwd=cwd,

@@ -229,3 +229,42 @@ async def _in_memory(stack: AsyncExitStack, server: Any) -> Transport:
 
     stack.push_async_callback(stop)
     return client_end
+
+
+def target_of(
+    target: Any,
+    *,
+    env: Mapping[str, str] | None,
+    cwd: str | os.PathLike[str] | None,
+    inherit_env: bool,
+    on_stderr: Callable[[str], None] | None,
+    headers: Mapping[str, str] | None,
+    auth: Any,
+    timeout: float | None,
+) -> object:
+    """What ``Client(target, ...)`` connects to, the connection options applied.
+
+    A :class:`StdioTarget` or :class:`HTTPTarget` carries its own options: the same options
+    given to ``Client`` as well would be ignored, so they are refused instead.
+    """
+    sugar = {
+        "env": env,
+        "cwd": cwd,
+        "inherit_env": inherit_env or None,
+        "on_stderr": on_stderr,
+        "headers": headers,
+        "auth": auth,
+    }
+    if isinstance(target, (StdioTarget, HTTPTarget)) and any(v is not None for v in sugar.values()):
+        given = ", ".join(k for k, v in sugar.items() if v is not None)
+        raise TypeError(f"give {given} to stdio(...) or http(...), not to Client")
+    return as_target(
+        target,
+        env=env,
+        inherit_env=inherit_env,
+        cwd=cwd,
+        on_stderr=on_stderr,
+        headers=headers,
+        auth=auth,
+        timeout=timeout,
+    )
