@@ -3,8 +3,12 @@
 It also provides every tool, resource and prompt the public MCP conformance suite calls by
 name, behaving as the suite checks. Run it with::
 
-    mcpkit run examples/everything.py            # stdio
-    python examples/everything.py                # the same
+    mcpkit run examples/everything.py                              # stdio
+    python examples/everything.py                                  # the same
+    mcpkit run examples/everything.py --transport http --port 8000  # Streamable HTTP
+
+It serves the handshake revisions (2024-11-05 to 2025-11-25) and the stateless one
+(2026-07-28) at once, with the same code: see "one tool, both revisions" below.
 """
 
 from __future__ import annotations
@@ -322,6 +326,198 @@ async def test_reconnection(ctx: Context) -> str:
     return "Reconnection test completed"
 
 
+# ============================================================================ one tool, both revisions
+#
+# A tool asks the client things with ctx.elicit / ctx.sample / ctx.list_roots. Under the
+# handshake revisions that is a request to the client in the middle of the call. Under
+# 2026-07-28 there are no server-to-client requests: the same call ends the request with an
+# InputRequiredResult naming the question (under `key`), the client retries the request with
+# the answer, and the tool runs again from the top, this time getting the answer back. What
+# earlier rounds answered travels in the sealed `requestState`, so a tool may ask in several
+# rounds, and ctx.gather asks several things in one round. Code before a question runs once
+# per round: keep side effects after the questions.
+
+NAME_FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}},
+    "required": ["name"],
+}
+
+
+def _answer(result: Any, field: str, default: str) -> str:
+    """One field of an accepted elicitation, or ``default``."""
+    if result.accepted and isinstance(result.content, dict):
+        return str(result.content.get(field, default))
+    return default
+
+
+def _sampled_text(result: Any) -> str:
+    blocks = result.content if isinstance(result.content, list) else [result.content]
+    return " ".join(str(getattr(b, "text", "")) for b in blocks)
+
+
+@server.tool()
+async def test_input_required_result_elicitation(ctx: Context) -> str:
+    """Ask the user's name, then greet them."""
+    answer = await ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+    return f"Hello, {_answer(answer, 'name', 'stranger')}!"
+
+
+@server.tool()
+async def test_input_required_result_sampling(ctx: Context) -> str:
+    """Ask the client's model a question and return its answer."""
+    result = await ctx.sample(
+        "What is the capital of France?", max_tokens=100, key="capital_question"
+    )
+    return f"The model says: {_sampled_text(result)}"
+
+
+@server.tool()
+async def test_input_required_result_list_roots(ctx: Context) -> str:
+    """List the client's roots."""
+    roots = await ctx.list_roots(key="client_roots")
+    return "Client roots: " + (", ".join(str(r.uri) for r in roots) or "none")
+
+
+@server.tool()
+async def test_input_required_result_request_state(ctx: Context) -> str:
+    """Ask for a confirmation; the answer comes back with the state the server sealed."""
+    answer = await ctx.elicit(
+        "Please confirm",
+        {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]},
+        key="confirm",
+    )
+    return f"state-ok: confirmed={_answer(answer, 'ok', 'False')}"
+
+
+@server.tool()
+async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+    """Ask for a name, a greeting from the model and the roots, all in one round."""
+    name, greeting, roots = await ctx.gather(
+        ctx.elicit("What is your name?", NAME_FORM, key="user_name"),
+        ctx.sample("Generate a greeting", max_tokens=50, key="greeting"),
+        ctx.list_roots(key="client_roots"),
+    )
+    return f"{_sampled_text(greeting)} {_answer(name, 'name', 'stranger')} ({len(roots)} root(s))"
+
+
+@server.tool()
+async def test_input_required_result_multi_round(ctx: Context) -> str:
+    """Ask two questions, one round each (the second only once the first is answered)."""
+    step1 = await ctx.elicit("Step 1: What is your name?", NAME_FORM, key="step1")
+    step2 = await ctx.elicit(
+        "Step 2: What is your favorite color?",
+        {"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]},
+        key="step2",
+    )
+    return f"{_answer(step1, 'name', 'stranger')} likes {_answer(step2, 'color', 'no color')}"
+
+
+@server.tool()
+async def test_input_required_result_tampered_state(ctx: Context) -> str:
+    """Ask for a confirmation; a requestState altered by the client is refused (-32602)."""
+    answer = await ctx.elicit(
+        "Please confirm",
+        {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]},
+        key="confirm",
+    )
+    return f"confirmed={_answer(answer, 'ok', 'False')}"
+
+
+@server.tool()
+async def test_input_required_result_capabilities(ctx: Context) -> str:
+    """Ask only what the client declared it can answer (sampling, elicitation, roots)."""
+    caps = ctx.client_capabilities
+    questions: list[Any] = []
+    if "sampling" in caps:
+        questions.append(ctx.sample("Generate a greeting", max_tokens=50, key="greeting"))
+    if "elicitation" in caps:
+        questions.append(ctx.elicit("What is your name?", NAME_FORM, key="user_name"))
+    if "roots" in caps:
+        questions.append(ctx.list_roots(key="client_roots"))
+    answers = await ctx.gather(*questions)
+    return f"got {len(answers)} answer(s)"
+
+
+@server.tool()
+async def test_missing_capability(ctx: Context) -> str:
+    """Needs the client's sampling capability; without it the call is refused (-32021 under
+    2026-07-28, a tool error before)."""
+    result = await ctx.sample("Say something", max_tokens=20, key="needs_sampling")
+    return _sampled_text(result)
+
+
+@server.tool()
+async def test_streaming_elicitation(ctx: Context) -> str:
+    """Report progress and log, then ask the user: under 2026-07-28 the question travels in
+    the result, never as a request on the response stream."""
+    await ctx.report_progress(0, 1, "about to ask")
+    await ctx.info("asking the user")
+    answer = await ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+    return f"Hello, {_answer(answer, 'name', 'stranger')}!"
+
+
+@server.tool()
+async def test_logging_tool(ctx: Context) -> str:
+    """Log at three levels; under 2026-07-28 only requests that set a log level get them."""
+    await ctx.debug("debug message from test_logging_tool")
+    await ctx.info("info message from test_logging_tool")
+    await ctx.warning("warning message from test_logging_tool")
+    return "Logging test completed"
+
+
+async def toggled_tool() -> str:
+    """A tool test_trigger_tool_change adds and removes."""
+    return "toggled"
+
+
+def toggled_prompt() -> str:
+    """A prompt test_trigger_prompt_change adds and removes."""
+    return "toggled"
+
+
+@server.tool()
+async def test_trigger_tool_change() -> str:
+    """Add the tool test_toggled_tool, or remove it if present (the tool list changes)."""
+    # Async, so it runs on the event loop: two calls at once cannot both add the tool.
+    try:
+        server.remove_tool("test_toggled_tool")
+    except KeyError:
+        server.add_tool(toggled_tool, name="test_toggled_tool")
+        return "added test_toggled_tool"
+    return "removed test_toggled_tool"
+
+
+@server.tool()
+async def test_trigger_prompt_change() -> str:
+    """Add the prompt test_toggled_prompt, or remove it if present (the prompt list changes)."""
+    try:
+        server.remove_prompt("test_toggled_prompt")
+    except KeyError:
+        server.add_prompt(toggled_prompt, name="test_toggled_prompt")
+        return "added test_toggled_prompt"
+    return "removed test_toggled_prompt"
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def test_custom_header(
+    region: Annotated[
+        str,
+        Field(
+            description="Where the query runs; mirrored into the Mcp-Param-Region header",
+            json_schema_extra={"x-mcp-header": "Region"},
+        ),
+    ],
+    query: str = "SELECT 1",
+    limit: Annotated[
+        int, Field(description="Most rows", json_schema_extra={"x-mcp-header": "Limit"})
+    ] = 10,
+) -> str:
+    """Run a query in a region: the arguments marked x-mcp-header travel as HTTP headers too
+    (2026-07-28), so gateways can route on them; the server checks they match the body."""
+    return f"ran {query!r} in {region} (limit {limit})"
+
+
 # ============================================================================ more tools
 
 
@@ -524,7 +720,12 @@ async def update_watched_resource(text: str, ctx: Context) -> str:
 # ============================================================================ resources
 
 
-@server.resource("test://static-text", mime_type="text/plain")
+# Caching hints of the reads under 2026-07-28: this content never changes and is the same
+# for everyone, so clients and shared caches may keep it an hour. Resources without hints
+# get the server's defaults (StatelessSettings: stale at once, private).
+@server.resource(
+    "test://static-text", mime_type="text/plain", cache_ttl_ms=3_600_000, cache_scope="public"
+)
 def static_text() -> str:
     """A static text resource."""
     return "This is the content of the static text resource."
@@ -618,6 +819,17 @@ def test_prompt_with_image() -> list[PromptMessage]:
         PromptMessage(role="user", content=ImageContent(data=PNG_B64, mime_type="image/png")),
         PromptMessage(role="user", content=TextContent(text="Please analyze the image above.")),
     ]
+
+
+@server.prompt()
+async def test_input_required_result_prompt(ctx: Context) -> str:
+    """A prompt that first asks the user what context to use."""
+    answer = await ctx.elicit(
+        "What context should the prompt use?",
+        {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]},
+        key="user_context",
+    )
+    return f"Answer using this context: {_answer(answer, 'context', 'none given')}"
 
 
 @server.prompt(title="Code review")

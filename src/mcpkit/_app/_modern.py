@@ -2,7 +2,8 @@
 
 A modern client sends every request on its own, with the revision, its capabilities and
 identity in ``_meta`` and the standard headers (``MCP-Protocol-Version``, ``Mcp-Method``,
-``Mcp-Name``) mirroring the body. The app checks the headers against the body, then hands
+``Mcp-Name``, and ``Mcp-Param-{Name}`` for the tool arguments marked ``x-mcp-header``)
+mirroring the body. The app checks the headers against the body, then hands
 the request to one long-lived *hub* session that serves every modern request of the app:
 no session is built or torn down per request, so a stateless call costs what a call on an
 open 2025 session costs. The hub renumbers requests (clients' ids may collide) and the
@@ -13,9 +14,9 @@ Closing the response stream cancels the request (streamable-http.mdx, Cancellati
 
 from __future__ import annotations
 
-import base64
-import binascii
-from collections.abc import Awaitable, Callable, Mapping
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 import anyio
@@ -40,6 +41,7 @@ from .._http._asgi import (
     respond,
     respond_error,
 )
+from .._http._headers import NAMED_MEMBER, decode_header_value, value_at
 from .._http._transport import HTTPServerTransport, SessionGone, Stream
 from .._session._server import ServerSession
 from .._session._stateless import request_version
@@ -48,9 +50,6 @@ from ._common import settled, wait_or_disconnect
 from ._options import HTTPAppOptions
 from ._registry import SessionFactory
 
-#: Requests whose ``Mcp-Name`` header mirrors a body member (streamable-http.mdx).
-NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-_B64_OPEN, _B64_CLOSE = "=?base64?", "?="
 #: Errors a modern server answers with 400 (the client corrects the request or its
 #: version instead of falling back to the handshake era), and 404 for an unknown method.
 _STATUS_BY_CODE = {
@@ -59,34 +58,34 @@ _STATUS_BY_CODE = {
     UNSUPPORTED_PROTOCOL_VERSION: 400,
     METHOD_NOT_FOUND: 404,
 }
+#: A decimal number as a mirrored integer header carries it (``42``, ``-7``, ``42.0``).
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+#: JavaScript's safe-integer bound: larger integers are not mirrored (clients cannot).
+_SAFE_INT = 2**53 - 1
+
+
+def header(headers: Mapping[str, str], name: str) -> str | None:
+    """Header ``name`` (lower-case) without the optional whitespace around it, which HTTP
+    field parsing drops before the value is evaluated (RFC 9110, section 5.5)."""
+    value = headers.get(name)
+    return None if value is None else value.strip(" \t")
 
 
 def is_modern(msg: dict[str, Any], headers: Mapping[str, str]) -> bool:
     """Whether a POST without a session id is a stateless-revision request."""
-    if msg.get("method") == "initialize":
-        return False  # the handshake era opens this way, whatever it says besides
-    if headers.get("mcp-protocol-version") in STATELESS_PROTOCOL_VERSIONS:
-        return True
     params = msg.get("params")
-    return isinstance(params, dict) and request_version(params.get("_meta")) is not None
-
-
-def decode_header_value(value: str) -> str | None:
-    """A mirrored header's value, its Base64 sentinel form decoded; None if malformed."""
-    if value.startswith(_B64_OPEN) and value.endswith(_B64_CLOSE):
-        try:
-            raw = base64.b64decode(value[len(_B64_OPEN) : -len(_B64_CLOSE)], validate=True)
-            return raw.decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
-            return None
-    if any(not (" " <= c <= "~" or c == "\t") for c in value):
-        return None
-    return value
+    named = request_version(params.get("_meta")) if isinstance(params, dict) else None
+    version = header(headers, "mcp-protocol-version")
+    if msg.get("method") == "initialize":
+        # The handshake opens the 2025 era, unless the request says it is of the stateless
+        # one: there initialize is a removed method (404, -32601), not a session opener.
+        return version in STATELESS_PROTOCOL_VERSIONS or named in STATELESS_PROTOCOL_VERSIONS
+    return version in STATELESS_PROTOCOL_VERSIONS or named is not None
 
 
 def header_problem(msg: dict[str, Any], headers: Mapping[str, str]) -> str | None:
     """Why the standard headers do not mirror the body (a HeaderMismatch), or None."""
-    header_version = headers.get("mcp-protocol-version")
+    header_version = header(headers, "mcp-protocol-version")
     if header_version is None:
         return "Header mismatch: the MCP-Protocol-Version header is missing"
     params = msg.get("params")
@@ -97,15 +96,15 @@ def header_problem(msg: dict[str, Any], headers: Mapping[str, str]) -> str | Non
             f"_meta protocolVersion {body_version!r}"
         )
     method = msg["method"]
-    got = headers.get("mcp-method")
+    got = header(headers, "mcp-method")
     if got is None:
         return "Header mismatch: the Mcp-Method header is missing"
     if got != method:
         return f"Header mismatch: Mcp-Method {got!r} does not match body method {method!r}"
-    member = NAMED.get(method)
+    member = NAMED_MEMBER.get(method)
     if member is None:
         return None
-    raw = headers.get("mcp-name")
+    raw = header(headers, "mcp-name")
     if raw is None:
         return f"Header mismatch: {method} needs an Mcp-Name header"
     name = decode_header_value(raw)
@@ -115,6 +114,57 @@ def header_problem(msg: dict[str, Any], headers: Mapping[str, str]) -> str | Non
     if name != body:
         return f"Header mismatch: Mcp-Name {name!r} does not match body {member} {body!r}"
     return None
+
+
+def param_problem(
+    msg: dict[str, Any],
+    headers: Mapping[str, str],
+    marked: Sequence[tuple[str, tuple[str, ...]]],
+) -> str | None:
+    """Why a ``tools/call``'s ``Mcp-Param-{Name}`` headers do not mirror the arguments its
+    tool marks with ``x-mcp-header`` (a HeaderMismatch), or None.
+
+    A marked argument that is present (and not null) needs its header, with the same value
+    once decoded; an absent one must come without. Headers no mark names are ignored.
+    """
+    params = msg.get("params")
+    args = params.get("arguments") if isinstance(params, dict) else None
+    for name, path in marked:
+        where = ".".join(path)
+        raw = header(headers, f"mcp-param-{name.lower()}")
+        value = value_at(args, path)
+        if raw is None:
+            if not _mirrorable(value):
+                # Absent, null, or a value no client can mirror (not a string, boolean or
+                # safe integer): no header expected; the arguments' own check judges it.
+                continue
+            return f"Header mismatch: argument {where!r} is set but the Mcp-Param-{name} header is missing"
+        text = decode_header_value(raw)
+        if text is None:
+            return f"Header mismatch: the Mcp-Param-{name} header value is malformed"
+        if value is None:
+            return f"Header mismatch: Mcp-Param-{name} is sent but argument {where!r} is not set"
+        if not _mirrors(text, value):
+            return f"Header mismatch: Mcp-Param-{name} {text!r} does not match argument {where!r}"
+    return None
+
+
+def _mirrorable(value: Any) -> bool:
+    """Whether a client mirrors ``value`` into a header (streamable-http.mdx, x-mcp-header:
+    strings, booleans, and integers within JavaScript's safe range)."""
+    if isinstance(value, (str, bool)):
+        return True
+    return isinstance(value, int) and abs(value) <= _SAFE_INT
+
+
+def _mirrors(text: str, value: Any) -> bool:
+    """Whether a decoded header value stands for body value ``value``."""
+    if isinstance(value, bool):
+        return text == ("true" if value else "false")
+    if isinstance(value, (int, float)):
+        # Compared as numbers (42.0 is 42), exactly: Decimal, not floats, for big integers.
+        return _NUMBER.fullmatch(text) is not None and Decimal(text) == Decimal(value)
+    return isinstance(value, str) and text == value
 
 
 def meta_problem(msg: dict[str, Any]) -> str | None:
@@ -170,7 +220,7 @@ class ModernHandler:
                 )
                 session = self.server.create_session(transport)
                 session.stateless_only = True
-                tg.start_soon(session.run)
+                tg.start_soon(_run_hub, transport, session)
                 self._hub = (transport, session)
             return self._hub
 
@@ -189,6 +239,16 @@ class ModernHandler:
             return
         rid = msg["id"]
         problem = header_problem(msg, headers)
+        if problem is None and msg["method"] == "tools/call":
+            params = msg.get("params")
+            tool = params.get("name") if isinstance(params, dict) else None
+            # Part of SessionFactory; a low-level factory written before the hook existed
+            # marks no argument, and only the standard headers are checked for it.
+            lookup = getattr(self.server, "tool_header_params", None)
+            if isinstance(tool, str) and lookup is not None:
+                marked = lookup(tool)
+                if marked:
+                    problem = param_problem(msg, headers, marked)
         if problem is not None:
             await respond_error(send, 400, HEADER_MISMATCH, problem, id=rid)
             return
@@ -200,7 +260,9 @@ class ModernHandler:
         self._next_id += 1
         internal = self._next_id
         fed = {**msg, "id": internal}
-        json = self.options.json_response
+        # A listen stream is a stream whatever the app's answers usually are: one JSON body
+        # would come only when the subscription ends.
+        json = self.options.json_response and msg["method"] != "subscriptions/listen"
         stream = transport.new_request_stream(internal, json=json)
         stream.reply_id = rid
         if json:
@@ -218,9 +280,14 @@ class ModernHandler:
         send: Send,
     ) -> None:
         try:
-            # The answer is one body sent when ready: serve it in this task.
-            await session.engine.serve_inline(fed)
-        except ConnectionClosed:
+            if session.engine.running:
+                # The answer is one body sent when ready: serve it in this task.
+                await session.engine.serve_inline(fed)
+            else:
+                # The hub was started by this very request and its reader is not up yet:
+                # the transport holds the request until the reader takes it.
+                await transport.feed(fed)
+        except (ConnectionClosed, SessionGone):
             pass  # the hub ended meanwhile: its streams are closed, see below
         if not await settled(stream.done_event) and not await wait_or_disconnect(
             stream.done_event, receive
@@ -285,6 +352,15 @@ class ModernHandler:
             await _cancel(transport, fed["id"])
             return
         await send({"type": "http.response.body", "body": b""})
+
+
+async def _run_hub(transport: HTTPServerTransport, session: ServerSession) -> None:
+    """Serve the hub until the app stops (its task group is cancelled), then close its
+    transport: the requests still attached end, and nothing is left for the collector."""
+    try:
+        await session.run()
+    finally:
+        transport.close()
 
 
 async def _cancel(transport: HTTPServerTransport, internal: int) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Protocol
 
 import anyio
@@ -25,9 +26,16 @@ logger = logging.getLogger("mcpkit.http")
 
 
 class SessionFactory(Protocol):
-    """What the app serves: anything that makes a :class:`ServerSession` for a transport."""
+    """What the app serves: anything that makes a :class:`ServerSession` for a transport,
+    and says which tool arguments are mirrored into headers (revision 2026-07-28)."""
 
     def create_session(self, transport: Transport) -> ServerSession: ...
+
+    def tool_header_params(self, tool: str) -> Sequence[tuple[str, tuple[str, ...]]]:
+        """``(header name, property path)`` of each argument of tool ``tool`` whose schema
+        property carries ``x-mcp-header`` (empty for a tool without any, or no such tool):
+        the ``Mcp-Param-{Name}`` headers a stateless ``tools/call`` is checked against."""
+        ...
 
 
 class SessionEntry:

@@ -330,7 +330,13 @@ def _renumbered(message: dict[str, Any], reply_id: RequestId) -> dict[str, Any]:
     """``message`` with the client's own request id: on the response, and in the
     ``subscriptionId`` a listen stream's notifications carry (it is the request's id)."""
     if "method" not in message:
-        return {**message, "id": reply_id}
+        out = {**message, "id": reply_id}
+        result = message.get("result")
+        meta = result.get("_meta") if isinstance(result, dict) else None
+        if isinstance(result, dict) and isinstance(meta, dict) and _SUBSCRIPTION_ID in meta:
+            # A listen stream's closing result names its subscription too.
+            out["result"] = {**result, "_meta": {**meta, _SUBSCRIPTION_ID: reply_id}}
+        return out
     params = message.get("params")
     if not isinstance(params, dict):
         return message

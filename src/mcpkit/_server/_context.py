@@ -372,7 +372,14 @@ class Context:
         return ElicitationResult(action, None, content)
 
     async def complete_elicitation(self, elicitation_id: str) -> None:
-        """Tell the client a URL-mode elicitation completed (``notifications/elicitation/complete``)."""
+        """Tell the client a URL-mode elicitation completed (``notifications/elicitation/complete``).
+
+        Does nothing under revision 2026-07-28, which removed the notification: there the
+        client learns the outcome by retrying the request.
+        """
+        n = self._negotiated()
+        if n is not None and n.stateless:
+            return
         await self.session.notify(
             "notifications/elicitation/complete", {"elicitationId": elicitation_id}
         )
@@ -562,14 +569,24 @@ class Context:
             )
         """
         if self._rounds() is not None:
+            # Each call either answers from this round's inputs at once or raises the
+            # question it asks: awaited in turn, every unanswered question is collected.
             results: list[Any] = []
             pending: dict[str, dict[str, Any]] = {}
-            for call in calls:
-                try:
-                    results.append(await call)
-                except InputRequired as e:  # noqa: PERF203 - each question is collected
-                    pending.update(e.requests)
-                    results.append(None)
+            try:
+                for call in calls:
+                    try:
+                        results.append(await call)
+                    except InputRequired as e:  # noqa: PERF203 - each question is collected
+                        pending.update(e.requests)
+                        results.append(None)
+            finally:
+                # A call that failed otherwise (a capability the client lacks) ends the
+                # request: the calls not reached are closed, not left never awaited.
+                for call in calls[len(results) + 1 :]:
+                    close = getattr(call, "close", None)
+                    if close is not None:
+                        close()
             if pending:
                 raise InputRequired(pending)
             return results

@@ -147,7 +147,12 @@ class Handlers:
         uri = uri_param(params)
         n = rc.negotiated
         if n is not None and n.stateless:
-            return await self._rounds(rc, params, lambda: self._read(uri, rc))
+            result = await self._rounds(rc, params, lambda: self._read(uri, rc))
+            hints = self.registry.hints_for(uri)
+            if hints and result.get("resultType") != "input_required":
+                # The resource's own hints; the server's defaults fill in what it left out.
+                result = {**result, **hints}
+            return result
         return await self._read(uri, rc)
 
     async def _read(self, uri: str, rc: RequestContext) -> Any:

@@ -40,6 +40,8 @@ class Registry:
         #: The completion function and the name of its Context parameter, if any.
         self.completion: Callable[..., Any] | None = None
         self.completion_ctx: str | None = None
+        #: Resource URI or template -> the caching hints its reads carry (2026-07-28).
+        self.read_hints: dict[str, dict[str, Any]] = {}
         self._lists: dict[str, list[dict[str, Any]]] = {}
 
     def has_task_tools(self) -> bool:
@@ -53,7 +55,12 @@ class Registry:
             self._lists.pop("templates", None)
 
     def page(self, kind: str, params: dict[str, Any] | None) -> dict[str, Any]:
-        """The page of ``kind`` that ``params["cursor"]`` asks for, with ``nextCursor``."""
+        """The page of ``kind`` that ``params["cursor"]`` asks for, with ``nextCursor``.
+
+        Items come in registration order, the same on every request while the set is
+        unchanged: the deterministic order tools.mdx asks of ``tools/list`` (2026-07-28),
+        and one the server's author chose (models weigh the tools listed first).
+        """
         items = self._lists.get(kind)
         if items is None:
             items = self._lists[kind] = self._definitions(kind)
@@ -85,6 +92,17 @@ class Registry:
         return uri in self.resources or any(
             t.match(uri) is not None for t in self.templates.values()
         )
+
+    def hints_for(self, uri: str) -> dict[str, Any] | None:
+        """The caching hints registered for the resource (or template) serving ``uri``."""
+        if not self.read_hints:
+            return None
+        if uri in self.resources:
+            return self.read_hints.get(uri)
+        for template, definition in self.templates.items():
+            if definition.match(uri) is not None:
+                return self.read_hints.get(template)
+        return None
 
     async def read(self, uri: str, ctx: Context | None, *, mask_errors: bool) -> list[Any]:
         """The contents of resource ``uri``; a failure is a protocol error for the caller."""

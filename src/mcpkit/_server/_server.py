@@ -320,8 +320,18 @@ class Server:
 
     @property
     def tools(self) -> list[dict[str, Any]]:
-        """The tools as listed to clients (``Tool`` dicts)."""
+        """The tools as listed to clients (``Tool`` dicts), in registration order."""
         return [t.definition for t in self.registry.tools.values()]
+
+    def tool_header_params(self, tool: str) -> Sequence[tuple[str, tuple[str, ...]]]:
+        """``(header name, property path)`` of each argument of ``tool`` marked
+        ``x-mcp-header`` in its input schema (empty when none, or no such tool).
+
+        The HTTP app checks a stateless ``tools/call``'s ``Mcp-Param-{Name}`` headers
+        against these arguments before the call is served.
+        """
+        found = self.registry.tools.get(tool)
+        return found.header_params if found is not None else ()
 
     # ================================================================== resources
 
@@ -337,6 +347,8 @@ class Server:
         annotations: Any = None,
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
+        cache_ttl_ms: int | None = None,
+        cache_scope: Literal["public", "private"] | None = None,
     ) -> Callable[[F], F]:
         """Decorator: serve a resource at ``uri``, or every URI matching a template.
 
@@ -344,11 +356,19 @@ class Server:
         parameter of the same name. The function returns ``str`` (text), ``bytes`` (a
         blob), JSON-able data (JSON text), or ``TextResourceContents``/``BlobResourceContents``.
 
+        ``cache_ttl_ms`` and ``cache_scope`` are the caching hints of its reads under
+        revision 2026-07-28 (how long a client may reuse the contents, and whether shared
+        caches may hold them); unset, the server's :class:`StatelessSettings` apply.
+
         Example::
 
             @server.resource("users://{user_id}/profile", mime_type="application/json")
             def profile(user_id: int) -> dict:
                 return load_profile(user_id)
+
+            @server.resource("docs://changelog", cache_ttl_ms=3_600_000, cache_scope="public")
+            def changelog() -> str:
+                return CHANGELOG
         """
 
         def decorator(fn: F) -> F:
@@ -363,6 +383,8 @@ class Server:
                 annotations=annotations,
                 icons=icons,
                 meta=meta,
+                cache_ttl_ms=cache_ttl_ms,
+                cache_scope=cache_scope,
             )
             return fn
 
@@ -381,13 +403,18 @@ class Server:
         annotations: Any = None,
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
+        cache_ttl_ms: int | None = None,
+        cache_scope: Literal["public", "private"] | None = None,
     ) -> None:
         """Register a resource: ``source`` is a function, or the content itself (str or bytes).
+
+        ``cache_ttl_ms``/``cache_scope``: the caching hints of its reads (see :meth:`resource`).
 
         Example::
 
             server.add_resource("docs://readme", "# Read me", mime_type="text/markdown")
         """
+        hints = _cache_hints(cache_ttl_ms, cache_scope)
         if "{" in uri:
             if not callable(source):
                 raise TypeError(
@@ -439,6 +466,8 @@ class Server:
                 icons=icons,
                 meta=meta,
             )
+        if hints:
+            self.registry.read_hints[uri] = hints
         self._changed("resources")
 
     def remove_resource(self, uri: str) -> None:
@@ -449,6 +478,7 @@ class Server:
             del self.registry.templates[uri]
         else:
             raise KeyError(uri)
+        self.registry.read_hints.pop(uri, None)
         self._changed("resources")
 
     async def notify_resource_updated(self, uri: str) -> None:
@@ -724,9 +754,30 @@ class Server:
         method = _LIST_CHANGED[kind]
         self.listeners.post(method)
         # A copy: registration may happen in a worker thread while sessions come and go.
+        capabilities: dict[str, Any] | None = None
         for s in list(self._sessions):
             if s.initialized and kind in s.capabilities:
                 state_of(s).post_list_changed(method)
+            elif s.negotiated is None:
+                # Not (yet) bound by an initialize: stateless requests, and a handshake to
+                # come, see what the server offers now (a first prompt adds `prompts`).
+                if capabilities is None:
+                    capabilities = self.capabilities
+                s.update_capabilities(capabilities)
+
+
+def _cache_hints(ttl_ms: int | None, scope: str | None) -> dict[str, Any]:
+    """The caching hints a registration sets (``ttlMs``, ``cacheScope``), checked."""
+    hints: dict[str, Any] = {}
+    if ttl_ms is not None:
+        if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or ttl_ms < 0:
+            raise ValueError(f"cache_ttl_ms must be an integer >= 0, not {ttl_ms!r}")
+        hints["ttlMs"] = ttl_ms
+    if scope is not None:
+        if scope not in ("public", "private"):
+            raise ValueError(f"cache_scope must be 'public' or 'private', not {scope!r}")
+        hints["cacheScope"] = scope
+    return hints
 
 
 def _name_of(fn: Any) -> str:

@@ -141,12 +141,44 @@ class ClientState:
 
     def post_log(self, ctx: Context, level: str, data: Any, logger_name: str | None) -> None:
         """Queue a ``notifications/message`` for the request ``ctx`` serves, if the level passes."""
-        if LEVELS.get(level, 0) < self.log_threshold:
-            return
         params: dict[str, Any] = {"level": level, "data": data}
         if logger_name:
             params["logger"] = logger_name
+        rc = ctx._request
+        n = rc.negotiated if rc is not None else None
+        if rc is not None and n is not None and n.stateless:
+            # A stateless request sets its own level, and without one gets no log messages
+            # (logging.mdx). Not through the outbox, which drains only once a client said
+            # `initialized`: straight to the request's stream (best effort: a record sent
+            # after the request ended is dropped).
+            if n.log_level is None or LEVELS.get(level, 0) < LEVELS.get(n.log_level, 0):
+                return
+            self._call_soon(self._notify_request, rc, params)
+            return
+        if LEVELS.get(level, 0) < self.log_threshold:
+            return
         self.post("notifications/message", params, ctx.request_id)
+
+    def _call_soon(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
+        """Run ``fn(*args)`` in the session's task group; callable from a worker thread."""
+        tg = self._tg
+        if tg is None:
+            return
+        if self._loop_thread is None or threading.get_ident() == self._loop_thread:
+            tg.start_soon(fn, *args)
+            return
+        try:
+            anyio.from_thread.run_sync(tg.start_soon, fn, *args, token=self._token)
+        except RuntimeError:
+            logger.debug("dropped a log record: the session's event loop is gone")
+
+    async def _notify_request(self, rc: Any, params: dict[str, Any]) -> None:
+        try:
+            await rc.notify("notifications/message", params)
+        except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass  # the request or the connection ended meanwhile
+        except Exception:  # pragma: no cover - a bug, but never kill the session for it
+            logger.exception("could not send a log record")
 
 
 def state_of(session: ServerSession) -> ClientState:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import MCPError, ProtocolError, ToolError
+from .._http._headers import header_params
 from ..types._dialects import UnsupportedDialect, schema_dialect
 from ..types._jsonschema import schema_errors
 from ..types._metakeys import check_meta
@@ -57,6 +58,7 @@ class ToolDef:
         "context_param",
         "definition",
         "fn",
+        "header_params",
         "info",
         "mask_errors",
         "name",
@@ -126,6 +128,15 @@ class ToolDef:
             self.serialize = jsonable
             self.check_output = None
         self.output_schema = out
+        try:
+            # Checked here, as every client checks it: a tool whose marks break the rules
+            # would silently vanish from their lists (streamable-http.mdx, x-mcp-header).
+            found = header_params(schema)
+        except ValueError as e:
+            raise ValueError(f"tool {name!r}: input schema: {e}") from None
+        #: ``(header name, property path)`` of each argument marked ``x-mcp-header``: what
+        #: a 2026-07-28 client mirrors into ``Mcp-Param-{Name}`` and the server checks.
+        self.header_params: tuple[tuple[str, tuple[str, ...]], ...] = tuple(found)
         d: dict[str, Any] = {"name": name}
         if title is not None:
             d["title"] = title

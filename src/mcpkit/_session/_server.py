@@ -57,6 +57,23 @@ _STATELESS_ONLY = frozenset({"server/discover", "subscriptions/listen"})
 _PRE_INITIALIZED_SEND_OK = frozenset({"ping"})
 
 
+def _not_found(method: str, version: str) -> str:
+    """The -32601 message of a stateless request, saying why when the revision removed it."""
+    if method in _REMOVED:
+        return f"Method not found: {method} (revision {version} {_REMOVED[method]})"
+    return f"Method not found: {method}"
+
+
+#: Requests of the handshake revisions that the stateless ones dropped, and why.
+_REMOVED = {
+    "initialize": "has no handshake; the request's _meta carries what it settled",
+    "ping": "removed ping",
+    "logging/setLevel": "sets the log level per request, in _meta",
+    "resources/subscribe": "subscribes with subscriptions/listen",
+    "resources/unsubscribe": "ends a subscription by closing the subscriptions/listen stream",
+}
+
+
 class ServerSession:
     """One client connection, served.
 
@@ -164,6 +181,17 @@ class ServerSession:
         """The client's ``clientInfo``."""
         return self.peer.peer_info
 
+    def update_capabilities(self, capabilities: Mapping[str, Any]) -> None:
+        """Declare ``capabilities`` from now on, to stateless requests (each reads them
+        afresh) and to an ``initialize`` still to come.
+
+        A session opened with ``initialize`` keeps what that declared: the client fixed its
+        view of us then, so the layer above calls this only before the handshake.
+        """
+        self.capabilities = dict(capabilities)
+        self._stateless_caps = capabilities_for_stateless(self.capabilities)
+        self._caps_by_version.clear()
+
     def set_notification_handler(self, method: str, handler: NotificationHandlerFn) -> None:
         """Serve client notification ``method`` with ``handler(params)``."""
         self.peer.set_notification_handler(method, handler)
@@ -235,7 +263,7 @@ class ServerSession:
                 or method not in request_methods_for(negotiated.protocol_version)
                 or (cap is not None and not has_capability(self._stateless_caps, cap))
             ):
-                raise MethodNotFound(message=f"Method not found: {method}")
+                raise MethodNotFound(message=_not_found(method, negotiated.protocol_version))
             try:
                 result = await handler(RequestContext(self, req, negotiated), req.params)
             except ProtocolError as e:
