@@ -22,7 +22,7 @@ from _stateless_helpers import (
 )
 from pydantic import Field
 
-from mcpkit import Server
+from mcpkit import Context, Server
 from mcpkit.lowlevel import ASGIClient
 
 pytestmark = pytest.mark.anyio
@@ -369,3 +369,36 @@ async def test_an_app_answering_in_json_serves_the_same() -> None:
     assert called.result["content"][0]["text"] == "j"
     assert (mismatch.status, mismatch.error["code"]) == (400, -32020)
     assert (removed.status, removed.error["code"]) == (404, -32601)
+
+
+async def test_a_json_app_streams_a_request_that_asked_for_progress_or_logs() -> None:
+    # The server picks the answer's form per request: a request with a progress token or a
+    # log level would lose what comes before its answer in one JSON body, so it gets SSE.
+    server = Server("json-but-live")
+
+    @server.tool()
+    async def steps(ctx: Context) -> str:
+        """Report progress and log twice."""
+        for i in (1, 2):
+            await ctx.report_progress(i, 2)
+            await ctx.info(f"step {i}")
+        return "done"
+
+    app = server.http_app(json_response=True)
+    plain = request("tools/call", {"name": "steps"})
+    live = request(
+        "tools/call",
+        {"name": "steps", "_meta": {**meta(log_level="info"), "progressToken": "p"}},
+        id=2,
+    )
+    async with ASGIClient(app) as http:
+        quiet = await post(http, plain)
+        loud = await post(http, live)
+    assert quiet.content_type.startswith("application/json")
+    assert quiet.notifications == []
+    assert loud.content_type.startswith("text/event-stream")
+    assert [n["method"] for n in loud.notifications] == [
+        "notifications/progress",
+        "notifications/message",
+    ] * 2
+    assert loud.result["content"][0]["text"] == "done"

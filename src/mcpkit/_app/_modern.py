@@ -180,6 +180,18 @@ def meta_problem(msg: dict[str, Any]) -> str | None:
     return None
 
 
+def _wants_stream(msg: dict[str, Any]) -> bool:
+    """Whether a request needs an SSE answer: a listen stream, or one asking for progress
+    (``progressToken``) or log messages (a ``logLevel``) that would otherwise be dropped."""
+    if msg["method"] == "subscriptions/listen":
+        return True
+    params = msg.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and (
+        "progressToken" in meta or "io.modelcontextprotocol/logLevel" in meta
+    )
+
+
 def status_of(message: Any) -> int:
     """The HTTP status of a modern answer: 200, or what its error calls for."""
     error = message.get("error") if isinstance(message, dict) else None
@@ -260,9 +272,10 @@ class ModernHandler:
         self._next_id += 1
         internal = self._next_id
         fed = {**msg, "id": internal}
-        # A listen stream is a stream whatever the app's answers usually are: one JSON body
-        # would come only when the subscription ends.
-        json = self.options.json_response and msg["method"] != "subscriptions/listen"
+        # The server picks per request (streamable-http.mdx): one JSON body unless the
+        # request will have something to say before its answer. A listen stream is all
+        # notifications; a request that asked for progress or log messages gets them live.
+        json = self.options.json_response and not _wants_stream(msg)
         stream = transport.new_request_stream(internal, json=json)
         stream.reply_id = rid
         if json:
