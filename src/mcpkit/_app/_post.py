@@ -44,6 +44,9 @@ from ._options import HTTPAppOptions
 from ._registry import SessionEntry, SessionFactory, SessionRegistry
 from ._streams import StreamHandler
 
+#: What :meth:`PostHandler._read` returns for a POST it already answered with an error.
+_REFUSED: Any = object()
+
 
 class PostHandler:
     """Serves POST: validates the request, routes it to its session (or a fresh one in
@@ -70,7 +73,9 @@ class PostHandler:
         #: The stateless revisions' requests (no session), served through one hub session.
         self.modern = ModernHandler(server, options, host)
 
-    async def post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    async def _read(self, headers: dict[str, str], receive: Receive, send: Send) -> Any:
+        """The POSTed JSON, or ``_REFUSED`` once the request was answered with an error
+        (Accept, Content-Type, size, speed or JSON itself wrong)."""
         accept = headers.get("accept")
         if not (accepts(accept, "application/json") and accepts(accept, "text/event-stream")):
             await respond_error(
@@ -79,22 +84,27 @@ class PostHandler:
                 INVALID_REQUEST,
                 "Not Acceptable: the Accept header must list application/json and text/event-stream",
             )
-            return
+            return _REFUSED
         ctype = headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if ctype != "application/json":
             await respond_error(
                 send, 415, INVALID_REQUEST, "Unsupported Media Type: send application/json"
             )
-            return
+            return _REFUSED
         body = await read_post_body(
             headers, receive, send, self.options.max_body_size, self.options.body_timeout
         )
         if body is None:
-            return
+            return _REFUSED
         try:
-            msg = orjson.loads(body)
+            return orjson.loads(body)
         except orjson.JSONDecodeError as e:
             await respond_error(send, 400, PARSE_ERROR, f"Parse error: {e}")
+            return _REFUSED
+
+    async def post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+        msg = await self._read(headers, receive, send)
+        if msg is _REFUSED:
             return
         if isinstance(msg, list) and msg:
             await self._post_batch(msg, headers, receive, send)
@@ -278,24 +288,7 @@ class PostHandler:
             )
             return
         if self.options.json_response:
-            stream = transport.new_request_stream(rid, json=True)
-            if engine is not None and engine.running:
-                # The answer is one body sent when it is ready: serve it in this task.
-                try:
-                    await engine.serve_inline(msg)
-                except ConnectionClosed:
-                    pass  # the session ended meanwhile: its stream is closed, see below
-            else:
-                await transport.feed(msg)
-            if not await settled(stream.done_event):
-                got = await wait_or_disconnect(stream.done_event, receive)
-                if not got:
-                    return
-            if stream.result is None:
-                # Cancelled by the client: no response is owed (nor sent).
-                await respond(send, 202, headers=extra)
-                return
-            await respond(send, 200, stream.result, content_type=JSON, headers=extra)
+            await self._serve_json(transport, msg, receive, send, extra, engine)
             return
         stream = transport.new_request_stream(rid, json=False)
         conn = stream.attach()
@@ -348,6 +341,34 @@ class PostHandler:
             conn.close()
             raise
         await self.streams.pump(stream, conn, receive, send, replayed=0, keepalive=False)
+
+    async def _serve_json(
+        self,
+        transport: HTTPServerTransport,
+        msg: dict[str, Any],
+        receive: Receive,
+        send: Send,
+        extra: list[tuple[bytes, bytes]],
+        engine: JSONRPCEngine | None,
+    ) -> None:
+        stream = transport.new_request_stream(msg["id"], json=True)
+        if engine is not None and engine.running:
+            # The answer is one body sent when it is ready: serve it in this task.
+            try:
+                await engine.serve_inline(msg)
+            except ConnectionClosed:
+                pass  # the session ended meanwhile: its stream is closed, see below
+        else:
+            await transport.feed(msg)
+        if not await settled(stream.done_event):
+            got = await wait_or_disconnect(stream.done_event, receive)
+            if not got:
+                return
+        if stream.result is None:
+            # Cancelled by the client: no response is owed (nor sent).
+            await respond(send, 202, headers=extra)
+            return
+        await respond(send, 200, stream.result, content_type=JSON, headers=extra)
 
     async def _serve_initialize(
         self, entry: SessionEntry, msg: dict[str, Any], receive: Receive, send: Send

@@ -241,8 +241,9 @@ def create_http_app(
     """An ASGI application serving ``server`` over Streamable HTTP at ``path``.
 
     Args:
-        server: anything with ``create_session(transport) -> ServerSession``
-            (an :class:`mcpkit.Server`).
+        server: an :class:`mcpkit.Server` (or anything with ``create_session(transport)
+            -> ServerSession``); it serves 2025 sessions and 2026-07-28 stateless requests
+            on the same endpoint.
         options: all of the settings below as one :class:`HTTPAppOptions` (then the
             keywords must be left out).
         path: the MCP endpoint (None: answer on any path, e.g. when mounted).
@@ -293,8 +294,13 @@ def create_http_app(
         session_owner=session_owner,
         legacy_sse=legacy_sse,
     )
+    return StreamableHTTPApp(server, _one_of(options, built))
+
+
+def _one_of(options: HTTPAppOptions | None, built: HTTPAppOptions) -> HTTPAppOptions:
+    """``options=``, or the options the keywords built; refused when both were given."""
     if options is None:
-        return StreamableHTTPApp(server, built)
+        return built
     defaults = HTTPAppOptions()
     changed = [
         f.name
@@ -303,7 +309,7 @@ def create_http_app(
     ]
     if changed:
         raise TypeError(f"pass either options= or keywords, not both (got {', '.join(changed)})")
-    return StreamableHTTPApp(server, options)
+    return options
 
 
 async def close_sse_stream(ctx: Any, *, retry_ms: int | None = None) -> bool:

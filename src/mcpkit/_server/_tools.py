@@ -128,15 +128,9 @@ class ToolDef:
             self.serialize = jsonable
             self.check_output = None
         self.output_schema = out
-        try:
-            # Checked here, as every client checks it: a tool whose marks break the rules
-            # would silently vanish from their lists (streamable-http.mdx, x-mcp-header).
-            found = header_params(schema)
-        except ValueError as e:
-            raise ValueError(f"tool {name!r}: input schema: {e}") from None
         #: ``(header name, property path)`` of each argument marked ``x-mcp-header``: what
         #: a 2026-07-28 client mirrors into ``Mcp-Param-{Name}`` and the server checks.
-        self.header_params: tuple[tuple[str, tuple[str, ...]], ...] = tuple(found)
+        self.header_params = _header_params(name, schema)
         d: dict[str, Any] = {"name": name}
         if title is not None:
             d["title"] = title
@@ -306,3 +300,12 @@ def _schema_checker(schema: dict[str, Any]) -> Callable[[dict[str, Any]], list[s
     # One validator, the same in tests as for users (2020-12 and draft-07, by the schema's
     # declared dialect): never a better one that only happens to be installed.
     return lambda arguments: schema_errors(arguments, schema)
+
+
+def _header_params(name: str, schema: Mapping[str, Any]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The tool's ``x-mcp-header`` marks, checked here as every client checks them: a tool
+    whose marks break the rules would silently vanish from their lists (streamable-http.mdx)."""
+    try:
+        return tuple(header_params(schema))
+    except ValueError as e:
+        raise ValueError(f"tool {name!r}: input schema: {e}") from None
