@@ -19,7 +19,13 @@ def text(result: Any) -> str:
     return "".join(getattr(c, "text", "") for c in result.content)
 
 
-async def test_everything_in_process() -> None:
+#: Every revision-dependent test here runs under the newest handshake revision and the
+#: stateless one (where sampling, elicitation and roots travel as input requests).
+REVISIONS = ["2025-11-25", "2026-07-28"]
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_everything_in_process(revision: str) -> None:
     logs: list[Any] = []
     progress: list[Any] = []
 
@@ -33,11 +39,13 @@ async def test_everything_in_process() -> None:
     with anyio.fail_after(10):
         async with Client(
             server,
+            protocol_version=revision,
             sampling_handler=sample,
             elicitation_handler=elicit,
             roots=["file:///work"],
             logging_handler=logs.append,
         ) as client:
+            assert client.protocol_version == revision
             assert client.server_info.name == "in-process" and client.server_info.version == "2.0"
             assert client.instructions == "Be brief."
             tools = await client.list_tools()  # three pages of two
@@ -70,7 +78,8 @@ async def test_everything_in_process() -> None:
             await client.ping()
 
 
-async def test_list_changed_invalidates_the_cache() -> None:
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_list_changed_invalidates_the_cache(revision: str) -> None:
     server = make_server()
     changed = anyio.Event()
     with anyio.fail_after(10):
@@ -78,7 +87,9 @@ async def test_list_changed_invalidates_the_cache() -> None:
         async def on_change(kind: str) -> None:  # not a lambda: those run in a worker thread
             changed.set()
 
-        async with Client(server, list_changed_handler=on_change) as client:
+        async with Client(
+            server, protocol_version=revision, list_changed_handler=on_change
+        ) as client:
             before = [t.name for t in await client.list_tools()]
 
             def extra() -> str:
