@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.lowlevel
 import pytest
+from anyio.abc import TaskGroup
+from tests.conftest import BACKEND
 
-from mcpkit._backend import asyncio_loop, start_detached
+from mcpkit._backend import (
+    AnyioHandlerTasks,
+    AsyncioHandlerTasks,
+    HandlerTasks,
+    asyncio_loop,
+    handler_tasks,
+    start_detached,
+)
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "mcpkit"
 
@@ -69,3 +81,330 @@ def test_no_other_module_asks_which_loop_runs_it() -> None:
         if "sniffio" in text or "get_running_loop(" in text:
             askers.append(str(path.relative_to(SRC)))
     assert askers == []
+
+
+def test_the_engine_has_no_backend_fork_of_its_own() -> None:
+    """Its handler tasks go through HandlerTasks: the engine imports no asyncio at all."""
+    tree = ast.parse((SRC / "_jsonrpc.py").read_text())
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not {m for m in imported if m.split(".")[0] in ("asyncio", "trio", "sniffio")}
+
+
+# ---------------------------------------------------------------------- handler tasks
+#
+# The engine serves each request in a handler task from handler_tasks(): plain asyncio tasks
+# on asyncio (its fast path), child tasks with a cancel scope each elsewhere. The contract
+# below holds for both implementations. Each test runs on the suite's backend
+# (MCPKIT_TEST_BACKEND) with handler_tasks()'s choice, and on asyncio with the anyio
+# implementation too (on trio that is handler_tasks()'s choice already).
+
+
+@pytest.fixture(
+    params=["for the backend", "anyio"] if BACKEND == "asyncio" else ["for the backend"]
+)
+def impl(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def _tasks_for(impl: str, tg: TaskGroup) -> HandlerTasks[Any]:
+    if impl == "anyio":
+        return AnyioHandlerTasks(tg)
+    tasks = handler_tasks(tg, name="test")
+    assert isinstance(tasks, AsyncioHandlerTasks if BACKEND == "asyncio" else AnyioHandlerTasks)
+    return tasks
+
+
+Work = Callable[[], Coroutine[Any, Any, object]]
+
+
+class Handlers:
+    """Runs handlers the way the engine does: a guarded call, then the code after it.
+
+    ``log`` records each handler's outcome: ``(key, value)`` when its task went on past the
+    guarded call (``value`` is the call's result, None when a cancellation of this handler
+    alone ended the call), ``(key, "ended")`` when a cancellation ended the whole task.
+    ``started[key]`` is set when the handler begins, ``finished[key]`` when its task ends.
+    """
+
+    def __init__(self, tasks: HandlerTasks[Any]) -> None:
+        self.tasks = tasks
+        self.handles: dict[str, Any] = {}
+        self.cancelled: set[str] = set()
+        self.closing = False
+        self.log: list[tuple[str, object]] = []
+        self.started: dict[str, anyio.Event] = {}
+        self.finished: dict[str, anyio.Event] = {}
+
+    def start(self, key: str, work: Work) -> None:
+        self.started[key] = anyio.Event()
+        self.finished[key] = anyio.Event()
+        self.handles[key] = self.tasks.start(self._serve, key, work)
+
+    def cancel(self, key: str) -> None:
+        self.cancelled.add(key)
+        self.tasks.cancel(self.handles[key])
+
+    def cancel_all(self) -> None:
+        self.closing = True
+        self.tasks.cancel_all()
+
+    async def _serve(self, key: str, work: Work) -> None:
+        try:
+            # Stored when start() returned: a handler task must not run before that (the
+            # engine keeps the handle on the request the task serves).
+            handle = self.handles[key]
+            self.started[key].set()
+            try:
+                result = await self.tasks.guard(handle, work())
+            except BaseException as exc:
+                cancelled, closing = key in self.cancelled, self.closing
+                if not self.tasks.absorbs(handle, exc, cancelled=cancelled, closing=closing):
+                    if isinstance(exc, anyio.get_cancelled_exc_class()):
+                        self.log.append((key, "ended"))
+                    raise
+                result = None
+            self.log.append((key, result))
+        finally:
+            self.finished[key].set()
+
+
+async def _blocked() -> object:
+    await anyio.sleep_forever()
+    return "unreachable"  # pragma: no cover
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """The exceptions inside (nested) exception groups."""
+    inner = getattr(exc, "exceptions", None)
+    return [exc] if inner is None else [leaf for e in inner for leaf in _leaves(e)]
+
+
+@pytest.mark.anyio
+async def test_handlers_start_later_and_run_concurrently(impl: str) -> None:
+    gate = anyio.Event()
+
+    async def waits_for_gate() -> object:
+        await gate.wait()
+        return "first"
+
+    async def opens_gate() -> object:
+        gate.set()
+        return "second"
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            handlers = Handlers(_tasks_for(impl, tg))
+            handlers.start("a", waits_for_gate)  # would hang unless "b" runs meanwhile
+            handlers.start("b", opens_gate)
+            assert not handlers.started["a"].is_set()  # start() returned before it ran
+            await handlers.finished["a"].wait()
+    assert sorted(handlers.log) == [("a", "first"), ("b", "second")]
+
+
+@pytest.mark.anyio
+async def test_cancelling_one_handler_ends_its_guarded_call_only(impl: str) -> None:
+    release = anyio.Event()
+
+    async def until_released() -> object:
+        await release.wait()
+        return "released"
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            handlers = Handlers(_tasks_for(impl, tg))
+            handlers.start("victim", _blocked)
+            handlers.start("bystander", until_released)
+            await handlers.started["victim"].wait()
+            await handlers.started["bystander"].wait()
+            handlers.cancel("victim")
+            await handlers.finished["victim"].wait()
+            # The victim's task went on after its call; the bystander still runs.
+            assert handlers.log == [("victim", None)]
+            assert not handlers.finished["bystander"].is_set()
+            release.set()
+            await handlers.finished["bystander"].wait()
+    assert handlers.log == [("victim", None), ("bystander", "released")]
+
+
+@pytest.mark.anyio
+async def test_a_handler_run_by_the_calling_task_is_cancelled_alone(impl: str) -> None:
+    """adopt(): the handler runs in the caller's task (the engine's inline serving); its
+    cancellation ends the guarded call, and the caller goes on uncancelled."""
+    outcome: list[object] = []
+
+    async def caller(tasks: HandlerTasks[Any], started: anyio.Event) -> None:
+        handle = tasks.adopt()
+
+        async def work() -> object:
+            started.set()
+            await anyio.sleep_forever()
+            return "unreachable"  # pragma: no cover
+
+        async def cancel_when_started() -> None:
+            await started.wait()
+            tasks.cancel(handle)
+
+        async with anyio.create_task_group() as inner:
+            inner.start_soon(cancel_when_started)
+            try:
+                outcome.append(await tasks.guard(handle, work()))
+            except BaseException as exc:
+                assert tasks.absorbs(handle, exc, cancelled=True, closing=False)
+                outcome.append("absorbed")
+                if isinstance(handle, asyncio.Task) and hasattr(handle, "cancelling"):
+                    # The task's count of cancellations is back to none (anyio's own cancel
+                    # scopes in that task rely on it).
+                    assert handle.cancelling() == 0
+        await anyio.lowlevel.checkpoint()  # a cancellation still pending would raise here
+        outcome.append("went on")
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(caller, _tasks_for(impl, tg), anyio.Event())
+    expected = "absorbed" if BACKEND == "asyncio" and impl != "anyio" else None
+    assert outcome == [expected, "went on"]
+
+
+@pytest.mark.anyio
+async def test_cancel_all_ends_every_handler_task_and_join_waits_for_them(impl: str) -> None:
+    async def outside_the_guard() -> object:
+        return "done"
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            handlers = Handlers(_tasks_for(impl, tg))
+            handlers.start("a", _blocked)
+            handlers.start("b", _blocked)
+            # Cancelled alone and by the shutdown as well: the shutdown wins.
+            handlers.start("c", _blocked)
+            for key in "abc":
+                await handlers.started[key].wait()
+            handlers.cancel("c")
+            handlers.cancel_all()
+            await handlers.tasks.join()
+            assert all(e.is_set() for e in handlers.finished.values())
+    assert sorted(handlers.log) == [("a", "ended"), ("b", "ended"), ("c", "ended")]
+
+
+@pytest.mark.anyio
+async def test_while_the_owner_closes_a_cancelled_handler_is_not_absorbed(impl: str) -> None:
+    """``closing``: a cancellation seen then may be the shutdown's, so on asyncio it ends the
+    whole task. The anyio implementation's scope has taken its own cancellation already."""
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            handlers = Handlers(_tasks_for(impl, tg))
+            handlers.start("a", _blocked)
+            await handlers.started["a"].wait()
+            handlers.closing = True
+            handlers.cancel("a")
+            await handlers.finished["a"].wait()
+    plain_asyncio = BACKEND == "asyncio" and impl != "anyio"
+    assert handlers.log == [("a", "ended" if plain_asyncio else None)]
+
+
+@pytest.mark.anyio
+async def test_join_waits_for_every_handler_even_when_its_caller_is_cancelled(
+    impl: str,
+) -> None:
+    order: list[str] = []
+    release = anyio.Event()
+
+    def until_released(key: str) -> Work:
+        async def work() -> object:
+            await release.wait()
+            order.append(key)
+            return key
+
+        return work
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            handlers = Handlers(_tasks_for(impl, tg))
+            handlers.start("a", until_released("a"))
+            handlers.start("b", until_released("b"))
+            joining = anyio.Event()
+
+            async def joiner(scope: anyio.CancelScope) -> None:
+                with scope:
+                    joining.set()
+                    await handlers.tasks.join()
+                    order.append("joined")
+
+            scope = anyio.CancelScope()
+            tg.start_soon(joiner, scope)
+            await joining.wait()
+            scope.cancel()  # join is shielded: it still waits for both handlers
+            release.set()
+    assert sorted(order[:2]) == ["a", "b"] and order[2:] == ["joined"]
+
+
+@pytest.mark.anyio
+async def test_join_with_nothing_started_returns_at_once(impl: str) -> None:
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tasks = _tasks_for(impl, tg)
+            await tasks.join()
+            handlers = Handlers(tasks)
+            handlers.start("a", _blocked)
+            await handlers.started["a"].wait()
+            handlers.cancel_all()
+            await tasks.join()
+            await tasks.join()  # and again, once they are gone
+
+
+@pytest.mark.anyio
+async def test_an_exception_escaping_a_handler_task_is_raised_in_the_owners_group(
+    impl: str,
+) -> None:
+    class Crash(Exception):
+        pass
+
+    async def crash() -> None:
+        raise Crash("in the task, outside any handler's error handling")
+
+    raised: list[BaseException] = []
+    with anyio.fail_after(5):
+        try:
+            async with anyio.create_task_group() as tg:
+                tasks = _tasks_for(impl, tg)
+                tasks.start(crash)
+                await anyio.sleep_forever()  # ended by the group's failure
+        except BaseException as exc:
+            raised = _leaves(exc)
+    assert [type(e) for e in raised] == [Crash]
+
+
+@pytest.mark.anyio
+async def test_an_error_in_the_guarded_call_is_not_absorbed(impl: str) -> None:
+    async def fails() -> object:
+        raise ValueError("the handler's own error")
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tasks = _tasks_for(impl, tg)
+            handle = tasks.adopt()
+            with pytest.raises(ValueError) as info:
+                await tasks.guard(handle, fails())
+            assert not tasks.absorbs(handle, info.value, cancelled=False, closing=False)
+            assert not tasks.absorbs(handle, info.value, cancelled=True, closing=False)
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(BACKEND != "asyncio", reason="asyncio's CancelledError; trio has no such case")
+async def test_cancelled_error_raised_by_the_handler_itself_is_told_apart() -> None:
+    """A handler awaiting a future someone else cancelled raises CancelledError with no
+    cancellation pending: absorbed (the caller answers it as the handler's failure), where
+    a cancellation would end the task."""
+
+    async def awaits_a_cancelled_future() -> object:
+        future = asyncio.get_running_loop().create_future()
+        future.cancel()
+        return await future
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            handlers = Handlers(_tasks_for("for the backend", tg))
+            handlers.start("a", awaits_a_cancelled_future)
+            await handlers.finished["a"].wait()
+    assert handlers.log == [("a", None)]  # absorbed, though nobody cancelled it

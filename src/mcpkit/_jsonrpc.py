@@ -10,7 +10,6 @@ The hot path is plain dicts decoded by orjson; no models, no copies.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import math
@@ -22,7 +21,7 @@ import anyio
 import orjson
 from anyio.abc import TaskGroup
 
-from ._backend import asyncio_loop
+from ._backend import HandlerTasks, handler_tasks
 from ._exceptions import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -57,17 +56,20 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _error(rid: RequestId | None, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+
+
 class IncomingRequest:
     """A request from the peer, as seen by the handler that serves it.
 
     ``cancelled`` turns true when the peer sent ``notifications/cancelled`` for it; the
-    handler's scope is cancelled at the same time and no response will be sent.
+    handler is cancelled at the same time and no response will be sent.
     """
 
     __slots__ = (
         "_engine",
-        "_task",
-        "cancel_scope",
+        "_handle",
         "cancelled",
         "done",
         "id",
@@ -84,10 +86,8 @@ class IncomingRequest:
         self.id = id
         self.method = method
         self.params = params
-        #: Under trio the handler runs in this scope; under asyncio it is a plain task
-        #: (``_task``) cancelled directly, which is cheaper than a scope per request.
-        self.cancel_scope: anyio.CancelScope | None = None
-        self._task: asyncio.Task[None] | None = None
+        #: Names the handler in the engine's HandlerTasks (set when the request is dispatched).
+        self._handle: Any = None
         self.cancelled = False
         #: True once the handler returned (or was cancelled): nothing more may be sent for it.
         self.done = False
@@ -98,10 +98,7 @@ class IncomingRequest:
 
     def _cancel(self) -> None:
         self.cancelled = True
-        if self._task is not None:
-            self._task.cancel()
-        elif self.cancel_scope is not None:
-            self.cancel_scope.cancel()
+        self._engine._tasks.cancel(self._handle)
 
     @property
     def engine(self) -> JSONRPCEngine:
@@ -137,15 +134,11 @@ class IncomingRequest:
 
 def _handler_cancelled(req: IncomingRequest) -> dict[str, Any]:
     logger.error("%s: handler for %r raised CancelledError on its own", req.engine.name, req.method)
-    return {
-        "jsonrpc": "2.0",
-        "id": req.id,
-        "error": {
-            "code": INTERNAL_ERROR,
-            "message": "Internal error: the handler was cancelled (CancelledError) "
-            "though the request was not",
-        },
-    }
+    return _error(
+        req.id,
+        INTERNAL_ERROR,
+        "Internal error: the handler was cancelled (CancelledError) though the request was not",
+    )
 
 
 class _Pending:
@@ -264,11 +257,9 @@ class JSONRPCEngine:
         self._progress: dict[str | int, _Pending] = {}
         self._in_flight: dict[RequestId, IncomingRequest] = {}
         self._tg: TaskGroup | None = None
-        # On asyncio, request handlers run as plain tasks of ours (an anyio task plus a
-        # cancel scope per request cost about a quarter of a server's CPU); under trio,
-        # in the task group. Either way they end with the connection.
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        #: The tasks serving requests, in ``_tg`` (set with it): plain tasks on asyncio, the
+        #: measured fast path of ``_backend``. Either way they end with the connection.
+        self._tasks: HandlerTasks[Any]
         #: Requests being served, until their answer is sent (what the drain waits for).
         self._serving = 0
         self._drained: anyio.Event | None = None
@@ -278,12 +269,12 @@ class JSONRPCEngine:
 
     # ------------------------------------------------------------------ running
 
-    def _bind_loop(self) -> None:
-        self._loop = asyncio_loop()
+    def _bind(self, tg: TaskGroup) -> None:
+        self._tg = tg
+        self._tasks = handler_tasks(tg, name=self.name)
 
     async def __aenter__(self) -> JSONRPCEngine:
-        self._bind_loop()
-        self._tg = tg = anyio.create_task_group()
+        self._bind(tg := anyio.create_task_group())
         await tg.__aenter__()
         tg.start_soon(self._run_reader)
         return self
@@ -291,27 +282,26 @@ class JSONRPCEngine:
     async def __aexit__(self, *exc: object) -> bool | None:
         assert self._tg is not None
         self._tg.cancel_scope.cancel()
-        self._cancel_tasks()
+        self._tasks.cancel_all()
         try:
             return await self._tg.__aexit__(*exc)  # type: ignore[arg-type]
         finally:
-            await self._join_tasks()
+            await self._tasks.join()
             self._shutdown("connection closed")
             with anyio.CancelScope(shield=True), anyio.move_on_after(5):
                 await self.transport.aclose()
 
     async def run(self) -> None:
         """Serve until the peer closes the connection (or the caller cancels)."""
-        self._bind_loop()
         async with anyio.create_task_group() as tg:
-            self._tg = tg
+            self._bind(tg)
             try:
                 await self._run_reader()
                 await self._drain()
             finally:
-                self._cancel_tasks()
-                await self._join_tasks()
-                tg.cancel_scope.cancel()  # trio's handlers (and background work) end too
+                self._tasks.cancel_all()
+                await self._tasks.join()
+                tg.cancel_scope.cancel()  # background work ends too
 
     async def _drain(self) -> None:
         """Give handlers still running a bounded time to finish after the peer closed."""
@@ -319,32 +309,6 @@ class JSONRPCEngine:
             while self._serving:
                 self._drained = anyio.Event()
                 await self._drained.wait()
-
-    def _cancel_tasks(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-
-    async def _join_tasks(self) -> None:
-        # As a task group would: wait for the cancelled handlers to finish.
-        while self._tasks:
-            with anyio.CancelScope(shield=True):
-                await asyncio.wait(set(self._tasks))
-
-    def _task_done(self, task: asyncio.Task[None]) -> None:
-        self._tasks.discard(task)
-        if task.cancelled():
-            return
-        exc = task.exception()
-        if exc is not None and self._tg is not None:
-            # A crash outside the handler's own error handling ends the connection, as it
-            # would in a task group.
-            async def reraise() -> None:
-                raise exc
-
-            try:
-                self._tg.start_soon(reraise)
-            except RuntimeError:  # pragma: no cover - the group is already closed
-                logger.error("%s: request task failed", self.name, exc_info=exc)
 
     def start_background(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run ``fn`` in the engine's task group: it is cancelled when the connection ends."""
@@ -357,7 +321,7 @@ class JSONRPCEngine:
         self._shutdown(reason)
         if self._tg is not None:
             self._tg.cancel_scope.cancel()
-        self._cancel_tasks()
+            self._tasks.cancel_all()
         with anyio.CancelScope(shield=True), anyio.move_on_after(5):
             await self.transport.aclose()
 
@@ -500,21 +464,11 @@ class JSONRPCEngine:
         req = IncomingRequest(self, rid, method, params)
         self._in_flight[rid] = req
         self._serving += 1
-        loop = self._loop
         if inline:
-            if loop is not None:
-                req._task = asyncio.current_task()
-            else:
-                req.cancel_scope = anyio.CancelScope()
+            req._handle = self._tasks.adopt()
             await self._serve(req, batch)
-        elif loop is not None:
-            req._task = task = loop.create_task(self._serve(req, batch))
-            self._tasks.add(task)
-            task.add_done_callback(self._task_done)
         else:
-            assert self._tg is not None
-            req.cancel_scope = anyio.CancelScope()
-            self._tg.start_soon(self._serve, req, batch)
+            req._handle = self._tasks.start(self._serve, req, batch)
         return True
 
     async def _reject(self, msg: dict[str, Any], text: str, batch: _Batch | None) -> None:
@@ -557,23 +511,19 @@ class JSONRPCEngine:
             else:
                 await slots.acquire()
             try:
-                if req.cancel_scope is not None:
-                    with req.cancel_scope:
-                        response = await self._call_handler(req)
-                else:
-                    try:
-                        response = await self._call_handler(req)
-                    except asyncio.CancelledError:
-                        if self._cancelled_by_itself(req):
-                            response = _handler_cancelled(req)
-                        # Our own cancellation (the peer's notifications/cancelled) ends
-                        # the handler only; any other (shutdown) ends this task too.
-                        elif not req.cancelled or self._closed:
-                            raise
-                        else:
-                            uncancel = getattr(req._task, "uncancel", None)  # Python 3.11+
-                            if uncancel is not None and uncancel() > 0:
-                                raise
+                # None when the peer's notifications/cancelled ended the handler.
+                response = await self._tasks.guard(req._handle, self._call_handler(req))
+            except BaseException as exc:
+                # That cancellation ends the handler only; any other (shutdown) ends the
+                # task serving it too.
+                if not self._tasks.absorbs(
+                    req._handle, exc, cancelled=req.cancelled, closing=self._closed
+                ):
+                    raise
+                if not req.cancelled:
+                    # A CancelledError though nobody cancelled it (it awaited a future
+                    # someone else cancelled): the request still deserves an answer.
+                    response = _handler_cancelled(req)
             finally:
                 if slots is not None:
                     slots.release()
@@ -581,17 +531,6 @@ class JSONRPCEngine:
             req.done = True
             self._in_flight.pop(req.id, None)
         return response
-
-    @staticmethod
-    def _cancelled_by_itself(req: IncomingRequest) -> bool:
-        """Whether a ``CancelledError`` came out of the handler with nobody cancelling it.
-
-        A handler awaiting a future that someone else cancelled raises it on its own. Its
-        task has no cancellation pending then, and the request still deserves an answer:
-        treating it as ours would leave the caller waiting forever.
-        """
-        cancelling = getattr(req._task, "cancelling", None)  # Python 3.11+
-        return cancelling is not None and not req.cancelled and cancelling() == 0
 
     async def _call_handler(self, req: IncomingRequest) -> dict[str, Any]:
         try:
@@ -601,14 +540,7 @@ class JSONRPCEngine:
             return {"jsonrpc": "2.0", "id": req.id, "error": e.to_error()}
         except Exception as e:
             logger.exception("%s: handler for %r failed", self.name, req.method)
-            return {
-                "jsonrpc": "2.0",
-                "id": req.id,
-                "error": {
-                    "code": INTERNAL_ERROR,
-                    "message": f"Internal error: {type(e).__name__}",
-                },
-            }
+            return _error(req.id, INTERNAL_ERROR, f"Internal error: {type(e).__name__}")
 
     async def _on_notify(self, method: str, params: dict[str, Any] | None) -> None:
         if method == CANCELLED_METHOD:
@@ -676,14 +608,7 @@ class JSONRPCEngine:
                     batch.remaining += 1
             else:
                 batch.responses.append(
-                    {
-                        "jsonrpc": "2.0",
-                        "id": None,
-                        "error": {
-                            "code": INVALID_REQUEST,
-                            "message": "Invalid Request: a batch item must be an object",
-                        },
-                    }
+                    _error(None, INVALID_REQUEST, "Invalid Request: a batch item must be an object")
                 )
         batch.sealed = True
         if batch.remaining == 0:
@@ -724,16 +649,14 @@ class JSONRPCEngine:
     async def _reply_error(
         self, rid: RequestId | None, code: int, message: str, batch: _Batch | None
     ) -> None:
-        err = {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+        err = _error(rid, code, message)
         if batch is not None:
             batch.responses.append(err)
         else:
             await self._send_quietly(err)
 
     async def _send_error(self, rid: RequestId | None, code: int, message: str) -> None:
-        await self._send_quietly(
-            {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
-        )
+        await self._send_quietly(_error(rid, code, message))
 
     async def _send_quietly(self, msg: dict[str, Any]) -> None:
         try:
