@@ -102,11 +102,27 @@ async def serving(app, then):
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     served = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    up = anyio.Event()  # set once it listens, or has given up starting
+    startup = served.startup
+
+    async def startup_then_signal(sockets=None):
+        try:
+            await startup(sockets)
+        finally:
+            up.set()
+
+    async def serve():
+        try:
+            await served.serve([sock])
+        finally:
+            up.set()
+
+    served.startup = startup_then_signal
     with anyio.fail_after(30):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(served.serve, [sock])
-            while not served.started:
-                await anyio.sleep(0.01)
+            tg.start_soon(serve)
+            await up.wait()
+            assert served.started, "uvicorn did not start"
             try:
                 await then(sock.getsockname()[1])
             finally:

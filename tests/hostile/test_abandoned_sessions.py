@@ -1,7 +1,8 @@
 """Clients that leave calls running and go away must not lock everyone else out.
 
 Before: a session with a call still running was never reaped, so with a cap of N sessions, N
-abandoned long calls made every new client get 503. Over real uvicorn.
+abandoned long calls made every new client get 503. Over real uvicorn; idle time is measured
+by a fake clock the test moves (the registry's ``clock``), so nothing waits for it to pass.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import anyio
 import httpx2
 import orjson
 import pytest
-from tests.http._http_helpers import CLIENT_INFO, HEADERS, running
+from tests.http._http_helpers import CLIENT_INFO, HEADERS, Recorder, running
 
 from mcpkit import Server
 
@@ -94,9 +95,18 @@ async def test_abandoned_calls_do_not_lock_out_new_clients() -> None:
 
 async def test_idle_timeout_ends_sessions_whose_client_left_calls_running() -> None:
     hanging = Hanging(expect=2)
-    app = hanging.server.http_app(session_idle_timeout=0.5)
-    with running(app) as srv:
+    app = hanging.server.http_app(session_idle_timeout=0.5)  # the reaper looks every 0.125 s
+    now = [1000.0]
+    app.registry.clock = lambda: now[0]  # read in the server's thread, moved in the test's
+    rec = Recorder(app)
+    with running(rec) as srv:
         for _ in range(2):
             await _abandon_a_call(srv.url, hanging.started)
+        # The server has seen both clients go (every request of theirs is over), and the fake
+        # clock has not moved: their calls run on and nothing is idle yet.
+        with anyio.fail_after(10):
+            await rec.wait_for(lambda: len(rec.finished) == len(rec.requests))
+        assert len(app.sessions) == 2 and not hanging.all_cancelled.is_set()
+        now[0] += 0.75  # past the idle timeout
         assert await anyio.to_thread.run_sync(hanging.all_cancelled.wait, 15)
         assert not app.sessions

@@ -1,18 +1,24 @@
-"""A real uvicorn server on 127.0.0.1 (random free port, background thread) and a small
-ServerSession-based server object for the HTTP tests."""
+"""The HTTP tests' tools: a small ServerSession-based server object (:class:`DemoServer`), the
+app called in process (:func:`in_process`, raw requests through :class:`ASGIClient`; no
+socket), and a real uvicorn server on 127.0.0.1 (random free port, background thread) for the
+tests that need a socket. :class:`Changes` and :class:`Gate` let a test wait for what a server
+does, in whichever thread and event loop it runs, without polling."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import socket
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import anyio
+import orjson
+import sniffio
 import uvicorn
 
 from mcpkit._app import close_sse_stream
@@ -20,19 +26,105 @@ from mcpkit._exceptions import InvalidParams
 from mcpkit._session import ServerSession
 from mcpkit._session._base import RequestContext
 from mcpkit._transports._base import Transport
+from mcpkit.lowlevel import ASGIClient
 
 TEXT = {"type": "text"}
 
 
+def _waker(event: anyio.Event) -> Callable[[], None]:
+    """A function that sets ``event`` (made in the calling task's loop) from any thread."""
+    thread = threading.get_ident()
+    soon: Callable[[Callable[[], object]], object]
+    if sniffio.current_async_library() == "trio":
+        import trio
+
+        soon = trio.lowlevel.current_trio_token().run_sync_soon
+    else:
+        soon = asyncio.get_running_loop().call_soon_threadsafe
+
+    def wake() -> None:
+        if threading.get_ident() == thread:
+            event.set()
+        else:  # never blocks the notifying thread (it may be a server loop the waiter awaits)
+            with contextlib.suppress(RuntimeError):  # that loop is gone: nobody waits
+                soon(event.set)
+
+    return wake
+
+
+class Changes:
+    """Wakes the tasks waiting for a condition, whichever thread and loop (asyncio or trio)
+    they and the notifier run in: whoever changes what a condition reads calls ``notify()``.
+
+    The state of a server under uvicorn lives in uvicorn's thread while the test runs in its
+    own; in process, both share one loop. Either way a test awaits ``wait_for(condition)``
+    (bound it with ``anyio.fail_after``) instead of polling with sleeps.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiters: list[Callable[[], None]] = []
+
+    def notify(self) -> None:
+        with self._lock:
+            waiters, self._waiters = self._waiters, []
+        for wake in waiters:
+            wake()
+
+    async def wait_for(self, condition: Callable[[], bool]) -> None:
+        while not condition():
+            event = anyio.Event()
+            wake = _waker(event)
+            with self._lock:
+                self._waiters.append(wake)
+            try:
+                if condition():  # changed before we were registered: not missed
+                    return
+                await event.wait()
+            finally:
+                with self._lock, contextlib.suppress(ValueError):
+                    self._waiters.remove(wake)
+
+
+class Gate:
+    """A gate a test opens from any thread, awaited by tools in any loop (no polling)."""
+
+    def __init__(self) -> None:
+        self._open = False
+        self._changes = Changes()
+
+    def set(self) -> None:
+        self._open = True
+        self._changes.notify()
+
+    def is_set(self) -> bool:
+        return self._open
+
+    async def wait(self) -> None:
+        await self._changes.wait_for(self.is_set)
+
+
 class DemoServer:
     """Tools: echo, slow (sleeps), progress (n notifications), sample (sampling), log,
-    gated (waits for an event set by the test), poll (closes its SSE connection mid-call)."""
+    gated (waits for the test to open ``gate``), poll (closes its SSE connection mid-call).
+
+    ``started``, ``finished`` and ``cancelled`` list the slow and gated calls that began,
+    ended, and were cancelled; ``changes`` is notified as they grow
+    (``await demo.changes.wait_for(...)``).
+    """
 
     def __init__(self) -> None:
         self.sessions: list[ServerSession] = []
-        self.gate = threading.Event()
+        self.gate = Gate()
+        self.started: list[str] = []
         self.finished: list[str] = []
+        self.cancelled: list[str] = []
+        self.changes = Changes()
         self.keep_sessions = True
+
+    def _note(self, what: list[str], name: str) -> None:
+        what.append(name)
+        self.changes.notify()
 
     def create_session(self, transport: Transport) -> ServerSession:
         async def list_tools(ctx: RequestContext, params: dict[str, Any] | None) -> dict[str, Any]:
@@ -50,8 +142,9 @@ class DemoServer:
             if name == "echo":
                 return {"content": [{"type": "text", "text": str(args.get("text", ""))}]}
             if name == "slow":
-                await anyio.sleep(float(args.get("seconds", 0.2)))
-                self.finished.append("slow")
+                self._note(self.started, "slow")
+                await anyio.sleep(float(args.get("seconds", 0.2)))  # the work it simulates
+                self._note(self.finished, "slow")
                 return {"content": [{"type": "text", "text": "slept"}]}
             if name == "progress":
                 n = int(args.get("n", 10))
@@ -75,15 +168,19 @@ class DemoServer:
                     )
                 return {"content": [{"type": "text", "text": "logged"}]}
             if name == "gated":
-                deadline = time.monotonic() + 10
-                while not self.gate.is_set() and time.monotonic() < deadline:  # noqa: ASYNC110 - set from another thread
-                    await anyio.sleep(0.01)
-                self.finished.append("gated")
+                self._note(self.started, "gated")
+                try:
+                    with anyio.move_on_after(10):  # a test that never opens it does not hang it
+                        await self.gate.wait()
+                except anyio.get_cancelled_exc_class():
+                    self._note(self.cancelled, "gated")
+                    raise
+                self._note(self.finished, "gated")
                 return {"content": [{"type": "text", "text": "through the gate"}]}
             if name == "poll":
                 await ctx.notify("notifications/message", {"level": "info", "data": "before"})
                 await close_sse_stream(ctx, retry_ms=int(args.get("retry", 100)))
-                await anyio.sleep(0.2)
+                await anyio.sleep(0.2)  # work done while the client is away (then replayed)
                 await ctx.notify("notifications/message", {"level": "info", "data": "after"})
                 return {"content": [{"type": "text", "text": "polled"}]}
             raise InvalidParams(message=f"unknown tool {name}")
@@ -112,6 +209,20 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+class _Server(uvicorn.Server):
+    """``up`` is set once it listens (or has failed to start)."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.up = threading.Event()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        try:
+            await super().startup(sockets)
+        finally:
+            self.up.set()
+
+
 class ThreadServer:
     """uvicorn serving ``app`` on 127.0.0.1 in a background thread."""
 
@@ -128,7 +239,7 @@ class ThreadServer:
             timeout_graceful_shutdown=2,
             **kw,
         )
-        self.server = uvicorn.Server(self.config)
+        self.server = _Server(self.config)
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.loop: asyncio.AbstractEventLoop | None = None
 
@@ -137,7 +248,10 @@ class ThreadServer:
             self.loop = asyncio.get_running_loop()
             await self.server.serve()
 
-        asyncio.run(main())
+        try:
+            asyncio.run(main())
+        finally:
+            self.server.up.set()  # it failed to start: start() need not wait any longer
 
     @property
     def url(self) -> str:
@@ -149,11 +263,8 @@ class ThreadServer:
 
     def start(self) -> None:
         self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.01)
+        if not self.server.up.wait(10) or not self.server.started:
+            raise RuntimeError("uvicorn did not start")
 
     def call(self, fn: Any) -> Any:
         """Run ``fn()`` (a coroutine function) on the server's loop and wait (bounded)."""
@@ -207,11 +318,22 @@ HEADERS = {"accept": "application/json, text/event-stream", "content-type": "app
 
 
 class Recorder:
-    """ASGI middleware keeping (time, method, headers, body) of every HTTP request."""
+    """ASGI middleware keeping (time, method, headers, body) of every HTTP request.
+
+    ``finished`` holds the indexes (in ``requests``) of the requests the app has finished
+    handling. ``await rec.wait_for(condition)`` waits (no polling) until ``condition()``
+    holds; it is checked again whenever a request arrives, a body has been read or the app
+    has finished with a request.
+    """
 
     def __init__(self, app: Any) -> None:
         self.app = app
         self.requests: list[tuple[float, str, dict[str, str], bytes]] = []
+        self.finished: set[int] = set()
+        self.changes = Changes()
+
+    async def wait_for(self, condition: Callable[[], bool]) -> None:
+        await self.changes.wait_for(condition)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.app, name)
@@ -225,15 +347,22 @@ class Recorder:
         entry = (time.monotonic(), scope["method"], headers, b"")
         idx = len(self.requests)
         self.requests.append(entry)
+        self.changes.notify()
 
         async def rec_receive() -> Any:
             m = await receive()
             if m["type"] == "http.request":
                 body.extend(m.get("body", b""))
                 self.requests[idx] = (entry[0], entry[1], entry[2], bytes(body))
+                if not m.get("more_body"):
+                    self.changes.notify()
             return m
 
-        await self.app(scope, rec_receive, send)
+        try:
+            await self.app(scope, rec_receive, send)
+        finally:
+            self.finished.add(idx)
+            self.changes.notify()
 
     def bodies(self) -> list[Any]:
         import orjson
@@ -245,15 +374,17 @@ async def asgi_call(
     app: Any,
     method: str,
     headers: dict[str, str],
-    body: bytes = b"",
+    body: bytes | Iterable[bytes] = b"",
     path: str = "/mcp",
     *,
     send: Any = None,
 ) -> tuple[int, dict[str, str], bytes]:
     """One request straight into an ASGI app (no server), for in-process load tests.
 
+    ``body`` may be several chunks (sent as they would arrive without a Content-Length);
     ``send`` replaces the recording one (e.g. to play a client that went away).
     """
+    chunks_in = [body] if isinstance(body, bytes) else list(body)
     scope = {
         "type": "http",
         "method": method,
@@ -264,16 +395,14 @@ async def asgi_call(
             (k.encode(), v.encode()) for k, v in {"host": "127.0.0.1:9", **headers}.items()
         ],
     }
-    delivered = False
     status = 0
     out_headers: dict[str, str] = {}
     chunks: list[bytes] = []
 
     async def receive() -> Any:
-        nonlocal delivered
-        if not delivered:
-            delivered = True
-            return {"type": "http.request", "body": body, "more_body": False}
+        if chunks_in:
+            chunk = chunks_in.pop(0)
+            return {"type": "http.request", "body": chunk, "more_body": bool(chunks_in)}
         await anyio.sleep_forever()
 
     async def record(m: Any) -> None:
@@ -286,6 +415,64 @@ async def asgi_call(
 
     await app(scope, receive, send or record)
     return status, out_headers, b"".join(chunks)
+
+
+def broken_app(kind: str) -> Any:
+    """An ASGI app answering every request wrongly: "500", "bad-json" (a truncated JSON body),
+    "garbage-sse" (bytes that are no SSE), or "midstream" (an SSE stream that ends before the
+    response, without event ids)."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):
+            pass
+        if kind == "500":
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 500,
+                    "headers": [(b"content-type", b"text/plain")],
+                }
+            )
+            await send({"type": "http.response.body", "body": b"boom"})
+        elif kind == "bad-json":
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
+            await send({"type": "http.response.body", "body": b'{"jsonrpc": "2.0", "id": 1, "res'})
+        elif kind == "garbage-sse":
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream")],
+                }
+            )
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": bytes(range(256)) * 64 + b"\n\ndata: {nope\n\n",
+                    "more_body": True,
+                }
+            )
+            await send({"type": "http.response.body", "body": b""})
+        else:  # an SSE stream that ends before the response, without event ids
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream")],
+                }
+            )
+            await send({"type": "http.response.body", "body": b": hello\n\n", "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
+
+    return app
 
 
 class sse_events:  # named like the generator function it replaces
@@ -313,3 +500,95 @@ class sse_events:  # named like the generator function it replaces
 
     async def aclose(self) -> None:
         await self._chunks.aclose()
+
+
+#: Where the in-process tests address the app (the Host header says 127.0.0.1:8000).
+IN_PROCESS_BASE = "http://127.0.0.1:8000"
+
+
+class Reply:
+    """A response read in full: what the HTTP-level tests read of an httpx response."""
+
+    class Headers:
+        def __init__(self, raw: Any) -> None:
+            self._raw = raw
+
+        def __getitem__(self, name: str) -> str:
+            value = self._raw.get(name)
+            if value is None:
+                raise KeyError(name)
+            return str(value)
+
+        def __contains__(self, name: object) -> bool:
+            return isinstance(name, str) and self._raw.get(name) is not None
+
+        def get(self, name: str, default: str | None = None) -> str | None:
+            value = self._raw.get(name)
+            return default if value is None else str(value)
+
+    def __init__(self, status_code: int, headers: Any, content: bytes) -> None:
+        self.status_code = status_code
+        self.headers = Reply.Headers(headers)
+        self.content = content
+
+    @property
+    def text(self) -> str:
+        return self.content.decode()
+
+    def json(self) -> Any:
+        return orjson.loads(self.content)
+
+
+class InProcessHTTP:
+    """Raw HTTP requests to an app in this process, through :class:`ASGIClient` (no socket).
+
+    ``url`` and ``base`` address the app as a server's would; ``app`` is the app itself.
+    """
+
+    def __init__(self, asgi: ASGIClient, app: Any, path: str = "/mcp") -> None:
+        self.asgi = asgi
+        self.app = app
+        self.base = IN_PROCESS_BASE
+        self.url = IN_PROCESS_BASE + path
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        json: Any = None,
+        content: bytes = b"",
+        headers: Mapping[str, str] | None = None,
+    ) -> Reply:
+        if json is not None:
+            content = orjson.dumps(json)
+        r = await self.asgi.request(method, url, content=content, headers=headers)
+        return Reply(r.status_code, r.headers, await r.aread())
+
+    async def post(self, url: str, **kw: Any) -> Reply:
+        return await self.request("POST", url, **kw)
+
+    async def get(self, url: str, **kw: Any) -> Reply:
+        return await self.request("GET", url, **kw)
+
+    async def delete(self, url: str, **kw: Any) -> Reply:
+        return await self.request("DELETE", url, **kw)
+
+    async def put(self, url: str, **kw: Any) -> Reply:
+        return await self.request("PUT", url, **kw)
+
+    async def post_chunks(
+        self, url: str, chunks: Iterable[bytes], headers: Mapping[str, str]
+    ) -> Reply:
+        """POST ``chunks`` as a body of unknown length (no Content-Length), chunk by chunk."""
+        path = url.removeprefix(self.base)
+        status, out, body = await asgi_call(self.app, "POST", dict(headers), chunks, path)
+        return Reply(status, out, body)
+
+
+@asynccontextmanager
+async def in_process(app: Any, timeout: float = 15) -> AsyncIterator[InProcessHTTP]:
+    """``app`` served in this process (its lifespan run), for raw requests; bounded."""
+    with anyio.fail_after(timeout):
+        async with ASGIClient(app) as asgi:
+            yield InProcessHTTP(asgi, app)

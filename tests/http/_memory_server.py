@@ -7,8 +7,9 @@ Usage: ``python _memory_server.py PORT IDLE_TIMEOUT``. Serves ``DemoServer`` at 
 - ``GET /_test/count``: ``{"sessions": n}`` (the app's session table; cheap);
 - ``GET /_test/measure``: after ``gc.collect()``: sessions, sessions in the event store,
   gc-tracked objects, pymalloc blocks and glibc heap bytes in use;
-- ``POST /_test/idle-timeout`` (body: seconds): sets ``app.session_idle_timeout`` (the reaper
-  reads it on every round);
+- ``POST /_test/advance`` (body: seconds): moves the registry's clock on. It is a fake one,
+  still unless moved, so sessions go idle only when the test says so (the reaper, which
+  looks every ``IDLE_TIMEOUT / 4`` seconds, then ends them);
 - ``POST /_test/trim``: ``malloc_trim(0)``, so RSS shows what is in use rather than what the
   C allocator keeps cached.
 """
@@ -70,6 +71,8 @@ def main() -> None:
     demo = DemoServer()
     demo.keep_sessions = False  # the demo's own list would hold every session
     app = create_http_app(demo, session_idle_timeout=idle_timeout)
+    now = [1000.0]
+    app.registry.clock = lambda: now[0]
     store = app.event_store
     assert store is not None
 
@@ -94,8 +97,8 @@ def main() -> None:
             body += msg.get("body", b"")
             if not msg.get("more_body"):
                 break
-        if path == "/_test/idle-timeout":
-            app.options.session_idle_timeout = float(body)
+        if path == "/_test/advance":
+            now[0] += float(body)
         elif path == "/_test/trim" and _libc is not None:
             _libc.malloc_trim(0)
         elif path == "/_test/measure":

@@ -1,5 +1,12 @@
-# ruff: noqa: ASYNC110  (polling state owned by a server thread)
-"""Our client transport with our sessions, over a real uvicorn server."""
+"""Our client transport with our sessions, against the app in process.
+
+The real HTTP client transports run over :class:`mcpkit.lowlevel.ASGIClient`, which calls the
+app in the test's own event loop: every code path of the transports above the socket (SSE and
+JSON answers, the GET stream, resumption, 404 and a new session, DELETE on close), without a
+server. What needs a real socket (the h11 client's keep-alive connections, TLS, auth hooks, a
+trio client against uvicorn) and the end-to-end checks over uvicorn are in
+``test_uvicorn_end_to_end.py``.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +14,15 @@ import time
 from typing import Any
 
 import anyio
-import httpx2 as httpx
 import orjson
 import pytest
-from _http_helpers import CLIENT_INFO, DemoServer, Recorder, running
+from _http_helpers import CLIENT_INFO, IN_PROCESS_BASE, DemoServer, Recorder, broken_app
 
 from mcpkit._app import create_http_app, create_sse_app
 from mcpkit._exceptions import ConnectionClosed, ProtocolError
 from mcpkit._http import SessionExpired, open_http, open_sse, open_streamable_http
 from mcpkit._session import ClientSession
+from mcpkit.lowlevel import ASGIClient
 
 try:
     from tests._schema import WireRecorder
@@ -23,6 +30,7 @@ except ImportError:  # tests/ is not a package: pytest put tests/ itself on sys.
     from _schema import WireRecorder  # type: ignore[no-redef]
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
+URL = IN_PROCESS_BASE + "/mcp"
 
 
 def text(result: dict[str, Any]) -> str:
@@ -52,10 +60,10 @@ async def call(cs: ClientSession, name: str, **args: Any) -> dict[str, Any]:
 @pytest.mark.parametrize("json_response", [False, True])
 async def test_session_over_http(demo: DemoServer, json_response: bool) -> None:
     rec = Recorder(create_http_app(demo, json_response=json_response))
-    with running(rec) as srv:
-        with anyio.fail_after(15):
+    with anyio.fail_after(15):
+        async with ASGIClient(rec) as http:
             async with (
-                open_streamable_http(srv.url) as t,
+                open_streamable_http(URL, http_client=http) as t,
                 ClientSession(
                     wire := WireRecorder(t, side="client"),
                     client_info=CLIENT_INFO,
@@ -70,8 +78,7 @@ async def test_session_over_http(demo: DemoServer, json_response: bool) -> None:
                 sid = t.session_id
                 assert sid and len(rec.app.sessions) == 1
                 # Wait for the GET stream to be up, so the recording shows it.
-                while not any(m == "GET" for _, m, _, _ in rec.requests):
-                    await anyio.sleep(0.01)
+                await rec.wait_for(lambda: any(m == "GET" for _, m, _, _ in rec.requests))
             assert len(rec.app.sessions) == 0  # DELETE freed it
     assert wire.check() == "2025-06-18"
     posts = [(h, b) for _, m, h, b in rec.requests if m == "POST"]
@@ -95,9 +102,10 @@ async def test_sampling_travels_on_the_request_stream(demo: DemoServer) -> None:
         return {"role": "assistant", "content": {"type": "text", "text": "sampled!"}, "model": "m"}
 
     # No GET stream: the server's request can only reach us on the tool call's stream.
-    with running(create_http_app(demo, get_stream=False)) as srv, anyio.fail_after(15):
+    with anyio.fail_after(15):
         async with (
-            open_streamable_http(srv.url) as t,
+            ASGIClient(create_http_app(demo, get_stream=False)) as http,
+            open_streamable_http(URL, http_client=http) as t,
             ClientSession(
                 wire := WireRecorder(t, side="client"),
                 client_info=CLIENT_INFO,
@@ -120,9 +128,10 @@ async def test_1000_progress_notifications_over_sse(demo: DemoServer) -> None:
     async def on_progress(p: float, total: float | None, message: str | None) -> None:
         got.append(p)
 
-    with running(create_http_app(demo)) as srv, anyio.fail_after(20):
+    with anyio.fail_after(20):
         async with (
-            open_streamable_http(srv.url) as t,
+            ASGIClient(create_http_app(demo)) as http,
+            open_streamable_http(URL, http_client=http) as t,
             ClientSession(wire := WireRecorder(t, side="client"), client_info=CLIENT_INFO) as cs,
         ):
             await cs.initialize()
@@ -151,9 +160,10 @@ async def test_server_closes_stream_and_client_resumes_after_retry(demo: DemoSer
     async def on_log(params: Any) -> None:
         logs.append(params["data"])
 
-    with running(rec) as srv, anyio.fail_after(15):
+    with anyio.fail_after(15):
         async with (
-            open_streamable_http(srv.url) as t,
+            ASGIClient(rec) as http,
+            open_streamable_http(URL, http_client=http) as t,
             ClientSession(
                 t, client_info=CLIENT_INFO, notification_handlers={"notifications/message": on_log}
             ) as cs,
@@ -171,18 +181,15 @@ async def test_server_closes_stream_and_client_resumes_after_retry(demo: DemoSer
 
 async def test_session_expired_is_clear(demo: DemoServer) -> None:
     app = create_http_app(demo)
-    with running(app) as srv, anyio.fail_after(15):
+    with anyio.fail_after(15):
         async with (
-            open_streamable_http(srv.url, reinitialize=False) as t,
+            ASGIClient(app) as http,
+            open_streamable_http(URL, reinitialize=False, http_client=http) as t,
             ClientSession(t, client_info=CLIENT_INFO) as cs,
         ):
             await cs.initialize()
             entry = next(iter(app.sessions.values()))
-
-            async def drop() -> None:
-                app.registry.drop(entry)
-
-            srv.call(drop)
+            app.registry.drop(entry)
             with pytest.raises(ProtocolError, match="404"):
                 await call(cs, "echo", text="x")
             with pytest.raises(SessionExpired):
@@ -197,23 +204,24 @@ async def test_404_starts_a_new_session_and_the_call_goes_through(
 ) -> None:
     rec = Recorder(create_http_app(demo, json_response=json_response))
     app = rec.app
-    with running(rec) as srv, anyio.fail_after(15):
+
+    def get_stream_of(sid: str | None) -> bool:
+        return any(m == "GET" and h.get("mcp-session-id") == sid for _, m, h, _ in rec.requests)
+
+    with anyio.fail_after(15):
         async with (
-            open_streamable_http(srv.url) as t,
+            ASGIClient(rec) as http,
+            open_streamable_http(URL, http_client=http) as t,
             ClientSession(t, client_info=CLIENT_INFO, protocol_version="2025-06-18") as cs,
         ):
             await cs.initialize()
             first = t.session_id
             assert first is not None and list(app.sessions) == [first]
-            while t._get_started is False:
-                await anyio.sleep(0.01)
-
-            async def drop_all() -> None:
-                for e in list(app.sessions.values()):
-                    app.registry.drop(e)
+            await rec.wait_for(lambda: get_stream_of(first))  # the GET stream is up
 
             for round_ in range(2):
-                srv.call(drop_all)
+                for e in list(app.sessions.values()):
+                    app.registry.drop(e)
                 mark = len(rec.requests)
                 # Several calls meet the 404 at once: one new session serves them all.
                 answers: dict[int, str] = {}
@@ -245,28 +253,21 @@ async def test_404_starts_a_new_session_and_the_call_goes_through(
                     for _, m, h, b in later
                 )
             # The GET stream followed the session: server notifications still reach us.
-            while not any(
-                m == "GET" and h.get("mcp-session-id") == t.session_id
-                for _, m, h, _ in rec.requests
-            ):
-                await anyio.sleep(0.01)
+            await rec.wait_for(lambda: get_stream_of(t.session_id))
 
 
 async def test_404_when_no_new_session_can_start(demo: DemoServer) -> None:
     app = create_http_app(demo, max_sessions=1)
-    with running(app) as srv, anyio.fail_after(15):
+    with anyio.fail_after(15):
         async with (
-            open_streamable_http(srv.url) as t,
+            ASGIClient(app) as http,
+            open_streamable_http(URL, http_client=http) as t,
             ClientSession(t, client_info=CLIENT_INFO) as cs,
         ):
             await cs.initialize()
             entry = next(iter(app.sessions.values()))
-
-            async def drop_and_refuse() -> None:
-                app.registry.drop(entry)
-                app.options.max_sessions = 0  # the server takes no new session (503)
-
-            srv.call(drop_and_refuse)
+            app.registry.drop(entry)
+            app.options.max_sessions = 0  # the server takes no new session (503)
             t0 = time.monotonic()
             with pytest.raises(ProtocolError, match="404"):
                 await call(cs, "echo", text="x")
@@ -276,67 +277,15 @@ async def test_404_when_no_new_session_can_start(demo: DemoServer) -> None:
                 await call(cs, "echo", text="x")
 
 
-def _broken_app(kind: str) -> Any:
-    async def app(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            return
-        while (await receive()).get("more_body"):
-            pass
-        if kind == "500":
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 500,
-                    "headers": [(b"content-type", b"text/plain")],
-                }
-            )
-            await send({"type": "http.response.body", "body": b"boom"})
-        elif kind == "bad-json":
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 200,
-                    "headers": [(b"content-type", b"application/json")],
-                }
-            )
-            await send({"type": "http.response.body", "body": b'{"jsonrpc": "2.0", "id": 1, "res'})
-        elif kind == "garbage-sse":
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 200,
-                    "headers": [(b"content-type", b"text/event-stream")],
-                }
-            )
-            await send(
-                {
-                    "type": "http.response.body",
-                    "body": bytes(range(256)) * 64 + b"\n\ndata: {nope\n\n",
-                    "more_body": True,
-                }
-            )
-            await send({"type": "http.response.body", "body": b""})
-        else:  # an SSE stream that ends before the response, without event ids
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 200,
-                    "headers": [(b"content-type", b"text/event-stream")],
-                }
-            )
-            await send({"type": "http.response.body", "body": b": hello\n\n", "more_body": True})
-            await send({"type": "http.response.body", "body": b""})
-
-    return app
-
-
-@pytest.mark.parametrize("kind", ["500", "midstream", "bad-json", "garbage-sse"])
+# "bad-json" is over a socket, in test_uvicorn_end_to_end.py (ASGIClient wraps what the
+# transport raises while reading in an ExceptionGroup, so it fails differently there).
+@pytest.mark.parametrize("kind", ["500", "midstream", "garbage-sse"])
 async def test_broken_server_fails_promptly(kind: str) -> None:
-    with running(_broken_app(kind)) as srv:
+    async with ASGIClient(broken_app(kind), lifespan=False) as http:
         t0 = time.monotonic()
         with anyio.fail_after(10):
             async with (
-                open_streamable_http(srv.url) as t,
+                open_streamable_http(URL, http_client=http) as t,
                 ClientSession(t, client_info=CLIENT_INFO) as cs,
             ):
                 with pytest.raises(ProtocolError) as ei:
@@ -345,65 +294,29 @@ async def test_broken_server_fails_promptly(kind: str) -> None:
         expected = {
             "500": "500",
             "midstream": "closed the stream",
-            "bad-json": "malformed",
             "garbage-sse": "closed the stream",
         }
         assert expected[kind] in str(ei.value)
 
 
-async def test_custom_headers_and_auth_hooks(demo: DemoServer) -> None:
-    rec = Recorder(create_http_app(demo))
-
-    class Bearer(httpx.Auth):
-        def auth_flow(self, request: httpx.Request) -> Any:
-            request.headers["authorization"] = "Bearer from-auth-class"
-            yield request
-
-    async def async_hook() -> dict[str, str]:
-        return {"authorization": "Bearer from-async-hook"}
-
-    hooks: list[Any] = [lambda: {"authorization": "Bearer from-sync-hook"}, async_hook, Bearer()]
-    expected = ["Bearer from-sync-hook", "Bearer from-async-hook", "Bearer from-auth-class"]
-    with running(rec) as srv, anyio.fail_after(15):
-        for hook, want in zip(hooks, expected, strict=True):
-            rec.requests.clear()
-            async with (
-                open_streamable_http(srv.url, headers={"x-tenant": "t1"}, auth=hook) as t,
-                ClientSession(t, client_info=CLIENT_INFO) as cs,
-            ):
-                await cs.initialize()
-                await call(cs, "echo", text="x")
-            assert rec.requests
-            for _, _, h, _ in rec.requests:
-                assert h["x-tenant"] == "t1" and h["authorization"] == want
-
-
-async def test_read_timeout(demo: DemoServer) -> None:
-    with running(create_http_app(demo, json_response=True)) as srv, anyio.fail_after(10):
-        async with (
-            open_streamable_http(srv.url, sse_read_timeout=0.3) as t,
-            ClientSession(t, client_info=CLIENT_INFO) as cs,
-        ):
-            await cs.initialize()
-            t0 = time.monotonic()
-            with pytest.raises(ProtocolError, match="Timeout"):
-                await call(cs, "slow", seconds=3)
-            assert time.monotonic() - t0 < 2
-
-
 @pytest.mark.req("HTTP-CLIENT-CANCEL-EXPLICIT")
 async def test_timeout_sends_cancellation(demo: DemoServer) -> None:
-    rec = Recorder(create_http_app(demo))
-    with running(rec) as srv, anyio.fail_after(15):
+    # The server asks for a short reconnection delay, so that a client wrongly resuming the
+    # cancelled call would do so well within the observation window below.
+    rec = Recorder(create_http_app(demo, retry_ms=50))
+    with anyio.fail_after(15):
         async with (
-            open_streamable_http(srv.url) as t,
+            ASGIClient(rec) as http,
+            open_streamable_http(URL, http_client=http) as t,
             ClientSession(t, client_info=CLIENT_INFO) as cs,
         ):
             await cs.initialize()
             with pytest.raises(Exception, match="no response"):
                 await cs.send_request("tools/call", {"name": "gated", "arguments": {}}, timeout=0.3)
-            while not any(b.get("method") == "notifications/cancelled" for b in rec.bodies()):
-                await anyio.sleep(0.01)
+            await rec.wait_for(
+                lambda: any(b.get("method") == "notifications/cancelled" for b in rec.bodies())
+            )
+            # Something that must *not* happen has no event: watch for it a while.
             await anyio.sleep(0.3)  # a client wrongly resuming the cancelled call would GET now
             assert not any(e.transport.requests for e in rec.app.sessions.values())
     call_id = next(b["id"] for b in rec.bodies() if b.get("method") == "tools/call")
@@ -413,31 +326,39 @@ async def test_timeout_sends_cancellation(demo: DemoServer) -> None:
 
 
 async def test_legacy_sse_transport_and_fallback(demo: DemoServer) -> None:
-    with running(create_sse_app(demo)) as srv, anyio.fail_after(15):
-        async with (
-            open_sse(srv.base + "/sse") as t,
-            ClientSession(t, client_info=CLIENT_INFO) as cs,
-        ):
-            await cs.initialize()
-            assert text(await call(cs, "echo", text="legacy")) == "legacy"
-        # open_http: the initialize POST to /sse gets 404/405, so it falls back to HTTP+SSE.
-        async with (
-            open_http(srv.base + "/sse") as t,
-            ClientSession(t, client_info=CLIENT_INFO) as cs,
-        ):
-            await cs.initialize()
-            assert text(await call(cs, "log")) == "logged"
+    with anyio.fail_after(15):
+        async with ASGIClient(create_sse_app(demo)) as http:
+            async with (
+                open_sse(IN_PROCESS_BASE + "/sse", http_client=http) as t,
+                ClientSession(t, client_info=CLIENT_INFO) as cs,
+            ):
+                await cs.initialize()
+                assert text(await call(cs, "echo", text="legacy")) == "legacy"
+            # open_http: the initialize POST to /sse gets 404/405, so it falls back to HTTP+SSE.
+            async with (
+                open_http(IN_PROCESS_BASE + "/sse", http_client=http) as t,
+                ClientSession(t, client_info=CLIENT_INFO) as cs,
+            ):
+                await cs.initialize()
+                assert text(await call(cs, "log")) == "logged"
 
 
 async def test_open_http_prefers_streamable(demo: DemoServer) -> None:
-    with running(create_http_app(demo)) as srv, anyio.fail_after(15):
-        async with open_http(srv.url) as t, ClientSession(t, client_info=CLIENT_INFO) as cs:
+    with anyio.fail_after(15):
+        async with (
+            ASGIClient(create_http_app(demo)) as http,
+            open_http(URL, http_client=http) as t,
+            ClientSession(t, client_info=CLIENT_INFO) as cs,
+        ):
             await cs.initialize()
             assert t.session_id is not None and t._legacy is None
             assert text(await call(cs, "echo", text="new")) == "new"
 
 
-async def test_mounted_in_starlette(demo: DemoServer) -> None:
+# The app starts its host lazily when the framework does not forward lifespan events to it:
+# asyncio only (a task outliving the request that started it).
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_mounted_in_starlette(demo: DemoServer, anyio_backend: str) -> None:
     from starlette.applications import Starlette
     from starlette.responses import PlainTextResponse
     from starlette.routing import Mount, Route
@@ -447,26 +368,28 @@ async def test_mounted_in_starlette(demo: DemoServer) -> None:
 
     mcp_app = create_http_app(demo, path="/mcp")
     app = Starlette(routes=[Route("/hello", hello), Mount("/api", app=mcp_app)])
-    with running(app) as srv, anyio.fail_after(15):
-        async with (
-            open_streamable_http(srv.base + "/api/mcp") as t,
-            ClientSession(t, client_info=CLIENT_INFO) as cs,
-        ):
-            await cs.initialize()
-            assert text(await call(cs, "echo", text="mounted")) == "mounted"
-        async with httpx.AsyncClient() as c:
-            assert (await c.get(srv.base + "/hello")).text == "hello"
-        # Starlette does not forward lifespan to mounts: the app started its host lazily.
-        srv.call(mcp_app.aclose)
+    with anyio.fail_after(15):
+        async with ASGIClient(app) as http:
+            async with (
+                open_streamable_http(IN_PROCESS_BASE + "/api/mcp", http_client=http) as t,
+                ClientSession(t, client_info=CLIENT_INFO) as cs,
+            ):
+                await cs.initialize()
+                assert text(await call(cs, "echo", text="mounted")) == "mounted"
+            r = await http.request("GET", IN_PROCESS_BASE + "/hello")
+            assert await r.aread() == b"hello"
+            # Starlette does not forward lifespan to mounts: the app started its host lazily.
+            await mcp_app.aclose()
 
 
 @pytest.mark.parametrize("json_response", [False, True])
 async def test_concurrent_calls_each_get_their_own_answer(
     demo: DemoServer, json_response: bool
 ) -> None:
-    with running(create_http_app(demo, json_response=json_response)) as srv, anyio.fail_after(15):
+    with anyio.fail_after(15):
         async with (
-            open_streamable_http(srv.url) as t,
+            ASGIClient(create_http_app(demo, json_response=json_response)) as http,
+            open_streamable_http(URL, http_client=http) as t,
             ClientSession(t, client_info=CLIENT_INFO) as cs,
         ):
             await cs.initialize()
@@ -485,18 +408,6 @@ async def test_concurrent_calls_each_get_their_own_answer(
             assert time.monotonic() - t0 < 3  # the slow calls ran side by side
 
 
-@pytest.mark.parametrize("anyio_backend", ["trio"])
-async def test_client_on_trio(demo: DemoServer, anyio_backend: str) -> None:
-    with running(create_http_app(demo)) as srv, anyio.fail_after(15):
-        async with (
-            open_http(srv.url) as t,
-            ClientSession(t, client_info=CLIENT_INFO) as cs,
-        ):
-            await cs.initialize()
-            assert text(await call(cs, "log")) == "logged"
-            assert text(await call(cs, "poll", retry=50)) == "polled"
-
-
 async def test_mounted_in_fastapi(demo: DemoServer) -> None:
     fastapi = pytest.importorskip("fastapi")
     mcp_app = create_http_app(demo, path="/")
@@ -509,9 +420,10 @@ async def test_mounted_in_fastapi(demo: DemoServer) -> None:
 
     app = fastapi.FastAPI(lifespan=asynccontextmanager(lifespan))
     app.mount("/mcp", mcp_app)
-    with running(app) as srv, anyio.fail_after(15):
+    with anyio.fail_after(15):
         async with (
-            open_streamable_http(srv.base + "/mcp/") as t,
+            ASGIClient(app) as http,
+            open_streamable_http(IN_PROCESS_BASE + "/mcp/", http_client=http) as t,
             ClientSession(t, client_info=CLIENT_INFO) as cs,
         ):
             await cs.initialize()
@@ -520,105 +432,33 @@ async def test_mounted_in_fastapi(demo: DemoServer) -> None:
 
 async def test_legacy_session_ends_with_its_stream(demo: DemoServer) -> None:
     app = create_sse_app(demo)
-    with running(app) as srv, anyio.fail_after(15):
-        async with (
-            open_sse(srv.base + "/sse") as t,
-            ClientSession(t, client_info=CLIENT_INFO) as cs,
-        ):
-            await cs.initialize()
-            assert len(app.sessions) == 1
-        while app.sessions:
-            await anyio.sleep(0.02)
-
-
-async def test_fallback_failure_reports_both_attempts(demo: DemoServer) -> None:
-    # Nothing at that URL: the initialize POST gets 404, and so does the SSE GET.
-    with running(create_http_app(demo)) as srv, anyio.fail_after(10):
-        async with (
-            open_http(srv.base + "/nothing") as t,
-            ClientSession(t, client_info=CLIENT_INFO) as cs,
-        ):
-            with pytest.raises(ProtocolError) as ei:
+    with anyio.fail_after(15):
+        async with ASGIClient(app) as http:
+            async with (
+                open_sse(IN_PROCESS_BASE + "/sse", http_client=http) as t,
+                ClientSession(t, client_info=CLIENT_INFO) as cs,
+            ):
                 await cs.initialize()
-    msg = str(ei.value)
-    assert "neither Streamable HTTP (HTTP 404" in msg and "HTTP+SSE (HTTP 404" in msg
-
-
-def _self_signed(tmp_path: Any) -> tuple[str, str]:
-    import shutil
-    import subprocess
-
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is not installed")
-    cert, key = str(tmp_path / "cert.pem"), str(tmp_path / "key.pem")
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
-         "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
-        check=True, capture_output=True, timeout=30,
-    )  # fmt: skip
-    return cert, key
-
-
-async def test_https_with_a_private_ca(demo: DemoServer, tmp_path: Any) -> None:
-    import ssl
-
-    cert, key = _self_signed(tmp_path)
-    app = create_http_app(demo)
-    with running(app, ssl_certfile=cert, ssl_keyfile=key) as srv, anyio.fail_after(15):
-        url = srv.url.replace("http://", "https://")
-        ctx = ssl.create_default_context(cafile=cert)
-        async with (
-            open_http(url, ssl_context=ctx) as t,
-            ClientSession(t, client_info=CLIENT_INFO) as cs,
-        ):
-            await cs.initialize()
-            assert text(await call(cs, "echo", text="over TLS")) == "over TLS"
-        # Without trusting that CA, the connection is refused, promptly and clearly.
-        async with (
-            open_streamable_http(url) as t,
-            ClientSession(t, client_info=CLIENT_INFO) as cs,
-        ):
-            with pytest.raises(ProtocolError, match=r"(?i)certificate"):
-                await cs.initialize(timeout=5)
+                assert len(app.sessions) == 1
+            # Closing the client ended its stream, and the app has seen it finish (the
+            # in-process client waits for that): the session went with it.
+            assert not app.sessions
 
 
 async def test_one_app_serves_old_and_new_clients(demo: DemoServer) -> None:
     app = create_http_app(demo, legacy_sse=True)
-    with running(app) as srv, anyio.fail_after(15):
-        async with open_http(srv.url) as t, ClientSession(t, client_info=CLIENT_INFO) as cs:
-            await cs.initialize()
-            assert t._legacy is None
-            assert text(await call(cs, "echo", text="new")) == "new"
-        async with (
-            open_sse(srv.base + "/sse") as t,
-            ClientSession(t, client_info=CLIENT_INFO) as cs,
-        ):
-            await cs.initialize()
-            assert text(await call(cs, "echo", text="old")) == "old"
-
-
-@pytest.mark.parametrize("json_response", [False, True])
-async def test_posts_reuse_one_keep_alive_connection(demo: DemoServer, json_response: bool) -> None:
-    # Every POST's answer (a JSON body, or an SSE stream the server ends after the
-    # response) is read to its end, so the connection goes back to the pool.
-    ports: list[tuple[str, int]] = []
-    inner = create_http_app(demo, json_response=json_response)
-
-    async def app(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST":
-            ports.append(tuple(scope["client"]))
-        await inner(scope, receive, send)
-
-    app.aclose = inner.aclose  # type: ignore[attr-defined]
-    with running(app) as srv, anyio.fail_after(15):
-        async with (
-            open_streamable_http(srv.url) as t,
-            ClientSession(t, client_info=CLIENT_INFO) as cs,
-        ):
-            await cs.initialize()
-            for i in range(20):
-                assert text(await call(cs, "echo", text=str(i))) == str(i)
-    assert len(ports) >= 21
-    # One connection carries the POSTs (a second may open while the first is still
-    # finishing the initialize exchange); never one per call.
-    assert len(set(ports)) <= 2, f"{len(set(ports))} connections for {len(ports)} POSTs"
+    with anyio.fail_after(15):
+        async with ASGIClient(app) as http:
+            async with (
+                open_http(URL, http_client=http) as t,
+                ClientSession(t, client_info=CLIENT_INFO) as cs,
+            ):
+                await cs.initialize()
+                assert t._legacy is None
+                assert text(await call(cs, "echo", text="new")) == "new"
+            async with (
+                open_sse(IN_PROCESS_BASE + "/sse", http_client=http) as t,
+                ClientSession(t, client_info=CLIENT_INFO) as cs,
+            ):
+                await cs.initialize()
+                assert text(await call(cs, "echo", text="old")) == "old"

@@ -1,4 +1,3 @@
-# ruff: noqa: ASYNC110  (polling state owned by a server thread)
 """Interoperability with the official Python SDK (``mcp``) over HTTP, both directions."""
 
 from __future__ import annotations
@@ -7,7 +6,7 @@ from typing import Any
 
 import anyio
 import pytest
-from _http_helpers import CLIENT_INFO, DemoServer, built_off_loop, running
+from _http_helpers import CLIENT_INFO, DemoServer, Recorder, built_off_loop, running
 
 from mcpkit._app import create_http_app
 from mcpkit._http import open_http, open_sse, open_streamable_http
@@ -38,7 +37,8 @@ async def test_official_client_against_our_server(
         )
 
     app = create_http_app(demo, json_response=json_response, stateless=stateless)
-    with running(app) as srv, anyio.fail_after(30):
+    rec = Recorder(app)
+    with running(rec) as srv, anyio.fail_after(30):
         async with (
             streamable_http_client(srv.url) as (read, write),
             OfficialSession(read, write, logging_callback=on_log, sampling_callback=on_sample) as s,
@@ -58,9 +58,17 @@ async def test_official_client_against_our_server(
             if not json_response:
                 assert logs == ["line 0", "line 1", "line 2"]
         if not stateless:
+            # The official client sends DELETE on close: once the server has answered it, the
+            # session is gone.
+            def deleted() -> bool:
+                return any(
+                    m == "DELETE" and i in rec.finished
+                    for i, (_, m, _, _) in enumerate(rec.requests)
+                )
+
             with anyio.fail_after(5):
-                while app.sessions:  # the official client sends DELETE on close
-                    await anyio.sleep(0.02)
+                await rec.wait_for(deleted)
+            assert not app.sessions
 
 
 def _official_server() -> Any:

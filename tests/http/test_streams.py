@@ -1,4 +1,4 @@
-# ruff: noqa: ASYNC110, ASYNC220, ASYNC230  (polling state owned by a server thread; test-only blocking calls)
+# ruff: noqa: ASYNC220, ASYNC230  (test-only blocking calls)
 """Streams, resumability, session lifetime and shutdown of the Streamable HTTP server."""
 
 from __future__ import annotations
@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -19,6 +21,7 @@ from _http_helpers import (
     HEADERS,
     INIT_PARAMS,
     DemoServer,
+    Recorder,
     asgi_call,
     free_port,
     running,
@@ -27,6 +30,7 @@ from _http_helpers import (
 
 from mcpkit._app import create_http_app
 from mcpkit._http import InMemoryEventStore, open_streamable_http
+from mcpkit._http._h11client import H11Client
 from mcpkit._session import ClientSession
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
@@ -45,6 +49,37 @@ async def _session(c: httpx.AsyncClient, url: str) -> dict[str, str]:
     r = await c.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=h)
     assert r.status_code == 202
     return h
+
+
+class _GetWatcher:
+    """An HTTP client for the transports (``http_client=``) that sets ``get_open`` once a GET
+    stream is answered 200: the client's GET stream is open."""
+
+    def __init__(self, inner: H11Client, get_open: anyio.Event) -> None:
+        self.inner = inner
+        self.get_open = get_open
+
+    async def __aenter__(self) -> _GetWatcher:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.inner.aclose()
+
+    @asynccontextmanager
+    async def stream(self, method: str, url: str, **kw: Any) -> AsyncIterator[Any]:
+        async with self.inner.stream(method, url, **kw) as resp:
+            if method == "GET" and resp.status_code == 200:
+                self.get_open.set()
+            yield resp
+
+    async def post(self, url: str, **kw: Any) -> Any:
+        return await self.inner.post(url, **kw)
+
+    async def delete(self, url: str, **kw: Any) -> Any:
+        return await self.inner.delete(url, **kw)
+
+    async def aclose(self) -> None:
+        """Closed by ``async with``."""
 
 
 def _tool(rid: int, name: str, **args: Any) -> dict[str, Any]:
@@ -76,8 +111,7 @@ async def test_client_disconnect_is_not_cancellation_and_result_resumes(
             # The connection is gone; the tool is not cancelled.
             assert priming.id and priming.data == ""
             demo.gate.set()
-            while "gated" not in demo.finished:
-                await anyio.sleep(0.01)
+            await demo.changes.wait_for(lambda: "gated" in demo.finished)
             async with c.stream(
                 "GET",
                 srv.url,
@@ -157,9 +191,20 @@ async def test_get_stream_carries_unrelated_messages_only(serve: Any, demo: Demo
 
                 srv.call(unrelated)
                 await got_unrelated.wait()
-                await anyio.sleep(0.1)  # anything else wrongly sent to GET would show now
+
+                async def marker() -> None:
+                    await entry.session.notify("notifications/prompts/list_changed")
+
+                # One stream is delivered in order: once this last notification is in,
+                # anything else wrongly sent to GET before it is in too.
+                got_unrelated = anyio.Event()
+                srv.call(marker)
+                await got_unrelated.wait()
                 tg.cancel_scope.cancel()
-    assert get_events == [{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}]
+    assert get_events == [
+        {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"},
+        {"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"},
+    ]
     post_msgs = [orjson.loads(e.data) for e in logs if e.data]
     assert [m.get("method") for m in post_msgs] == ["notifications/message"] * 3 + [None]
 
@@ -191,13 +236,15 @@ async def test_10000_sessions_dropped_without_delete_are_reaped() -> None:
     demo.keep_sessions = False
     store = InMemoryEventStore()
     app = create_http_app(demo, session_idle_timeout=3600, event_store=store)
+    now = [1000.0]
+    app.registry.clock = lambda: now[0]  # idle time passes when the test says so
     async with app:
         # Warm up (imports, caches), then take the baseline.
         for _ in range(50):
             assert (await asgi_call(app, "POST", HEADERS, INIT))[0] == 200
         for e in list(app.sessions.values()):
             app.registry.drop(e)
-        await anyio.sleep(0.05)
+        await anyio.wait_all_tasks_blocked()  # the dropped sessions have unwound
         gc.collect()
         base = len(gc.get_objects())
         with anyio.fail_after(60):
@@ -207,19 +254,15 @@ async def test_10000_sessions_dropped_without_delete_are_reaped() -> None:
             assert len(app.sessions) == 10_000
             gc.collect()
             held = len(gc.get_objects()) - base
-            app.options.session_idle_timeout = (
-                0.2  # nobody sends DELETE; the idle timeout ends them
-            )
-            while app.sessions:
-                await anyio.sleep(0.05)
+            # Nobody sends DELETE; the idle timeout ends them.
+            now[0] += 3600.5
+            app.registry.reap_idle()
+            assert not app.sessions
             # The cancelled sessions unwind as the scheduler gets to them (trio runs 10,000
-            # cancellations in batches); what matters is that everything goes, so wait until
-            # it has (bounded by the fail_after) and check nothing stays behind.
-            after = held
-            while after >= 1_000:
-                await anyio.sleep(0.05)
-                gc.collect()
-                after = len(gc.get_objects()) - base
+            # cancellations in batches): once every task is blocked, they all have.
+            await anyio.wait_all_tasks_blocked()
+            gc.collect()
+            after = len(gc.get_objects()) - base
     assert store.session_count() == 0
     assert held > 100_000  # 10,000 live sessions are visible...
     assert after < 1_000, f"{after} objects still alive after every session expired"  # ...and gone
@@ -254,8 +297,8 @@ async def test_session_cap_evicts_idle_and_refuses_when_all_busy() -> None:
                     orjson.dumps(_tool(3, "gated")),
                 )
             with anyio.fail_after(5):
-                while sum(len(e.transport.requests) for e in app.sessions.values()) < 2:
-                    await anyio.sleep(0.01)
+                await demo.changes.wait_for(lambda: demo.started.count("gated") == 2)
+            assert sum(len(e.transport.requests) for e in app.sessions.values()) == 2
             status, _, body = await asgi_call(app, "POST", HEADERS, INIT)
             assert status == 503 and b"too many sessions" in body
             demo.gate.set()
@@ -289,14 +332,14 @@ async def test_serve_http_binds_loopback_and_shuts_down_gracefully(tmp_path: Any
                 listening = f.read().splitlines()[1:]
             local = [ln.split()[1] for ln in listening if ln.split()[3] == "0A"]
             assert f"0100007F:{port:04X}" in local  # 127.0.0.1 only
+            get_open = anyio.Event()
             async with (
-                open_streamable_http(url) as t,
+                _GetWatcher(H11Client(), get_open) as http,
+                open_streamable_http(url, http_client=http) as t,
                 ClientSession(t, client_info=CLIENT_INFO) as cs,
             ):
                 await cs.initialize()
-                while t._get_started is False:
-                    await anyio.sleep(0.01)
-                await anyio.sleep(0.2)  # the GET stream is open now
+                await get_open.wait()  # the GET stream is open now
                 t0 = time.monotonic()
                 proc.terminate()
                 await anyio.to_thread.run_sync(proc.wait, 10)
@@ -381,8 +424,8 @@ async def test_cancelled_request_ends_its_stream(
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(call)
-                while not any(77 in e.transport.requests for e in srv.app.sessions.values()):
-                    await anyio.sleep(0.01)
+                await demo.changes.wait_for(lambda: "gated" in demo.started)
+                assert any(77 in e.transport.requests for e in srv.app.sessions.values())
                 cancel = {
                     "jsonrpc": "2.0",
                     "method": "notifications/cancelled",
@@ -393,14 +436,15 @@ async def test_cancelled_request_ends_its_stream(
             assert b'"result"' not in result["body"] and b'"error"' not in result["body"]
             assert result["status"] == (202 if json_response else 200)
             assert not any(e.transport.requests for e in srv.app.sessions.values())
+            await demo.changes.wait_for(lambda: "gated" in demo.cancelled)
             demo.gate.set()
-            await anyio.sleep(0.1)
             assert "gated" not in demo.finished  # the handler was cancelled, not finished
 
 
 @pytest.mark.req("HTTP-GET-POLLING")
-async def test_get_stream_primes_and_resumes(serve: Any) -> None:
-    srv = serve()
+async def test_get_stream_primes_and_resumes(serve: Any, demo: DemoServer) -> None:
+    rec = Recorder(create_http_app(demo))
+    srv = serve(app=rec)
     with anyio.fail_after(15):
         async with httpx.AsyncClient(timeout=10) as c:
             h = await _session(c, srv.url)
@@ -421,8 +465,10 @@ async def test_get_stream_primes_and_resumes(serve: Any) -> None:
                 first = await events.__anext__()
                 assert orjson.loads(first.data)["method"] == "notifications/tools/list_changed"
                 await events.aclose()
-            while entry.transport.standalone.conn is not None:  # the server saw us go
-                await anyio.sleep(0.01)
+            # The server saw us go: the GET's handler is over, and let go of the stream.
+            (get,) = [i for i, (_, m, _, _) in enumerate(rec.requests) if m == "GET"]
+            await rec.wait_for(lambda: get in rec.finished)
+            assert entry.transport.standalone.conn is None
             notify("notifications/prompts/list_changed")  # nobody listening now
             async with c.stream("GET", srv.url, headers={**get_h, "last-event-id": first.id}) as r:
                 async for ev in sse_events(r):
@@ -509,7 +555,8 @@ async def test_send_failing_before_the_stream_starts_lets_go_of_the_connection()
         stream = entry.transport.requests[7]
         assert stream.conn_recv is None  # released, not left attached to a dead response
         with anyio.fail_after(5):
-            while "slow" not in demo.finished:
-                await anyio.sleep(0.02)
-            while store.session_count() == 0 or 7 in entry.transport.requests:
-                await anyio.sleep(0.02)
+            await demo.changes.wait_for(lambda: "slow" in demo.finished)
+            # The result goes to the store, and the stream away, in this loop's tasks: done
+            # once they all wait.
+            await anyio.wait_all_tasks_blocked()
+        assert store.session_count() == 1 and 7 not in entry.transport.requests

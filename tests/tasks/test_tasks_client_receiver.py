@@ -127,9 +127,10 @@ async def test_without_client_support_as_task_is_a_plain_request() -> None:
 
 
 async def test_client_runs_task_augmented_sampling_and_elicitation() -> None:
-    release = anyio.Event()
+    release, entered = anyio.Event(), anyio.Event()
 
     async def sampling(params: Any, ctx: Any) -> Any:
+        entered.set()
         await release.wait()
         return "sampled"
 
@@ -156,7 +157,10 @@ async def test_client_runs_task_augmented_sampling_and_elicitation() -> None:
 
                 box: list[Any] = []
                 tg.start_soon(call)
-                await anyio.sleep(0.05)
+                # The server has the task as "working" and waits for its result: everything
+                # here runs in this loop, so that is once the sampling runs and all tasks wait.
+                await entered.wait()
+                await anyio.wait_all_tasks_blocked()
                 release.set()
             out = box[0]
             assert out["seen"] == ["working", "completed"]

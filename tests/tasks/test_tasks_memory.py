@@ -97,7 +97,9 @@ async def test_task_lifecycle_end_to_end() -> None:
                     box.append(await client.send_request("tasks/result", {"taskId": tid}))
 
                 tg.start_soon(fetch)
-                await anyio.sleep(0.05)
+                # Client and server share this loop: once every task waits, an answer that
+                # did not block would be in.
+                await anyio.wait_all_tasks_blocked()
                 assert not box  # tasks/result blocks while the task works
                 state["gate"].set()
             result = box[0]

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import logging
 import secrets
+import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import anyio
@@ -39,11 +40,31 @@ class SessionFactory(Protocol):
 
 
 class SessionEntry:
-    """One session of the app: its id, transport, session, owner and activity."""
+    """One session of the app: its id, transport, session, owner and activity.
 
-    __slots__ = ("busy", "id", "last_active", "owner", "scope", "session", "transport")
+    ``clock`` is the registry's (see :class:`MemorySessionRegistry`): :attr:`last_active` is
+    a reading of it.
+    """
 
-    def __init__(self, id: str, transport: HTTPServerTransport, session: ServerSession) -> None:
+    __slots__ = (
+        "_clock",
+        "_last_active",
+        "busy",
+        "id",
+        "owner",
+        "scope",
+        "session",
+        "transport",
+    )
+
+    def __init__(
+        self,
+        id: str,
+        transport: HTTPServerTransport,
+        session: ServerSession,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.id = id
         self.transport = transport
         self.session = session
@@ -51,8 +72,26 @@ class SessionEntry:
         self.owner: str | None = None
         #: HTTP requests and streams of its client attached right now.
         self.busy = 0
-        self.last_active = anyio.current_time()
+        self._clock = clock
+        self._last_active = clock()
         self.scope = anyio.CancelScope()
+
+    def touch(self) -> None:
+        """Mark the session active now (on its clock)."""
+        self._last_active = self._clock()
+
+    @property
+    def last_active(self) -> float:
+        """When its client last had something attached, as a reading of the entry's clock."""
+        return self._last_active
+
+    @last_active.setter
+    def last_active(self, when: float) -> None:
+        # The request handlers mark activity with ``entry.last_active = anyio.current_time()``.
+        # That reading is on the event loop's clock, not this entry's (trio's even carries a
+        # random offset), so an assignment is taken to mean "active now" and stamps the
+        # entry's own clock: the idle check never compares readings of two different clocks.
+        self.touch()
 
 
 class SessionRegistry(Protocol):
@@ -90,6 +129,20 @@ class MemorySessionRegistry:
             ``json_response``, ``retry_ms`` are read live).
         event_store: where the sessions' events are kept (forgotten with the session).
         ownership: the owner check of :func:`create_http_app`'s ``session_owner``.
+        clock: what idle time is measured with: a function returning seconds that only
+            move forward (default :func:`time.monotonic`). Every session's activity stamp
+            and every idle check read it, so a test can pass a fake clock and move time on
+            by hand instead of waiting on the real one. It is kept as :attr:`clock`; the
+            registry of an app may be given another one before the app has any session
+            (``app.registry.clock = fake``): sessions keep the clock they were created with.
+
+    Example::
+
+        now = [0.0]
+        registry = MemorySessionRegistry(server, options, None, ownership, clock=lambda: now[0])
+        ...
+        now[0] += options.session_idle_timeout + 1
+        registry.reap_idle()  # every session without a client attached is ended
     """
 
     def __init__(
@@ -98,11 +151,14 @@ class MemorySessionRegistry:
         options: HTTPAppOptions,
         event_store: EventStore | None,
         ownership: SessionOwnership,
+        *,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.server = server
         self.options = options
         self.event_store = event_store
         self.ownership = ownership
+        self.clock = clock
         self.sessions: OrderedDict[str, SessionEntry] = OrderedDict()
         self._tg: TaskGroup | None = None
 
@@ -115,7 +171,7 @@ class MemorySessionRegistry:
             # Someone else's session: answered as unknown, so ids cannot be probed.
             return None
         if entry is not None:
-            entry.last_active = anyio.current_time()
+            entry.touch()
             self.sessions.move_to_end(sid)
         return entry
 
@@ -132,16 +188,16 @@ class MemorySessionRegistry:
             event_store=self.event_store,
             retry_ms=self.options.retry_ms,
         )
-        entry = SessionEntry(sid, transport, self.server.create_session(transport))
+        entry = SessionEntry(
+            sid, transport, self.server.create_session(transport), clock=self.clock
+        )
         entry.owner = owner
         self.sessions[sid] = entry
         tg.start_soon(self._run, entry)
         return entry
 
     def _make_room(self) -> None:
-        timeout = self.options.session_idle_timeout
-        if timeout is not None:
-            self.reap(anyio.current_time() - timeout)
+        self.reap_idle()
         # Still full: the least recently active idle session makes room (its client gets
         # 404 and starts over, as the spec lets it); failing that, one whose client left
         # calls running with nothing attached (abandoned work is cancelled).
@@ -181,11 +237,20 @@ class MemorySessionRegistry:
         while True:
             timeout = self.options.session_idle_timeout
             await anyio.sleep(1.0 if timeout is None else max(0.02, min(timeout / 4, 1.0)))
-            if timeout is not None:
-                self.reap(anyio.current_time() - timeout)
+            self.reap_idle()
+
+    def reap_idle(self) -> None:
+        """End every session idle for longer than ``session_idle_timeout``, by :attr:`clock`.
+
+        Does nothing when the timeout is None. :meth:`reap_forever` calls it on every round.
+        """
+        timeout = self.options.session_idle_timeout
+        if timeout is not None:
+            self.reap(self.clock() - timeout)
 
     def reap(self, before: float) -> None:
-        """End every session with nothing of its client attached since ``before``."""
+        """End every session with nothing of its client attached since ``before`` (a reading
+        of :attr:`clock`)."""
         for entry in list(self.sessions.values()):
             # Abandoned even with calls still running (they are cancelled with it): a
             # client that is gone must not hold a session, and its slot, forever.
