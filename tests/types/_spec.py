@@ -1,11 +1,13 @@
-"""Test helpers for ``mcpkit.types``: the shared spec files, JSON Schema validation, and
-a strict JSON comparison."""
+"""Test helpers for ``mcpkit.types``: the shared spec files, JSON Schema validation, the
+JSON blocks of the prose pages, and a strict JSON comparison."""
 
 from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from jsonschema.validators import validator_for
@@ -16,6 +18,21 @@ PROSE_DIR = SPEC_DIR / "2025-11-25"
 SEEDS_DIR = SPEC_DIR / "seeds"
 REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST = "2025-11-25"
+#: The stateless revision (no handshake), modelled beside LATEST by the same classes.
+STATELESS = "2026-07-28"
+#: The revisions whose every definition has a model; a model shared by both accepts the
+#: shapes of both (what one revision requires and the other lacks is optional).
+MODEL_REVISIONS = (LATEST, STATELESS)
+#: The sender unions of the schemas. One that lists a single type is emitted as a copy of
+#: that type (2026-07-28: ClientNotification is CancelledNotification, ClientResult is Result).
+SENDER_UNIONS = frozenset(
+    {"ClientRequest", "ClientNotification", "ClientResult"}
+    | {"ServerRequest", "ServerNotification", "ServerResult"}
+)
+
+
+def prose_dir(rev: str) -> Path:
+    return SPEC_DIR / rev
 
 
 @functools.cache
@@ -47,12 +64,120 @@ def schema_errors(rev: str, name: str, instance: Any) -> list[str]:
 
 @functools.cache
 def method_map(rev: str) -> dict[str, str]:
-    """method -> definition name, for every concrete request and notification."""
+    """method -> definition name, for every concrete request and notification (not the
+    sender unions that happen to pin a method)."""
     return {
         d["properties"]["method"]["const"]: name
         for name, d in definitions(rev).items()
-        if "const" in d.get("properties", {}).get("method", {})
+        if "const" in d.get("properties", {}).get("method", {}) and name not in SENDER_UNIONS
     }
+
+
+def object_properties(rev: str, node: Any) -> tuple[dict[str, Any], set[str]] | None:
+    """(properties, required) of an object definition, following ``allOf``; None otherwise."""
+    if "allOf" in node:
+        props: dict[str, Any] = {}
+        required: set[str] = set()
+        for part in node["allOf"]:
+            sub = object_properties(rev, resolve(rev, part))
+            if sub is None:
+                return None
+            props.update(sub[0])
+            required |= sub[1]
+        return props, required
+    if node.get("type") == "object" and "properties" in node:
+        return node["properties"], set(node.get("required", []))
+    return None
+
+
+def required_in_every_revision(name: str, prop: str) -> bool:
+    """Whether ``prop`` is required by every revision of MODEL_REVISIONS that defines
+    ``name`` (only then may the shared model require it)."""
+    for rev in MODEL_REVISIONS:
+        node = definitions(rev).get(name)
+        found = object_properties(rev, node) if node is not None else None
+        if found is not None and prop not in found[1]:
+            return False
+    return True
+
+
+def _without_descriptions(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _without_descriptions(v) for k, v in node.items() if k != "description"}
+    if isinstance(node, list):
+        return [_without_descriptions(v) for v in node]
+    return node
+
+
+def union_refs(rev: str, name: str) -> set[str] | None:
+    """The definitions a union definition stands for; None for a definition of its own.
+
+    ``anyOf``/``oneOf`` of references, a bare ``$ref`` (EmptyResult), and a sender union
+    the schema emitted as a copy of its only member.
+    """
+    node = definitions(rev)[name]
+    branches = node.get("anyOf") or node.get("oneOf")
+    if branches and all("$ref" in b for b in branches):
+        return {b["$ref"].rsplit("/", 1)[-1] for b in branches}
+    if set(node) - {"description"} == {"$ref"}:
+        return {node["$ref"].rsplit("/", 1)[-1]}
+    if name in SENDER_UNIONS:
+        body = _without_descriptions(node)
+        twins = {
+            other
+            for other, d in definitions(rev).items()
+            if other != name and other not in SENDER_UNIONS and _without_descriptions(d) == body
+        }
+        if twins:
+            return twins
+    return None
+
+
+# --- JSON blocks of the prose pages ---------------------------------------------------
+
+FENCE = re.compile(r"^[ \t]*```json[^\n]*\n(.*?)^[ \t]*```", re.S | re.M)
+
+
+def strip_comments(text: str) -> str:
+    """Remove ``// ...`` comments that are outside JSON strings."""
+    out: list[str] = []
+    in_string = escaped = False
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if in_string:
+            out.append(ch)
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+            out.append(ch)
+        elif text.startswith("//", i):
+            while i < len(text) and text[i] != "\n":
+                i += 1
+            continue
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def parse_block(text: str) -> Any:
+    """The JSON value of a fenced block; ``// comments`` (in ``jsonc`` blocks) are removed.
+    None when the block is not JSON (ellipses, trailing commas)."""
+    value = _loads(text)
+    return value if value is not None else _loads(strip_comments(text))
 
 
 def resolve(rev: str, node: Any) -> Any:

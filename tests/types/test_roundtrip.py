@@ -11,12 +11,11 @@ from typing import Any
 
 import pytest
 from pydantic import TypeAdapter, ValidationError
-from tests.types._spec import PROSE_DIR, SEEDS_DIR, definitions, same_json
+from tests.types._spec import FENCE, PROSE_DIR, SEEDS_DIR, definitions, parse_block, same_json
 
 import mcpkit.types as t
 
 DEFS = definitions("2025-11-25")
-_FENCE = re.compile(r"^[ \t]*```json[^\n]*\n(.*?)^[ \t]*```", re.S | re.M)
 _INTERFACE = re.compile(r"^interface (\w+)", re.M)
 
 Roundtrip = Callable[[Any], Any]
@@ -28,47 +27,6 @@ class Example:
     value: Any
     definition: str  # what it was classified as
     roundtrip: Roundtrip
-
-
-def _strip_comments(text: str) -> str:
-    """Remove ``// ...`` comments that are outside JSON strings."""
-    out: list[str] = []
-    in_string = escaped = False
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if in_string:
-            out.append(ch)
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-            out.append(ch)
-        elif text.startswith("//", i):
-            while i < len(text) and text[i] != "\n":
-                i += 1
-            continue
-        else:
-            out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-def _loads(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
-def _parse(text: str) -> Any:
-    """The JSON value of a fenced block; ``// comments`` (in ``jsonc`` blocks) are removed."""
-    value = _loads(text)
-    return value if value is not None else _loads(_strip_comments(text))
 
 
 def _model_roundtrip(model: type[t.MCPModel]) -> Roundtrip:
@@ -250,10 +208,10 @@ def _prose_examples() -> Iterator[tuple[str, Any, str | None, Classifier]]:
     for path in sorted(PROSE_DIR.rglob("*.mdx")):
         text = path.read_text(encoding="utf-8")
         classify = Classifier(str(path))
-        for match in _FENCE.finditer(text):
+        for match in FENCE.finditer(text):
             line = text.count("\n", 0, match.start()) + 1
             source = f"{path.relative_to(PROSE_DIR)}:{line}"
-            yield source, _parse(match.group(1)), None, classify
+            yield source, parse_block(match.group(1)), None, classify
 
 
 def _seed_examples() -> Iterator[tuple[str, Any, str | None, Classifier]]:

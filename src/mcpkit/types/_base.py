@@ -8,7 +8,7 @@ with real annotations pydantic has no strings to evaluate, which keeps import ti
 import inspect
 from typing import Any, ClassVar, Literal, TypeAlias, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, StrictInt, StrictStr
 from pydantic_core import PydanticUndefined
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "RequestMeta",
     "RequestParams",
     "Result",
+    "ResultType",
     "Role",
 ]
 
@@ -44,6 +45,10 @@ Cursor: TypeAlias = str
 Role: TypeAlias = Literal["user", "assistant"]
 #: The free-form ``_meta`` object.
 Meta: TypeAlias = dict[str, Any]
+#: How a client reads a result (2026-07-28): ``"complete"`` for a final answer,
+#: ``"input_required"`` for an :class:`~mcpkit.types.InputRequiredResult`. A result without
+#: it (every earlier revision) counts as ``"complete"``.
+ResultType: TypeAlias = str
 
 
 class MCPModel(BaseModel):
@@ -162,9 +167,14 @@ class RequestMeta(MCPModel):
 
 
 class RequestParams(MCPModel):
-    """Params every request may carry (just ``_meta``)."""
+    """Params every request may carry (just ``_meta``).
 
-    meta: RequestMeta | None = Field(default=None, alias="_meta")
+    2026-07-28 requires ``_meta`` (protocol version and client capabilities ride in it, see
+    :class:`~mcpkit.types.RequestMetaObject`, which may be given here); earlier revisions
+    leave it optional, and so does this model.
+    """
+
+    meta: SerializeAsAny[RequestMeta] | None = Field(default=None, alias="_meta")
 
 
 class PaginatedRequestParams(RequestParams):
@@ -203,9 +213,14 @@ class PaginatedRequest(MCPModel):
 
 
 class Result(MCPModel):
-    """Base of every result: ``_meta`` plus whatever members the method defines."""
+    """Base of every result: ``_meta`` plus whatever members the method defines.
+
+    ``result_type`` (``resultType``) is required by 2026-07-28 and unknown before it; it
+    stays optional here so that results of every revision validate and round-trip.
+    """
 
     meta: Meta | None = Field(default=None, alias="_meta")
+    result_type: ResultType | None = Field(default=None, alias="resultType")
 
 
 #: A result that only says "done" (ping, logging/setLevel, subscribe, unsubscribe).
@@ -216,6 +231,17 @@ class PaginatedResult(Result):
     """Base of list results: may carry the cursor of the next page."""
 
     next_cursor: Cursor | None = Field(default=None, alias="nextCursor")
+
+
+class _CacheHints(MCPModel):
+    """Caching hints of the results 2026-07-28 makes cacheable (``ttlMs``, ``cacheScope``).
+
+    Required there (see :class:`~mcpkit.types.CacheableResult`), absent before: optional on
+    the shared list and read results, so that results of every revision validate.
+    """
+
+    ttl_ms: int | None = Field(default=None, alias="ttlMs", ge=0)
+    cache_scope: Literal["private", "public"] | None = Field(default=None, alias="cacheScope")
 
 
 class _RequestBase(MCPModel):
@@ -229,3 +255,24 @@ class _NotificationBase(MCPModel):
     """The JSON-RPC envelope of a concrete notification (``jsonrpc``)."""
 
     jsonrpc: Literal["2.0"] = "2.0"
+
+
+class _InputRequestBase(MCPModel):
+    """The envelope of a request the server puts to the client (sampling, roots, elicitation).
+
+    Up to 2025-11-25 it travels as a JSON-RPC request (``jsonrpc`` and ``id``); from
+    2026-07-28 it is carried bare, method and params only, inside an
+    ``InputRequiredResult``. Both members are optional so either shape validates and
+    round-trips; constructing one with an ``id`` writes ``jsonrpc`` as well.
+    """
+
+    jsonrpc: Literal["2.0"] | None = None
+    id: RequestId | None = None
+
+    def __init__(self, /, **data: Any) -> None:
+        if data.get("id") is not None and data.get("jsonrpc") is None:
+            data["jsonrpc"] = "2.0"
+        super().__init__(**data)
+
+    # Python construction only, as for MCPModel.__init__.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]

@@ -4,7 +4,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Discriminator, Field, Tag
 
-from ._base import MCPModel, NotificationParams, Result, _NotificationBase, _RequestBase
+from ._base import MCPModel, NotificationParams, Result, _InputRequestBase, _NotificationBase
 from ._tasks import TaskAugmentedRequestParams
 
 __all__ = [
@@ -241,11 +241,16 @@ class ElicitRequestFormParams(TaskAugmentedRequestParams):
 
 
 class ElicitRequestURLParams(TaskAugmentedRequestParams):
-    """Params of a URL-mode ``elicitation/create``: send the user to a URL, out of band."""
+    """Params of a URL-mode ``elicitation/create``: send the user to a URL, out of band.
+
+    ``elicitationId`` is required in 2025-11-25 and removed in 2026-07-28 (the client
+    learns the outcome by retrying the request): ``elicitation_id`` is ``""`` when the
+    message has none, and is then left out of the wire form.
+    """
 
     mode: Literal["url"] = "url"
     message: str
-    elicitation_id: str = Field(alias="elicitationId")
+    elicitation_id: str = Field(default="", alias="elicitationId")
     url: str
 
 
@@ -261,8 +266,12 @@ ElicitRequestParams: TypeAlias = Annotated[
 ]
 
 
-class ElicitRequest(_RequestBase):
-    """Asks the client to get information from the user (by form or by URL)."""
+class ElicitRequest(_InputRequestBase):
+    """Asks the client to get information from the user (by form or by URL).
+
+    A JSON-RPC request up to 2025-11-25; from 2026-07-28 an entry of
+    ``InputRequiredResult.inputRequests`` without ``jsonrpc`` and ``id``.
+    """
 
     method: Literal["elicitation/create"] = "elicitation/create"
     params: ElicitRequestParams

@@ -98,9 +98,14 @@ class ClientTasksCapability(MCPModel):
 
 
 class ClientCapabilities(MCPModel):
-    """What a client supports; the set is open, extra capabilities are kept."""
+    """What a client supports; the set is open, extra capabilities are kept.
+
+    ``extensions`` (2026-07-28) maps extension ids (``io.modelcontextprotocol/ui``) to
+    their settings; ``tasks`` is 2025-11-25 only.
+    """
 
     experimental: dict[str, _Flag] | None = None
+    extensions: dict[str, _Flag] | None = None
     roots: RootsCapability | None = None
     sampling: SamplingCapability | None = None
     elicitation: ElicitationCapability | None = None
@@ -147,9 +152,14 @@ class ServerTasksCapability(MCPModel):
 
 
 class ServerCapabilities(MCPModel):
-    """What a server supports; the set is open, extra capabilities are kept."""
+    """What a server supports; the set is open, extra capabilities are kept.
+
+    ``extensions`` (2026-07-28) maps extension ids to their settings; ``tasks`` is
+    2025-11-25 only.
+    """
 
     experimental: dict[str, _Flag] | None = None
+    extensions: dict[str, _Flag] | None = None
     logging: _Flag | None = None
     completions: _Flag | None = None
     prompts: PromptsCapability | None = None

@@ -1,14 +1,16 @@
-"""Which messages each side sends, and method-name lookups."""
+"""Which messages each side sends, the typed success responses, and method-name lookups."""
 
-from typing import Annotated, TypeAlias
+from typing import Annotated, Any, TypeAlias, TypeVar
 
-from pydantic import Field
+from pydantic import Discriminator, Field, Tag
 
 from ._base import MCPModel, Result
 from ._completion import CompleteRequest, CompleteResult
 from ._elicitation import ElicitationCompleteNotification, ElicitRequest, ElicitResult
+from ._jsonrpc import JSONRPCResultResponse
 from ._lifecycle import InitializedNotification, InitializeRequest, InitializeResult, PingRequest
 from ._logging import LoggingMessageNotification, SetLevelRequest
+from ._mrtr import InputRequiredResult
 from ._notifications import CancelledNotification, ProgressNotification
 from ._prompts import (
     GetPromptRequest,
@@ -31,6 +33,13 @@ from ._resources import (
 )
 from ._roots import ListRootsRequest, ListRootsResult, RootsListChangedNotification
 from ._sampling import CreateMessageRequest, CreateMessageResult
+from ._stateless import (
+    DiscoverRequest,
+    DiscoverResult,
+    SubscriptionsAcknowledgedNotification,
+    SubscriptionsListenRequest,
+    SubscriptionsListenResult,
+)
 from ._tasks import (
     CancelTaskRequest,
     CancelTaskResult,
@@ -54,18 +63,32 @@ __all__ = [
     "NOTIFICATION_TYPES",
     "REQUEST_TYPES",
     "RESULT_TYPES",
+    "CallToolResultResponse",
     "ClientNotification",
     "ClientRequest",
     "ClientResult",
+    "CompleteResultResponse",
+    "DiscoverResultResponse",
+    "GetPromptResultResponse",
+    "ListPromptsResultResponse",
+    "ListResourceTemplatesResultResponse",
+    "ListResourcesResultResponse",
+    "ListToolsResultResponse",
+    "ReadResourceResultResponse",
     "ServerNotification",
     "ServerRequest",
     "ServerResult",
+    "SubscriptionsListenResultResponse",
 ]
+
+# The unions hold the messages of every revision mcpkit models (2025-11-25 and 2026-07-28).
 
 #: A request a client sends, told apart by ``method``.
 ClientRequest: TypeAlias = Annotated[
     InitializeRequest
     | PingRequest
+    | DiscoverRequest
+    | SubscriptionsListenRequest
     | ListResourcesRequest
     | ListResourceTemplatesRequest
     | ReadResourceRequest
@@ -117,7 +140,8 @@ ServerNotification: TypeAlias = Annotated[
     | ToolListChangedNotification
     | TaskStatusNotification
     | LoggingMessageNotification
-    | ElicitationCompleteNotification,
+    | ElicitationCompleteNotification
+    | SubscriptionsAcknowledgedNotification,
     Field(discriminator="method"),
 ]
 
@@ -149,7 +173,92 @@ ServerResult: TypeAlias = (
     | ListTasksResult
     | CompleteResult
     | Result
+    # Last: results of 2025-11-25 match as before (the first of equal matches wins).
+    | InputRequiredResult
+    | DiscoverResult
+    | SubscriptionsListenResult
 )
+
+# --- typed success responses (2026-07-28) ---------------------------------------------
+
+_R = TypeVar("_R", bound=Result)
+
+
+def _result_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "input_required" if value.get("resultType") == "input_required" else "complete"
+    return "input_required" if isinstance(value, InputRequiredResult) else "complete"
+
+
+#: The answer to a request that may need input first: an :class:`InputRequiredResult`
+#: (``resultType == "input_required"``) or the method's own result.
+_OrInputRequired: TypeAlias = Annotated[
+    Annotated[InputRequiredResult, Tag("input_required")] | Annotated[_R, Tag("complete")],
+    Discriminator(_result_kind),
+]
+
+
+class CallToolResultResponse(JSONRPCResultResponse):
+    """A successful response to ``tools/call``: the tool's result, or input it needs first."""
+
+    result: _OrInputRequired[CallToolResult]
+
+
+class GetPromptResultResponse(JSONRPCResultResponse):
+    """A successful response to ``prompts/get``: the prompt, or input it needs first."""
+
+    result: _OrInputRequired[GetPromptResult]
+
+
+class ReadResourceResultResponse(JSONRPCResultResponse):
+    """A successful response to ``resources/read``: the contents, or input needed first."""
+
+    result: _OrInputRequired[ReadResourceResult]
+
+
+class CompleteResultResponse(JSONRPCResultResponse):
+    """A successful response to ``completion/complete``."""
+
+    result: CompleteResult
+
+
+class DiscoverResultResponse(JSONRPCResultResponse):
+    """A successful response to ``server/discover``."""
+
+    result: DiscoverResult
+
+
+class ListPromptsResultResponse(JSONRPCResultResponse):
+    """A successful response to ``prompts/list``."""
+
+    result: ListPromptsResult
+
+
+class ListResourcesResultResponse(JSONRPCResultResponse):
+    """A successful response to ``resources/list``."""
+
+    result: ListResourcesResult
+
+
+class ListResourceTemplatesResultResponse(JSONRPCResultResponse):
+    """A successful response to ``resources/templates/list``."""
+
+    result: ListResourceTemplatesResult
+
+
+class ListToolsResultResponse(JSONRPCResultResponse):
+    """A successful response to ``tools/list``."""
+
+    result: ListToolsResult
+
+
+class SubscriptionsListenResultResponse(JSONRPCResultResponse):
+    """A successful response to ``subscriptions/listen``: the server ended the stream."""
+
+    result: SubscriptionsListenResult
+
+
+# --- method-name lookups (2025-11-25 methods) ----------------------------------------
 
 _REQUESTS: tuple[type[MCPModel], ...] = (
     InitializeRequest,

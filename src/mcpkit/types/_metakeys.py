@@ -13,6 +13,34 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+__all__ = [
+    "CLIENT_CAPABILITIES_META_KEY",
+    "CLIENT_INFO_META_KEY",
+    "LOG_LEVEL_META_KEY",
+    "PROTOCOL_VERSION_META_KEY",
+    "SERVER_INFO_META_KEY",
+    "SUBSCRIPTION_ID_META_KEY",
+    "check_meta",
+    "is_reserved_meta_key",
+    "is_valid_meta_key",
+]
+
+# Keys MCP itself defines (2026-07-28), under its reserved ``io.modelcontextprotocol/`` prefix.
+#: Request ``_meta``: the protocol revision of this request (required).
+PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
+#: Request ``_meta``: the client's capabilities for this request (required).
+CLIENT_CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities"
+#: Request ``_meta``: who the client is (an ``Implementation``).
+CLIENT_INFO_META_KEY = "io.modelcontextprotocol/clientInfo"
+#: Request ``_meta``: the lowest log level the client wants for this request; without it
+#: the server sends no ``notifications/message`` for the request.
+LOG_LEVEL_META_KEY = "io.modelcontextprotocol/logLevel"
+#: Result ``_meta``: who the server is (an ``Implementation``).
+SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
+#: Notification and ``subscriptions/listen`` result ``_meta``: the id of the
+#: ``subscriptions/listen`` request whose stream the message belongs to.
+SUBSCRIPTION_ID_META_KEY = "io.modelcontextprotocol/subscriptionId"
+
 _LABEL = r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
 _KEY = re.compile(rf"(?:{_LABEL}(?:\.{_LABEL})*/)?(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?")
 

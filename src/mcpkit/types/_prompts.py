@@ -15,10 +15,12 @@ from ._base import (
     RequestParams,
     Result,
     Role,
+    _CacheHints,
     _NotificationBase,
     _RequestBase,
 )
 from ._content import ContentBlock
+from ._mrtr import _InputResponseFields
 
 __all__ = [
     "GetPromptRequest",
@@ -62,14 +64,18 @@ class ListPromptsRequest(_RequestBase):
     params: PaginatedRequestParams | None = None
 
 
-class ListPromptsResult(PaginatedResult):
-    """Answer to ``prompts/list``."""
+class ListPromptsResult(_CacheHints, PaginatedResult):
+    """Answer to ``prompts/list`` (2026-07-28 adds the caching hints ``ttlMs`` and ``cacheScope``)."""
 
     prompts: list[Prompt]
 
 
-class GetPromptRequestParams(RequestParams):
-    """Params of ``prompts/get``: the prompt's name and string arguments for it."""
+class GetPromptRequestParams(_InputResponseFields, RequestParams):
+    """Params of ``prompts/get``: the prompt's name and string arguments for it.
+
+    A retry after an ``InputRequiredResult`` (2026-07-28) adds ``inputResponses`` and
+    ``requestState``.
+    """
 
     name: str
     arguments: dict[str, str] | None = None

@@ -14,10 +14,12 @@ from ._base import (
     PaginatedResult,
     RequestParams,
     Result,
+    _CacheHints,
     _NotificationBase,
     _RequestBase,
 )
 from ._content import BlobResourceContents, TextResourceContents, _ResourceDescription
+from ._mrtr import _InputResponseFields
 
 __all__ = [
     "ListResourceTemplatesRequest",
@@ -67,8 +69,8 @@ class ListResourcesRequest(_RequestBase):
     params: PaginatedRequestParams | None = None
 
 
-class ListResourcesResult(PaginatedResult):
-    """Answer to ``resources/list``."""
+class ListResourcesResult(_CacheHints, PaginatedResult):
+    """Answer to ``resources/list`` (2026-07-28 adds the caching hints ``ttlMs`` and ``cacheScope``)."""
 
     resources: list[Resource]
 
@@ -80,14 +82,14 @@ class ListResourceTemplatesRequest(_RequestBase):
     params: PaginatedRequestParams | None = None
 
 
-class ListResourceTemplatesResult(PaginatedResult):
-    """Answer to ``resources/templates/list``."""
+class ListResourceTemplatesResult(_CacheHints, PaginatedResult):
+    """Answer to ``resources/templates/list`` (2026-07-28 adds the caching hints ``ttlMs`` and ``cacheScope``)."""
 
     resource_templates: list[ResourceTemplate] = Field(alias="resourceTemplates")
 
 
-class ReadResourceRequestParams(ResourceRequestParams):
-    """Params of ``resources/read``."""
+class ReadResourceRequestParams(_InputResponseFields, ResourceRequestParams):
+    """Params of ``resources/read`` (plus ``inputResponses``/``requestState`` on a 2026-07-28 retry)."""
 
 
 class ReadResourceRequest(_RequestBase):
@@ -97,8 +99,8 @@ class ReadResourceRequest(_RequestBase):
     params: ReadResourceRequestParams
 
 
-class ReadResourceResult(Result):
-    """Answer to ``resources/read``: one or more pieces of content."""
+class ReadResourceResult(_CacheHints, Result):
+    """Answer to ``resources/read``: one or more pieces of content (cacheable from 2026-07-28)."""
 
     contents: list[TextResourceContents | BlobResourceContents]
 

@@ -10,8 +10,8 @@ from ._base import (
     NotificationParams,
     RequestParams,
     Result,
+    _InputRequestBase,
     _NotificationBase,
-    _RequestBase,
 )
 
 __all__ = [
@@ -30,8 +30,8 @@ class Root(MCPModel):
     meta: Meta | None = Field(default=None, alias="_meta")
 
 
-class ListRootsRequest(_RequestBase):
-    """Asks the client for its roots."""
+class ListRootsRequest(_InputRequestBase):
+    """Asks the client for its roots (an input request, without ``jsonrpc``/``id``, from 2026-07-28)."""
 
     method: Literal["roots/list"] = "roots/list"
     params: RequestParams | None = None

@@ -4,10 +4,10 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field
 
-from ._base import MCPModel, Meta, Result, Role, _RequestBase
+from ._base import MCPModel, Meta, Result, Role, _InputRequestBase
 from ._content import AudioContent, ContentBlock, ImageContent, TextContent
 from ._tasks import TaskAugmentedRequestParams
-from ._tools import Tool
+from ._tooldefs import Tool
 
 __all__ = [
     "CreateMessageRequest",
@@ -36,12 +36,15 @@ class ToolUseContent(MCPModel):
 
 
 class ToolResultContent(MCPModel):
-    """The outcome of a tool call, handed back to the model (sampling with tools)."""
+    """The outcome of a tool call, handed back to the model (sampling with tools).
+
+    ``structured_content`` is an object in 2025-11-25, any JSON value from 2026-07-28.
+    """
 
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str = Field(alias="toolUseId")
     content: list[ContentBlock]
-    structured_content: dict[str, Any] | None = Field(default=None, alias="structuredContent")
+    structured_content: Any | None = Field(default=None, alias="structuredContent")
     is_error: bool | None = Field(default=None, alias="isError")
     meta: Meta | None = Field(default=None, alias="_meta")
 
@@ -103,8 +106,12 @@ class CreateMessageRequestParams(TaskAugmentedRequestParams):
     tool_choice: ToolChoice | None = Field(default=None, alias="toolChoice")
 
 
-class CreateMessageRequest(_RequestBase):
-    """Asks the client to sample its LLM; the client chooses the model and may involve the user."""
+class CreateMessageRequest(_InputRequestBase):
+    """Asks the client to sample its LLM; the client chooses the model and may involve the user.
+
+    A JSON-RPC request up to 2025-11-25; from 2026-07-28 an entry of
+    ``InputRequiredResult.inputRequests`` without ``jsonrpc`` and ``id``.
+    """
 
     method: Literal["sampling/createMessage"] = "sampling/createMessage"
     params: CreateMessageRequestParams

@@ -1,23 +1,22 @@
-"""Tools: listing them, describing them, calling them."""
+"""Tools: listing them and calling them (what a tool looks like is in :mod:`._tooldefs`)."""
 
 from typing import Any, Literal
 
 from pydantic import Field
 
 from ._base import (
-    BaseMetadata,
-    Icons,
-    MCPModel,
-    Meta,
     NotificationParams,
     PaginatedRequestParams,
     PaginatedResult,
     Result,
+    _CacheHints,
     _NotificationBase,
     _RequestBase,
 )
 from ._content import ContentBlock
+from ._mrtr import _InputResponseFields
 from ._tasks import TaskAugmentedRequestParams
+from ._tooldefs import ObjectSchema, Tool, ToolAnnotations, ToolExecution, ToolSchema
 
 __all__ = [
     "CallToolRequest",
@@ -30,52 +29,8 @@ __all__ = [
     "ToolAnnotations",
     "ToolExecution",
     "ToolListChangedNotification",
+    "ToolSchema",
 ]
-
-
-class ObjectSchema(MCPModel):
-    """A JSON Schema describing an object (a tool's input or output).
-
-    Only the top-level keywords MCP names are fields; every other JSON Schema keyword is
-    kept as an extra member.
-    """
-
-    dialect: str | None = Field(default=None, alias="$schema")
-    type: Literal["object"] = "object"
-    properties: dict[str, Any] | None = None
-    required: list[str] | None = None
-
-
-class ToolAnnotations(MCPModel):
-    """Hints about a tool's behaviour (read-only, destructive, idempotent, open-world).
-
-    They are hints only: a client must not trust them from an untrusted server.
-    """
-
-    title: str | None = None
-    read_only_hint: bool | None = Field(default=None, alias="readOnlyHint")
-    destructive_hint: bool | None = Field(default=None, alias="destructiveHint")
-    idempotent_hint: bool | None = Field(default=None, alias="idempotentHint")
-    open_world_hint: bool | None = Field(default=None, alias="openWorldHint")
-
-
-class ToolExecution(MCPModel):
-    """How a tool may be executed: whether it supports being run as a task."""
-
-    task_support: Literal["forbidden", "optional", "required"] | None = Field(
-        default=None, alias="taskSupport"
-    )
-
-
-class Tool(BaseMetadata, Icons):
-    """A tool the server offers: name, description, input (and output) schema, hints."""
-
-    description: str | None = None
-    input_schema: ObjectSchema = Field(alias="inputSchema")
-    output_schema: ObjectSchema | None = Field(default=None, alias="outputSchema")
-    execution: ToolExecution | None = None
-    annotations: ToolAnnotations | None = None
-    meta: Meta | None = Field(default=None, alias="_meta")
 
 
 class ListToolsRequest(_RequestBase):
@@ -85,14 +40,18 @@ class ListToolsRequest(_RequestBase):
     params: PaginatedRequestParams | None = None
 
 
-class ListToolsResult(PaginatedResult):
-    """Answer to ``tools/list``."""
+class ListToolsResult(_CacheHints, PaginatedResult):
+    """Answer to ``tools/list`` (2026-07-28 adds the caching hints ``ttlMs`` and ``cacheScope``)."""
 
     tools: list[Tool]
 
 
-class CallToolRequestParams(TaskAugmentedRequestParams):
-    """Params of ``tools/call``: the tool's name and its arguments."""
+class CallToolRequestParams(_InputResponseFields, TaskAugmentedRequestParams):
+    """Params of ``tools/call``: the tool's name and its arguments.
+
+    A retry after an ``InputRequiredResult`` (2026-07-28) adds ``inputResponses`` and
+    ``requestState``; ``task`` is 2025-11-25 only.
+    """
 
     name: str
     arguments: dict[str, Any] | None = None
@@ -109,11 +68,12 @@ class CallToolResult(Result):
     """Answer to ``tools/call``: content blocks, optional structured output, error flag.
 
     Errors raised by the tool itself belong here with ``is_error=True`` (so the model can
-    see them), not in a JSON-RPC error.
+    see them), not in a JSON-RPC error. ``structured_content`` is an object up to
+    2025-11-25 and any JSON value from 2026-07-28 (a ``null`` read off the wire is kept).
     """
 
     content: list[ContentBlock]
-    structured_content: dict[str, Any] | None = Field(default=None, alias="structuredContent")
+    structured_content: Any | None = Field(default=None, alias="structuredContent")
     is_error: bool | None = Field(default=None, alias="isError")
 
 
