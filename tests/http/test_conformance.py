@@ -26,7 +26,13 @@ RUN_SH = Path(
     os.environ.get("MCPKIT_CONFORMANCE_RUN_SH", ROOT.parent / "shared" / "conformance" / "run.sh")
 )
 VERSIONS = ("0.1.16", "0.2.0-alpha.12")
-SPEC = "2025-11-25"
+#: What each harness runs: 0.1.16 knows 2025-11-25 only; 0.2.0-alpha.12 runs every scenario
+#: of every revision (2026-07-28 included) but the extensions' (tasks, skills: not served
+#: yet) and authorization's (a later issue).
+SELECTION = {
+    "0.1.16": ["--spec-version", "2025-11-25", "--skip", "^auth/"],
+    "0.2.0-alpha.12": ["--skip", "^(auth/|tasks-|sep-2640)"],
+}
 #: Scenarios that cannot pass for a correct server at a given harness version (see the
 #: conformance README): at 0.1.16 server-sse-polling sends MCP-Protocol-Version 2025-03-26,
 #: and a 2025-11-25 server sends no priming event to clients of older revisions.
@@ -59,18 +65,13 @@ def _run(side: str, version: str, tmp_path: Path) -> None:
         ]
     else:
         target = ROOT / "examples" / "conformance_client.py"
-        args = [
-            "--client",
-            f"{shlex.quote(sys.executable)} {shlex.quote(str(target))}",
-            "--skip",
-            "^auth/",
-        ]
+        args = ["--client", f"{shlex.quote(sys.executable)} {shlex.quote(str(target))}"]
     if not target.exists():
         pytest.fail(f"{target.relative_to(ROOT)} is missing")
     out = tmp_path / f"{side}-{version}"
     env = {**os.environ, "CONFORMANCE_VERSION": version}
     proc = subprocess.run(
-        ["bash", str(RUN_SH), *args, "--spec-version", SPEC, "--out", str(out)],
+        ["bash", str(RUN_SH), *args, *SELECTION[version], "--out", str(out)],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -484,6 +484,8 @@ class Client:
             params["arguments"] = arguments if type(arguments) is dict else dict(arguments)
         if meta:
             params["_meta"] = dict(meta)
+        # 2026-07-28 over HTTP: the tool's x-mcp-header marks must be known to send its headers.
+        await self._lists.ensure_header_params(name, timeout)
         raw = await self.send_request(
             "tools/call", params, timeout=timeout, progress_handler=progress_handler
         )

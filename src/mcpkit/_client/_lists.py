@@ -1,26 +1,39 @@
 """The server's lists as a :class:`Client` keeps them: paging, caching, output schemas.
 
-A list (tools, resources, resource templates, prompts) is fetched page by page and cached
-only while the server declared ``listChanged`` for it, since only then will it say when the
-cache goes stale. The tools' ``outputSchema`` values are remembered from the last full
-``tools/list``, so that :meth:`Client.check_tool_result` can check results without asking
-again on every call.
+A list (tools, resources, resource templates, prompts) is fetched page by page. How long it
+is cached depends on the era: under a handshake revision, only while the server declared
+``listChanged`` for it (only then will it say when the cache goes stale); under the
+stateless revision (2026-07-28), for the ``ttlMs`` the server's answer gives (its first
+page's; 0 or absent: not cached). ``use_cache=False`` always asks, and a change the server
+announces drops the cached list in both eras.
+
+The tools' ``outputSchema`` values are remembered from the last full ``tools/list``, so that
+:meth:`Client.check_tool_result` can check results without asking again on every call.
+
+Over Streamable HTTP under the stateless revision, the tools' ``x-mcp-header`` marks are
+read from every full ``tools/list`` into the transport's ``header_params`` (what it mirrors
+into ``Mcp-Param-{Name}`` headers); a tool whose marks break the rules is left out of the
+list with a warning (streamable-http.mdx: clients MUST reject such tool definitions).
 """
 
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from .._exceptions import InvalidResponse, ProtocolError
+from .._exceptions import CapabilityError, InvalidResponse, ProtocolError
+from .._http._headers import header_params
 from ..types import CallToolResult
 from ._jsonschema import schema_errors
-from ._util import ListKind
+from ._util import DEFAULT, ListKind
 from ._util import parse_result as _parse
 
 if TYPE_CHECKING:
+    from .._session._client import ClientSession
     from ._client import Client
 
 logger = logging.getLogger("mcpkit.client")
@@ -28,14 +41,21 @@ logger = logging.getLogger("mcpkit.client")
 #: Pages fetched at most when listing everything (a server looping on cursors cannot hang us).
 MAX_PAGES = 1000
 
+#: ``(header name, property path)`` pairs of a tool's ``x-mcp-header`` marks.
+HeaderParams = list[tuple[str, tuple[str, ...]]]
+
 
 class Listings:
     """The list requests of one :class:`Client`, with their caches."""
 
     def __init__(self, client: Client) -> None:
         self.client = client
-        # Caches, valid only while the server promised to tell us about changes.
+        #: Seconds, monotonic: when a stateless list's ``ttlMs`` runs out. Tests give a
+        #: clock they move.
+        self.clock: Callable[[], float] = time.monotonic
+        # The cached lists, and (stateless revision) when each stops being fresh.
         self._cache: dict[str, list[Any]] = {}
+        self._expires: dict[str, float] = {}
         # Bumped by each invalidation, so that a listing that was under way when the server
         # announced a change does not cache what it fetched before the change.
         self._generation: dict[str, int] = {
@@ -45,8 +65,34 @@ class Listings:
             "templates": 0,
         }
         self._output_schemas: dict[str, dict[str, Any] | None] | None = None
-        #: One ``tools/list`` at a time to learn output schemas; made at connect.
+        # Tools left out of the last full tools/list for bad x-mcp-header marks (name ->
+        # reason), and names a tools/list made for them did not show: neither is listed
+        # again for a call (until the next full listing).
+        self._rejected: dict[str, str] = {}
+        self._unlisted: set[str] = set()
+        # The session all of the above was learned on: a new connection starts afresh.
+        self._session: ClientSession | None = None
+        #: One ``tools/list`` at a time to learn output schemas or header marks; made at
+        #: connect.
         self.schema_fetch: anyio.Lock | None = None
+
+    def _follow_connection(self) -> None:
+        """Forget what an earlier connection of the client learned."""
+        session = self.client.session
+        if session is not self._session:
+            self._session = session
+            self._cache.clear()
+            self._expires.clear()
+            self._output_schemas = None
+            self._rejected.clear()
+            self._unlisted.clear()
+
+    def _fresh(self, kind: str) -> bool:
+        """Whether the cached ``kind`` list may be served."""
+        if kind not in self._cache:
+            return False
+        expires = self._expires.get(kind)
+        return expires is None or self.clock() < expires
 
     async def list_all(
         self,
@@ -58,18 +104,22 @@ class Listings:
         timeout: float | None,
     ) -> list[Any]:
         """Every item of ``method``'s pages (``field`` of each ``model`` page), maybe cached."""
-        if use_cache and kind in self._cache:
+        self._follow_connection()
+        if use_cache and self._fresh(kind):
             return list(self._cache[kind])
         generation = self._generation[kind]
         items: list[Any] = []
         raw_items: list[Any] = []
         cursor: str | None = None
         seen: set[str] = set()
+        expires: float | None = None
         for _ in range(MAX_PAGES):
             raw = await self.client.send_request(
                 method, {"cursor": cursor} if cursor else None, timeout=timeout
             )
             page = _parse(model, raw, method)
+            if expires is None:
+                expires = self.clock() + _ttl_seconds(raw)
             items.extend(getattr(page, field))
             if kind == "tools" and isinstance(raw, dict) and isinstance(raw.get("tools"), list):
                 raw_items.extend(raw["tools"])
@@ -84,10 +134,93 @@ class Listings:
         else:
             raise InvalidResponse(f"{method}: more than {MAX_PAGES} pages; giving up")
         if kind == "tools":
+            rejected = self._learn_header_params(raw_items)
+            if rejected:
+                items = [t for t in items if t.name not in rejected]
+                raw_items = [t for t in raw_items if t.get("name") not in rejected]
             self._remember_output_schemas(raw_items)
-        if self._generation[kind] == generation and self._announces_changes(kind):
-            self._cache[kind] = items
+        if self._generation[kind] == generation:
+            self._store(kind, items, expires)
         return list(items)
+
+    def _store(self, kind: str, items: list[Any], expires: float | None) -> None:
+        """Cache a fresh list as the era allows."""
+        if self.client.session.stateless:
+            if expires is not None and expires > self.clock():
+                self._cache[kind] = items
+                self._expires[kind] = expires
+            else:
+                self._cache.pop(kind, None)
+                self._expires.pop(kind, None)
+        elif self._announces_changes(kind):
+            self._cache[kind] = items
+            self._expires.pop(kind, None)
+
+    def _header_params_of(self) -> dict[str, HeaderParams] | None:
+        """The transport's table of ``x-mcp-header`` marks, when it mirrors them (Streamable
+        HTTP, stateless revision); None otherwise."""
+        if not self.client.session.stateless:
+            return None
+        table = getattr(self.client._transport, "header_params", None)
+        return table if isinstance(table, dict) else None
+
+    def _learn_header_params(self, raw_tools: list[Any]) -> set[str]:
+        """Record the listed tools' ``x-mcp-header`` marks in the transport; the names of
+        the tools whose marks are invalid (to leave out of the list) are returned."""
+        table = self._header_params_of()
+        if table is None:
+            return set()
+        learned: dict[str, HeaderParams] = {}
+        rejected: dict[str, str] = {}
+        for tool in raw_tools:
+            name = tool.get("name") if isinstance(tool, dict) else None
+            if not isinstance(name, str):
+                continue
+            try:
+                learned[name] = header_params(tool.get("inputSchema"))
+            except ValueError as e:
+                rejected[name] = str(e)
+                logger.warning(
+                    "tools/list: rejected tool %r: invalid x-mcp-header annotation: %s", name, e
+                )
+        for name in rejected:
+            learned.pop(name, None)  # a name listed twice, once valid and once not
+        # The full list replaces what an earlier one said.
+        table.clear()
+        table.update(learned)
+        self._rejected = rejected
+        self._unlisted.clear()
+        return set(rejected)
+
+    async def ensure_header_params(self, name: str, timeout: Any = DEFAULT) -> None:
+        """Before tool ``name`` is called over Streamable HTTP under the stateless revision,
+        make sure its ``x-mcp-header`` marks are known (so its ``Mcp-Param-*`` headers are
+        sent): when no listing showed the tool yet, list the tools once (``tools/list``).
+
+        Does nothing over other transports and revisions. A listing that fails is logged
+        and the call goes ahead without the headers (the server will say what it misses).
+        ``timeout`` bounds the listing (default: the client's).
+        """
+        if self._header_params_of() is None:
+            return
+        self._follow_connection()
+        if self._known(name):
+            return
+        assert self.schema_fetch is not None
+        async with self.schema_fetch:
+            if self._known(name):
+                return
+            try:
+                await self.client.list_tools(use_cache=False, timeout=timeout)
+            except (ProtocolError, InvalidResponse, CapabilityError) as e:
+                logger.debug("cannot list tools to learn the headers of %r: %s", name, e)
+            table = self._header_params_of()
+            if table is not None and name not in table and name not in self._rejected:
+                self._unlisted.add(name)
+
+    def _known(self, name: str) -> bool:
+        table = self._header_params_of()
+        return table is None or name in table or name in self._rejected or name in self._unlisted
 
     def _remember_output_schemas(self, raw_tools: list[Any]) -> None:
         # From the raw answer: the parsed Tool holds a model of the schema, the validator
@@ -110,11 +243,14 @@ class Listings:
         for k in kinds:
             self._generation[k] += 1
             self._cache.pop(k, None)
+            self._expires.pop(k, None)
         if kind == "tools":
             self._output_schemas = None
+            self._unlisted.clear()
 
     async def check_output(self, name: str, result: CallToolResult) -> None:
         """Raise :class:`InvalidResponse` if the result of tool ``name`` breaks its outputSchema."""
+        self._follow_connection()
         schema = await self._output_schema(name)
         if schema is None:
             return
@@ -147,3 +283,11 @@ class Listings:
                     self._output_schemas.setdefault(name, None)
             schemas = self._output_schemas
         return schemas.get(name)
+
+
+def _ttl_seconds(raw: Any) -> float:
+    """How long a stateless list answer may be cached, from its ``ttlMs`` (0 if none)."""
+    ttl = raw.get("ttlMs") if isinstance(raw, dict) else None
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl <= 0:
+        return 0.0
+    return float(ttl) / 1000.0

@@ -219,12 +219,14 @@ class ClientSession:
                 )
             except UnsupportedProtocolVersion as e:
                 shared = [v for v in e.supported if v in STATELESS_PROTOCOL_VERSIONS]
-                if not shared or shared[0] == version:
+                if not shared:
                     raise VersionError(
                         f"the server speaks {', '.join(e.supported) or 'nothing we know'}; "
                         f"this client's stateless revisions are {', '.join(STATELESS_PROTOCOL_VERSIONS)}"
                     ) from e
-                version = shared[0]
+                # The same revision again is worth one more try: a server may refuse a
+                # revision it offers (a rolling deploy behind a balancer); bounded by the loop.
+                version = version if version in shared else shared[0]
                 continue
             return self._discovered(version, result)
         raise VersionError("the server keeps refusing the revisions it offered")
