@@ -24,7 +24,7 @@ import anyio
 
 import mcpkit
 import mcpkit.types
-from mcpkit import Client
+from mcpkit import Client, Context, Server
 
 BIN = Path(sys.executable).parent
 MCPKIT = str(BIN / "mcpkit")
@@ -124,6 +124,30 @@ def check_trio(server: Path) -> None:
     print("ok: a server and a client under trio talk over stdio")
 
 
+async def _traced_call() -> None:
+    from opentelemetry import trace
+    from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+    server = Server("traced")
+
+    @server.tool()
+    def parent(ctx: Context) -> str:
+        """The traceparent the request carried."""
+        return str((ctx.meta or {}).get("traceparent"))
+
+    span = NonRecordingSpan(SpanContext(0xABC, 0xDEF, is_remote=False, trace_flags=TraceFlags(1)))
+    with anyio.fail_after(60), trace.use_span(span):
+        async with Client(server) as client:
+            result = await client.call_tool("parent", {})
+    expected = f"00-{0xABC:032x}-{0xDEF:016x}-01"
+    assert [getattr(c, "text", None) for c in result.content] == [expected], result
+
+
+def check_otel() -> None:
+    anyio.run(_traced_call)
+    print("ok: the active span's trace context reaches the server in _meta")
+
+
 def main(flavor: str) -> None:
     check_package()
     with tempfile.TemporaryDirectory() as tmp:
@@ -133,6 +157,8 @@ def main(flavor: str) -> None:
         check_http(server, flavor)
         if flavor in ("trio", "all"):
             check_trio(server)
+    if flavor in ("otel", "all"):
+        check_otel()
     if flavor == "all":
         import httpx2  # noqa: F401  - `http_client=` and httpx2 auth need it
 

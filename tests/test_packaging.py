@@ -58,7 +58,7 @@ def _names(requirements: list[str]) -> frozenset[str]:
 
 def test_extras_say_what_they_are() -> None:
     extras = PROJECT["optional-dependencies"]
-    assert set(extras) == {"http", "trio", "all", "test"}
+    assert set(extras) == {"http", "trio", "otel", "all", "test"}
     contents = [_names(reqs) for reqs in extras.values()]
     assert all(contents), "an empty extra"
     assert len(set(contents)) == len(contents), "two extras with the same content"

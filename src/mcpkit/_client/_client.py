@@ -62,6 +62,7 @@ from ._lists import MAX_PAGES, Listings
 from ._modern import Listener, open_session
 from ._targets import describe, open_target, target_of
 from ._tasks import TaskHandle, TaskReceiver, parse_task
+from ._trace import with_trace
 from ._util import DEFAULT as _DEFAULT
 from ._util import ListKind, ProgressFn, RootsSource, to_root
 from ._util import package_version as _package_version
@@ -404,6 +405,7 @@ class Client:
     ) -> Any:
         session = self.session
         t = self.timeout if timeout is _DEFAULT else timeout
+        params = with_trace(params)
         if progress_handler is None:
             if self._inbound.progress_handler is not None and method in _PROGRESS_METHODS:
                 # A client-wide progress handler asks for progress on every long request.
