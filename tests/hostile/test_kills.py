@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import select
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -22,6 +21,7 @@ from typing import Any
 
 import anyio
 import pytest
+from tests._served import Served
 
 from mcpkit import Client, MCPError
 
@@ -105,45 +105,20 @@ async def test_stdio_server_killed_mid_call(server_file: Path, step: int) -> Non
         assert (await client.call_tool("echo", {"text": "again"})).content[0].text == "again"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextmanager
 def _http_server(server_file: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    port = _free_port()
     proc = subprocess.Popen(
-        [MCPKIT, "run", str(server_file), "--transport", "http", "--port", str(port)],
+        [MCPKIT, "run", str(server_file), "--transport", "http", "--port", "0"],
         stderr=subprocess.PIPE,
     )
+    served = Served(proc)
     try:
-        _wait_listening(port, proc)
-        yield proc, f"http://127.0.0.1:{port}/mcp"
+        yield proc, served.url()  # announced once it listens, with the port it got
     finally:
         if proc.poll() is None:
             proc.kill()
         proc.wait(timeout=10)
-        if proc.stderr is not None:
-            proc.stderr.close()
-
-
-def _wait_listening(port: int, proc: subprocess.Popen[bytes], timeout: float = 20) -> None:
-    # uvicorn says nothing at log level warning: connect until it listens (bounded).
-    with anyio.from_thread.start_blocking_portal() as portal:
-
-        async def connect() -> None:
-            with anyio.fail_after(timeout):
-                while True:
-                    assert proc.poll() is None, "the server died while starting"
-                    try:
-                        await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
-                        return
-                    except OSError:
-                        await anyio.sleep(0.05)
-
-        portal.call(connect)
+        served.close()
 
 
 @pytest.mark.slow

@@ -13,7 +13,8 @@ from typing import Any
 
 import anyio
 import pytest
-from _http_helpers import CLIENT_INFO, DemoServer, free_port, running
+from _http_helpers import CLIENT_INFO, DemoServer, running
+from tests._served import Served
 
 from mcpkit._app import create_http_app
 from mcpkit._exceptions import ProtocolError
@@ -30,32 +31,20 @@ def _mcpkit() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "mcpkit._cli"]
 
 
-async def _wait_listening(proc: subprocess.Popen[bytes], port: int) -> None:
-    import socket
-
-    with anyio.fail_after(20):
-        while True:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else b""
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    return
-            await anyio.sleep(0.05)
-
-
 @pytest.mark.parametrize("transport", ["http", "sse"])
 async def test_mcpkit_run_serves_a_file_over_http(transport: str) -> None:
-    port = free_port()
     argv = [*_mcpkit(), "run", str(ROOT / "examples" / "everything.py")]
-    argv += ["--transport", transport, "--host", "127.0.0.1", "--port", str(port)]
+    argv += ["--transport", transport, "--host", "127.0.0.1", "--port", "0"]
     proc = subprocess.Popen(
         argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
+    served = Served(proc)
     try:
-        await _wait_listening(proc, port)
-        base = f"http://127.0.0.1:{port}"
-        opener = (
-            open_streamable_http(base + "/mcp") if transport == "http" else open_sse(base + "/sse")
-        )
+        # The announced URL names the endpoint and the port the OS picked.
+        url = await anyio.to_thread.run_sync(served.url)
+        assert url.startswith("http://127.0.0.1:")
+        assert url.endswith("/mcp" if transport == "http" else "/sse"), url
+        opener = open_streamable_http(url) if transport == "http" else open_sse(url)
         with anyio.fail_after(20):
             async with opener as t, ClientSession(t, client_info=CLIENT_INFO) as cs:
                 init = await cs.initialize()
@@ -71,8 +60,7 @@ async def test_mcpkit_run_serves_a_file_over_http(transport: str) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        if proc.stderr:
-            proc.stderr.close()
+        served.close()
 
 
 class Failing:

@@ -23,10 +23,10 @@ from _http_helpers import (
     DemoServer,
     Recorder,
     asgi_call,
-    free_port,
     running,
     sse_events,
 )
+from tests._served import Served
 
 from mcpkit._app import create_http_app
 from mcpkit._http import InMemoryEventStore, open_streamable_http
@@ -308,26 +308,20 @@ async def test_session_cap_evicts_idle_and_refuses_when_all_busy() -> None:
 
 @pytest.mark.req("HTTP-BIND-LOCALHOST")
 async def test_serve_http_binds_loopback_and_shuts_down_gracefully(tmp_path: Any) -> None:
-    port = free_port()
     script = tmp_path / "srv.py"
     script.write_text(
         "import sys\n"
         f"sys.path.insert(0, {os.path.dirname(__file__)!r})\n"
         "from _http_helpers import DemoServer\n"
         "from mcpkit._app import serve_http\n"
-        f"serve_http(DemoServer(), port={port})\n"
+        "serve_http(DemoServer(), port=0)\n"
     )
     proc = subprocess.Popen([sys.executable, str(script)], stderr=subprocess.PIPE)
+    served = Served(proc)
     try:
-        url = f"http://127.0.0.1:{port}/mcp"
+        url = await anyio.to_thread.run_sync(served.url)
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
         with anyio.fail_after(20):
-            while True:
-                try:
-                    async with httpx.AsyncClient() as c:
-                        await c.get(url)
-                    break
-                except httpx.ConnectError:
-                    await anyio.sleep(0.05)
             with open("/proc/net/tcp") as f:
                 listening = f.read().splitlines()[1:]
             local = [ln.split()[1] for ln in listening if ln.split()[3] == "0A"]
@@ -346,13 +340,12 @@ async def test_serve_http_binds_loopback_and_shuts_down_gracefully(tmp_path: Any
                 # Open streams did not hold the shutdown up.
                 assert time.monotonic() - t0 < 4
         # uvicorn re-raises the signal it handled once it has shut down.
-        assert proc.returncode in (0, -15), proc.stderr.read() if proc.stderr else ""
+        assert proc.returncode in (0, -15), served.stderr()
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        if proc.stderr:
-            proc.stderr.close()
+        served.close()
 
 
 async def test_graceful_shutdown_ends_open_streams(demo: DemoServer) -> None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import logging
 import os
+import sys
 from typing import Any
 
 from .._transports._loop import run as run_loop
@@ -81,17 +83,27 @@ async def serve_app(
     port: int = 8000,
     log_level: str = "warning",
     header_timeout: float | None = HEADER_TIMEOUT,
+    announce: tuple[str, str] | None = None,
     **uvicorn_kw: Any,
 ) -> None:
     """Serve an ASGI app with uvicorn until cancelled or signalled (asyncio).
 
     ``header_timeout``: seconds a new connection may take to send its first request head
-    (None: no limit, uvicorn's own behaviour).
+    (None: no limit, uvicorn's own behaviour). ``announce``: ``(what, path)``; once the
+    socket listens, one line on stderr names the URL (the port actually bound, so ``port=0``
+    works): what a person starting the server reads, and what a supervisor can wait for.
     """
     require_uvicorn()
     import uvicorn
 
     class _Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if announce is not None and self.started and sys.stderr is not None:
+                # A closed or broken stderr (a daemon without one) must not stop the server.
+                with contextlib.suppress(OSError, ValueError):
+                    print(_announcement(self, host, *announce), file=sys.stderr, flush=True)
+
         async def shutdown(self, sockets: Any = None) -> None:
             # uvicorn waits for open connections before the lifespan shutdown; SSE
             # streams never end on their own, so end the sessions (and their streams) first.
@@ -109,6 +121,17 @@ async def serve_app(
             config.http_protocol_class, header_timeout
         )
     await _Server(config).serve()
+
+
+def _announcement(served: Any, host: str, what: str, path: str) -> str:
+    """``mcpkit: serving WHAT at URL``, with the port the listening socket got."""
+    port = None
+    for listener in getattr(served, "servers", []):
+        for sock in getattr(listener, "sockets", None) or []:
+            port = sock.getsockname()[1]
+            break
+    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return f"mcpkit: serving {what} at http://{shown}:{port}{path} (Ctrl-C to stop)"
 
 
 def serve_http(
@@ -143,9 +166,16 @@ def serve_http(
         )
     app: StreamableHTTPApp = create_http_app(server, **app_kwargs)
     opts = uvicorn_options or {}
+    path = app_kwargs.get("path", "/mcp") or "/"
     run_loop(
         lambda: serve_app(
-            app, host=host, port=port, log_level=log_level, header_timeout=header_timeout, **opts
+            app,
+            host=host,
+            port=port,
+            log_level=log_level,
+            header_timeout=header_timeout,
+            announce=("Streamable HTTP", path),
+            **opts,
         )
     )
 
@@ -167,7 +197,13 @@ def serve_sse(
     opts = uvicorn_options or {}
     run_loop(
         lambda: serve_app(
-            app, host=host, port=port, log_level=log_level, header_timeout=header_timeout, **opts
+            app,
+            host=host,
+            port=port,
+            log_level=log_level,
+            header_timeout=header_timeout,
+            announce=("HTTP+SSE (legacy)", app_kwargs.get("sse_path", "/sse")),
+            **opts,
         )
     )
 
