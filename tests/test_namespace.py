@@ -129,3 +129,28 @@ def test_docs_never_name_an_underscore_module() -> None:
         text = page.read_text()
         hits = [w for w in text.split() if "mcpkit._" in w]
         assert not hits, f"{page.name} names private modules: {hits[:5]}"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+async def test_resource_not_found_takes_the_uri_first(revision: str) -> None:
+    # The natural call: the first argument is the URI (it used to be taken for the code,
+    # so the client saw -32603).
+    error = mcpkit.ResourceNotFound("doc://missing")
+    assert (error.code, error.uri, error.data) == (
+        -32002,
+        "doc://missing",
+        {"uri": "doc://missing"},
+    )
+    assert "doc://missing" in error.message
+    server = mcpkit.Server("docs")
+
+    @server.resource("doc://{name}")
+    def doc(name: str) -> str:
+        """A document."""
+        raise mcpkit.ResourceNotFound(f"doc://{name}")
+
+    async with mcpkit.Client(server, protocol_version=revision) as client:
+        with pytest.raises(mcpkit.ResourceNotFound) as caught:
+            await client.read_resource("doc://gone")
+    assert caught.value.uri == "doc://gone"

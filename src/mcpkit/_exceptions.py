@@ -143,9 +143,34 @@ class URLElicitationRequired(ProtocolError):
 
 class ResourceNotFound(ProtocolError):
     """-32002: no resource has this URI (raise it from a resource handler; a client gets it
-    from ``read_resource``)."""
+    from ``read_resource``, whatever code the server's revision used: -32002 before
+    2026-07-28, -32602 naming the URI since).
+
+    The URI comes first; the message and ``data`` (``{"uri": uri}``) follow from it::
+
+        raise ResourceNotFound(f"notes://{name}")
+    """
 
     code = RESOURCE_NOT_FOUND
+
+    def __init__(
+        self,
+        uri: str | None = None,
+        message: str = "",
+        data: Any = None,
+        *,
+        code: int | None = None,
+    ) -> None:
+        if uri is not None:
+            message = message or f"Resource not found: {uri}"
+            data = {"uri": uri} if data is None else data
+        super().__init__(code, message, data)
+
+    @property
+    def uri(self) -> str | None:
+        """The URI that was not found (``data.uri``), when the error names one."""
+        uri = self.data.get("uri") if isinstance(self.data, dict) else None
+        return uri if isinstance(uri, str) else None
 
 
 class HeaderMismatch(ProtocolError):

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 def not_found(uri: str) -> ResourceNotFound:
     """The error for an unknown URI (the URI is echoed in ``data``, as the spec shows)."""
-    return ResourceNotFound(message=f"Resource not found: {uri}", data={"uri": uri})
+    return ResourceNotFound(uri)
 
 
 def _describe(
