@@ -333,7 +333,14 @@ def output_schema(ret: Any, *, strict_refs: bool) -> tuple[dict[str, Any] | None
 
     try:
         inner = json_schema(TypeAdapter(ret), mode="serialization", strict_refs=strict_refs)
-    except Exception:
+    except Exception as exc:
+        if getattr(exc, "code", None) == "typed-dict-version":
+            # Before Python 3.12 pydantic cannot read a typing.TypedDict: dropping the
+            # structured output without a word cost users hours; say what to change.
+            raise TypeError(
+                f"return type {ret!r}: typing.TypedDict cannot describe structured output "
+                "before Python 3.12; use typing_extensions.TypedDict"
+            ) from exc
         # A return type pydantic cannot describe: no structured output, content only.
         return None, False
     if _is_object_type(ret) and inner.get("type") == "object":
