@@ -80,8 +80,11 @@ if _TYPE_CHECKING:
     )
     from ._http import EventStore, InMemoryEventStore
     from ._server import (
+        Audio,
         Context,
         ElicitationResult,
+        File,
+        Image,
         MemoryTaskStore,
         Server,
         SQLiteTaskStore,
@@ -140,6 +143,9 @@ _LAZY: dict[str, str] = {
     "serve_http": "._app",
     "Context": "._server",
     "ElicitationResult": "._server",
+    "Image": "._server",
+    "Audio": "._server",
+    "File": "._server",
     "ResourceNotFound": "._exceptions",
     "HeaderMismatch": "._exceptions",
     "MissingRequiredClientCapability": "._exceptions",
@@ -155,6 +161,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "Audio",
     "CapabilityError",
     "Client",
     "ClientGroup",
@@ -164,6 +171,7 @@ __all__ = [
     "ElicitationHandler",
     "ElicitationResult",
     "EventStore",
+    "File",
     "HTTPAppOptions",
     "HTTPConnectError",
     "HTTPError",
@@ -172,6 +180,7 @@ __all__ = [
     "HTTPStatusError",
     "HTTPTarget",
     "HeaderMismatch",
+    "Image",
     "InMemoryEventStore",
     "InternalError",
     "InvalidParams",
