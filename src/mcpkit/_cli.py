@@ -38,7 +38,11 @@ def _usage() -> str:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``mcpkit`` console script."""
     args = sys.argv[1:] if argv is None else argv
-    if not args or args[0] in ("-h", "--help"):
+    if not args:
+        # Asked nothing: usage on stderr and a failure status, so a script's typo shows.
+        print(_usage(), file=sys.stderr)
+        return 2
+    if args[0] in ("-h", "--help"):
         print(_usage())
         return 0
     if args[0] in ("-V", "--version"):

@@ -256,6 +256,9 @@ class JSONRPCEngine:
         self._pending: dict[RequestId, _Pending] = {}
         self._progress: dict[str | int, _Pending] = {}
         self._in_flight: dict[RequestId, IncomingRequest] = {}
+        #: The start of the last input that was not JSON (for error messages: a stdio
+        #: server printing to stdout is the commonest cause of a silent handshake).
+        self.unparsable: bytes | None = None
         self._tg: TaskGroup | None = None
         #: The tasks serving requests, in ``_tg`` (set with it): plain tasks on asyncio, the
         #: measured fast path of ``_backend``. Either way they end with the connection.
@@ -364,6 +367,7 @@ class JSONRPCEngine:
             try:
                 msg = orjson.loads(item)
             except orjson.JSONDecodeError as e:
+                self.unparsable = item[:200]
                 await self._unparsable(item, f"Parse error: {e}")
                 return
         elif isinstance(item, InvalidIncoming):

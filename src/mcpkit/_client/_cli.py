@@ -14,6 +14,7 @@ Errors are one line on stderr and a non-zero exit status (1: the server or the t
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import Any, NoReturn
 
@@ -305,6 +306,27 @@ def _message(e: BaseException) -> str:
     if isinstance(group, (list, tuple)) and group:
         return _message(group[0])
     if isinstance(e, MCPError):
-        return str(e)
+        return _condensed(str(e))
     text = str(e)
     return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.M)
+_LAST = re.compile(r"^(\w+(?:\.\w+)*(?:Error|Exception|Exit)\b.*)$", re.M)
+
+
+def _condensed(text: str) -> str:
+    """A server's Python traceback quoted in an error, as one line: ``FILE:LINE: Error``.
+
+    A server file with a syntax or import error dies before speaking; its traceback is the
+    cause, and its last frame and final line are what the user needs.
+    """
+    frames = list(_FRAME.finditer(text))
+    lasts = list(_LAST.finditer(text))
+    if not frames or not lasts or lasts[-1].start() < frames[-1].start():
+        return text
+    frame = frames[-1]
+    cut = text.find("Traceback (most recent call last):")
+    cut = frames[0].start() if cut < 0 else cut
+    head = text[:cut].rstrip().removesuffix("; its last stderr lines:").rstrip(" :;")
+    return f"{head}: {frame['file']}:{frame['line']}: {lasts[-1].group(1).strip()}"

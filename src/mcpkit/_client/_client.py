@@ -19,6 +19,7 @@ from .._exceptions import (
     InvalidResponse,
     MCPError,
     ProtocolError,
+    RequestTimeout,
     ResourceNotFound,
     TransportError,
     URLElicitationRequired,
@@ -60,7 +61,7 @@ from ._callbacks import (
 from ._inbound import LOG_LEVELS, Inbound
 from ._lists import MAX_PAGES, Listings
 from ._modern import Listener, open_session
-from ._targets import describe, open_target, target_of
+from ._targets import describe, open_target, stdout_note, target_of
 from ._tasks import TaskHandle, TaskReceiver, parse_task
 from ._trace import with_trace
 from ._util import DEFAULT as _DEFAULT
@@ -289,7 +290,10 @@ class Client:
             except ConnectionClosed as e:
                 raise ConnectionClosed(
                     f"{describe(self._target)}: connection lost during initialize: {e}"
+                    + stdout_note(session)
                 ) from None
+            except RequestTimeout as e:
+                raise RequestTimeout(f"{e}{stdout_note(session)}") from None
             except ProtocolError as e:
                 if _undeliverable(e):
                     raise TransportError(

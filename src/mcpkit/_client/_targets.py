@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 
+from .._session._client import ClientSession
 from .._transports._base import Transport
 from .._transports._memory import memory_pair
 from .._transports._stdio import spawn_stdio
@@ -267,4 +268,17 @@ def target_of(
         headers=headers,
         auth=auth,
         timeout=timeout,
+    )
+
+
+def stdout_note(session: ClientSession) -> str:
+    """What to add to a failed handshake's error when the server wrote text that is not
+    JSON-RPC (over stdio: a ``print`` to stdout, which is the protocol channel)."""
+    seen = session.engine.unparsable
+    if seen is None:
+        return ""
+    text = seen.decode("utf-8", "replace").strip()
+    return (
+        f"; the server wrote what is not JSON-RPC: {text[:80]!r} (over stdio, stdout carries "
+        "only protocol messages: log and print to stderr)"
     )

@@ -7,6 +7,7 @@ import importlib
 import importlib.util
 import os
 import sys
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -40,7 +41,7 @@ def load_server(spec: str) -> Any:
             raise LookupError(f"cannot load {target}")
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[mod_name] = module
-        module_spec.loader.exec_module(module)
+        _execute(module_spec.loader, module, path)
     else:
         module = importlib.import_module(target)
     candidates = [obj_name] if obj_name else list(DEFAULT_OBJECTS)
@@ -71,6 +72,28 @@ def load_server(spec: str) -> Any:
     raise LookupError(f"{target} defines no mcpkit.Server (name it 'server', or use {target}:NAME)")
 
 
+class LoadFailed(Exception):
+    """The server file could not be run: one line, with the file and line at fault."""
+
+
+def _execute(loader: Any, module: Any, path: str) -> None:
+    """Run the server file; its syntax or import-time errors become :class:`LoadFailed`."""
+    try:
+        loader.exec_module(module)
+    except SyntaxError as e:
+        where = f"{e.filename or path}:{e.lineno or '?'}" + (f":{e.offset}" if e.offset else "")
+        raise LoadFailed(f"{where}: {type(e).__name__}: {e.msg}") from None
+    except Exception as e:
+        # The innermost frame in the server file itself is where the user looks first.
+        frames = traceback.extract_tb(e.__traceback__)
+        mine = [f for f in frames if os.path.abspath(f.filename) == path] or frames[-1:]
+        where = f"{mine[-1].filename}:{mine[-1].lineno}" if mine else path
+        raise LoadFailed(
+            f"{where}: {type(e).__name__}: {e} (while loading the server; "
+            f"run 'python {os.path.basename(path)}' for the traceback)"
+        ) from None
+
+
 def main(command: str, argv: list[str]) -> int:
     """``mcpkit run``."""
     parser = argparse.ArgumentParser(
@@ -94,6 +117,9 @@ def main(command: str, argv: list[str]) -> int:
     except LookupError as e:
         print(f"mcpkit {command}: {e}", file=sys.stderr)
         return 2
+    except LoadFailed as e:
+        print(f"mcpkit {command}: {e}", file=sys.stderr)
+        return 1
     if args.transport == "stdio":
         if args.host is not None or args.port is not None:
             print(f"mcpkit {command}: --host/--port apply to HTTP transports only", file=sys.stderr)
