@@ -8,6 +8,8 @@ python examples/servers/bench.py --http 8931 [--json] [--stateless]
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from typing import Any
 
 from mcpkit import Server
 
@@ -46,7 +48,9 @@ async def big_in_async(data: str) -> str:
 
 
 def setup(tools: int = 0, use_async: bool = False) -> Server:
-    fns = (echo_async, big_out_async, big_in_async) if use_async else (echo, big_out, big_in)
+    fns: tuple[Callable[..., Any], ...] = (
+        (echo_async, big_out_async, big_in_async) if use_async else (echo, big_out, big_in)
+    )
     for name, fn in zip(("echo", "big_out", "big_in"), fns, strict=True):
         server.add_tool(fn, name=name)
     for i in range(tools):

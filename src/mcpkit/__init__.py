@@ -80,11 +80,8 @@ if _TYPE_CHECKING:
     )
     from ._http import EventStore, InMemoryEventStore
     from ._server import (
-        Audio,
         Context,
         ElicitationResult,
-        File,
-        Image,
         MemoryTaskStore,
         Server,
         SQLiteTaskStore,
@@ -93,6 +90,7 @@ if _TYPE_CHECKING:
         TaskSettings,
         TaskStore,
     )
+    from ._server._media import Audio, File, Image  # the content models load pydantic
 
 # Names are imported on first use (PEP 562): `import mcpkit` stays cheap, and a program
 # only pays for the layers it touches.
@@ -143,9 +141,9 @@ _LAZY: dict[str, str] = {
     "serve_http": "._app",
     "Context": "._server",
     "ElicitationResult": "._server",
-    "Image": "._server",
-    "Audio": "._server",
-    "File": "._server",
+    "Image": "._server._media",
+    "Audio": "._server._media",
+    "File": "._server._media",
     "ResourceNotFound": "._exceptions",
     "HeaderMismatch": "._exceptions",
     "MissingRequiredClientCapability": "._exceptions",

@@ -2,18 +2,14 @@
 
 from .._exceptions import ResourceNotFound, ToolError
 from ._context import Context, ElicitationResult
-from ._media import Audio, File, Image
 from ._mrtr import StatelessSettings
 from ._server import Server
 from ._task_store import MemoryTaskStore, SQLiteTaskStore, TaskRecord, TaskStore
 from ._tasks import TaskSettings
 
 __all__ = [
-    "Audio",
     "Context",
     "ElicitationResult",
-    "File",
-    "Image",
     "MemoryTaskStore",
     "ResourceNotFound",
     "SQLiteTaskStore",

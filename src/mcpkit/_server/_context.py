@@ -5,9 +5,10 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from collections.abc import Awaitable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, cast
 
 import anyio
+from typing_extensions import TypeVar as TypeVar_  # PEP 696 defaults before 3.13
 
 from .._exceptions import CapabilityError, MissingRequiredClientCapability
 from .._session._base import Negotiated, RequestContext
@@ -24,7 +25,8 @@ if TYPE_CHECKING:
     from ..types import CreateMessageResult, Root
     from ._server import Server
 
-T = TypeVar("T")
+#: What an elicitation returns: the schema type given, or a dict for a JSON schema.
+T = TypeVar_("T", default=dict[str, Any])
 
 
 @dataclasses.dataclass
@@ -47,12 +49,15 @@ class ElicitationResult(Generic[T]):
         return self.action == "accept"
 
 
+#: The type of what a server's lifespan yields (``Context[State]``); Any when not given.
+StateT = TypeVar_("StateT", default=Any)
+
 #: Default bound, in seconds, on a request to the client (sampling, elicitation, roots) made
 #: without a ``timeout=``; ``Server.client_request_timeout`` sets it per server.
 CLIENT_REQUEST_TIMEOUT = 600.0
 
 
-class Context:
+class Context(Generic[StateT]):
     """Everything a function serving a request can do besides returning a value.
 
     Declare a parameter annotated ``Context`` and it is passed in (and left out of the
@@ -143,9 +148,12 @@ class Context:
         return self._session.negotiated if self._session is not None else None
 
     @property
-    def lifespan_state(self) -> Any:
-        """What the server's ``lifespan`` yielded (None without a lifespan)."""
-        return self._server.lifespan_state
+    def lifespan_state(self) -> StateT:
+        """What the server's ``lifespan`` yielded (None without a lifespan).
+
+        Typed when the parameter is: ``ctx: Context[AppState]`` makes this an ``AppState``
+        for the type checker (the server is then a ``Server[AppState]``)."""
+        return cast(StateT, self._server.lifespan_state)
 
     # ------------------------------------------------------------------ progress and logging
 

@@ -8,14 +8,14 @@ import inspect
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Generic, Literal, TypeVar, overload
 
 import anyio
 
 from .._exceptions import MCPError
 from .._session._server import ServerSession
 from .._transports._base import Transport
-from ._context import Context
+from ._context import Context, StateT
 from ._func import FuncInfo, describe
 from ._handlers import Handlers
 from ._listen import Listeners
@@ -34,7 +34,8 @@ logger = logging.getLogger("mcpkit.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
+#: ``lifespan(server)``: an async context manager whose value is ``ctx.lifespan_state``.
+Lifespan = Callable[["Server[StateT]"], AbstractAsyncContextManager[StateT]]
 
 _LIST_CHANGED = {
     "tools": "notifications/tools/list_changed",
@@ -43,7 +44,7 @@ _LIST_CHANGED = {
 }
 
 
-class Server:
+class Server(Generic[StateT]):
     """An MCP server: decorate functions to offer them as tools, resources and prompts.
 
     Example::
@@ -109,7 +110,7 @@ class Server:
         instructions: str | None = None,
         icons: Sequence[Any] | None = None,
         website_url: str | None = None,
-        lifespan: Lifespan | None = None,
+        lifespan: Lifespan[StateT] | None = None,
         page_size: int | None = None,
         mask_errors: bool = True,
         capabilities: Mapping[str, Any] | None = None,
