@@ -14,6 +14,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("mcpkit._server._cli", "serve a server defined in a Python file"),
     "list": ("mcpkit._client._cli", "list the tools, resources, prompts or templates of a server"),
     "call": ("mcpkit._client._cli", "call a tool of a server"),
+    "read": ("mcpkit._client._cli", "read a resource of a server"),
+    "prompt": ("mcpkit._client._cli", "get a prompt of a server, filled with arguments"),
 }
 
 

@@ -1,4 +1,4 @@
-"""``mcpkit list`` and ``mcpkit call``: talk to any server from the shell.
+"""``mcpkit list``, ``call``, ``read`` and ``prompt``: talk to any server from the shell.
 
 ::
 
@@ -6,6 +6,8 @@
     mcpkit list https://example.com/mcp resources --format json
     mcpkit call "npx -y @modelcontextprotocol/server-everything" get-sum a=1 b=2
     mcpkit call "python server.py" search --json '{"query": "mcp", "limit": 5}'
+    mcpkit read server.py notes://today
+    mcpkit prompt server.py review code="print(1)" -v
 
 Errors are one line on stderr and a non-zero exit status (1: the server or the tool failed,
 2: bad usage), never a traceback.
@@ -66,7 +68,12 @@ def _common(p: argparse.ArgumentParser) -> None:
         metavar="NAME=VALUE",
         help="server environment (repeatable)",
     )
-    p.add_argument("-v", "--verbose", action="store_true", help="show the server's stderr")
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show the server's log messages, progress and stderr (on stderr)",
+    )
 
 
 def _parser(command: str) -> _Parser:
@@ -80,6 +87,15 @@ def _parser(command: str) -> _Parser:
             choices=tuple(KINDS),
             help="what to list (default: tools)",
         )
+    elif command == "read":
+        p = _Parser(prog="mcpkit read", description="Read a resource of a server.")
+        _common(p)
+        p.add_argument("uri", help="the resource's URI")
+    elif command == "prompt":
+        p = _Parser(prog="mcpkit prompt", description="Get a prompt of a server.")
+        _common(p)
+        p.add_argument("name", help="the prompt's name")
+        p.add_argument("args", nargs="*", metavar="key=value", help="the prompt's arguments")
     else:
         p = _Parser(prog="mcpkit call", description="Call a tool of a server.")
         _common(p)
@@ -121,8 +137,22 @@ def _client(ns: argparse.Namespace) -> Client:
         on_stderr=(lambda line: print(line, file=sys.stderr))
         if ns.verbose
         else (lambda line: None),
+        logging_handler=_show_log if ns.verbose else None,
+        progress_handler=_show_progress if ns.verbose else None,
         name="mcpkit-cli",
     )
+
+
+def _show_log(message: Any) -> None:
+    data = message.data if isinstance(message.data, str) else _dump(message.data)
+    source = f" {message.logger}" if message.logger else ""
+    print(f"[{message.level}{source}] {data}", file=sys.stderr)
+
+
+def _show_progress(params: Any) -> None:
+    total = f"/{params.total:g}" if params.total is not None else ""
+    note = f" {params.message}" if params.message else ""
+    print(f"[progress {params.progress:g}{total}]{note}", file=sys.stderr)
 
 
 def _obj(value: Any) -> dict[str, Any]:
@@ -173,9 +203,9 @@ def _describe(kind: str, item: dict[str, Any]) -> str:
         props = _obj(schema.get("properties"))
         required = set(schema.get("required") or [])
         for name, prop in props.items():
-            t = prop.get("type", "any") if isinstance(prop, dict) else "any"
-            t = "|".join(t) if isinstance(t, list) else t
-            lines.append(f"    {name}: {t}" + (" (required)" if name in required else ""))
+            lines.append(
+                f"    {name}: {_param(_obj(prop))}" + (" (required)" if name in required else "")
+            )
         return "\n".join(lines)
     if kind == "resources":
         mime = f" [{item['mimeType']}]" if item.get("mimeType") else ""
@@ -191,6 +221,66 @@ def _describe(kind: str, item: dict[str, Any]) -> str:
         f"{a.get('name')}{'' if a.get('required') else '?'}" for a in args if isinstance(a, dict)
     ]
     return f"{item.get('name')}({', '.join(names)})" + (f"  {first}" if first else "")
+
+
+def _param(prop: dict[str, Any]) -> str:
+    """A parameter's type as a person reads it: ``string (one of: a, b) = "a"``."""
+    t = _type_of(prop)
+    enum = prop.get("enum")
+    if isinstance(enum, list) and enum:
+        t += " (one of: " + ", ".join(str(e) for e in enum) + ")"
+    if "default" in prop:
+        t += f" = {orjson.dumps(prop['default']).decode()}"
+    return t
+
+
+def _type_of(prop: dict[str, Any]) -> str:
+    options = prop.get("anyOf") or prop.get("oneOf")
+    if prop.get("type") is None and isinstance(options, list):
+        return "|".join(_type_of(_obj(o)) for o in options)
+    kind: Any = prop.get("type") or "any"
+    t = "|".join(str(x) for x in kind) if isinstance(kind, list) else str(kind)
+    if t == "array" and isinstance(prop.get("items"), dict):
+        t = f"array of {_type_of(prop['items'])}"
+    return t
+
+
+# ---------------------------------------------------------------- read, prompt
+
+
+async def _read(ns: argparse.Namespace) -> int:
+    async with _client(ns) as client:
+        raw = await client.send_request("resources/read", {"uri": ns.uri})
+    if ns.format == "json":
+        print(_dump(raw))
+        return 0
+    contents = raw.get("contents") if isinstance(raw, dict) else None
+    blocks = [_obj(c) for c in contents or []]
+    if not blocks:
+        print("(no contents)")
+    for block in blocks:
+        if "text" in block:
+            print(block["text"])
+        else:
+            mime = block.get("mimeType", "binary")
+            print(f"[{block.get('uri')}: {mime}, {_b64_size(block.get('blob'))} bytes]")
+    return 0
+
+
+async def _prompt(ns: argparse.Namespace) -> int:
+    args = _pairs(ns.args, "=", "an argument")
+    async with _client(ns) as client:
+        raw = await client.send_request("prompts/get", {"name": ns.name, "arguments": args})
+    if ns.format == "json":
+        print(_dump(raw))
+        return 0
+    result = _obj(raw)
+    if result.get("description"):
+        print(f"# {result['description']}")
+    for message in result.get("messages") or []:
+        m = _obj(message)
+        print(f"{m.get('role', '?')}: {_render(_obj(m.get('content')))}")
+    return 0
 
 
 # ---------------------------------------------------------------- call
@@ -276,7 +366,7 @@ def _render(block: dict[str, Any]) -> str:
 
 
 def main(command: str, argv: list[str]) -> int:
-    """Run ``mcpkit list`` or ``mcpkit call``; returns the exit status."""
+    """Run ``mcpkit list``, ``call``, ``read`` or ``prompt``; returns the exit status."""
     parser = _parser(command)
     try:
         ns = parser.parse_args(argv)
@@ -285,7 +375,7 @@ def main(command: str, argv: list[str]) -> int:
         return 2
     except SystemExit as e:  # --help
         return int(e.code or 0) if isinstance(e.code, int) else 0
-    run = _list if command == "list" else _call
+    run = {"list": _list, "read": _read, "prompt": _prompt}.get(command, _call)
     try:
         return anyio.run(run, ns)
     except _UsageError as e:
