@@ -16,6 +16,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "call": ("mcpkit._client._cli", "call a tool of a server"),
     "read": ("mcpkit._client._cli", "read a resource of a server"),
     "prompt": ("mcpkit._client._cli", "get a prompt of a server, filled with arguments"),
+    "install": ("mcpkit._install", "add a server to Claude Desktop, Cursor, VS Code or mcp.json"),
 }
 
 
@@ -25,6 +26,10 @@ def _load(module: str) -> ModuleType:
         from ._server import _cli as server_cli
 
         return server_cli
+    if module == "mcpkit._install":
+        from . import _install
+
+        return _install
     from ._client import _cli as client_cli
 
     return client_cli
@@ -32,7 +37,7 @@ def _load(module: str) -> ModuleType:
 
 def _usage() -> str:
     lines = ["usage: mcpkit <command> [options]", "", "commands:"]
-    lines += [f"  {name:<6} {helptext}" for name, (_, helptext) in _COMMANDS.items()]
+    lines += [f"  {name:<8} {helptext}" for name, (_, helptext) in _COMMANDS.items()]
     lines += ["", "Run 'mcpkit <command> --help' for a command's options."]
     return "\n".join(lines)
 

@@ -1,0 +1,189 @@
+"""``mcpkit install HOST TARGET``: add a server to an MCP host's configuration file.
+
+Hosts: ``claude-desktop``, ``cursor``, ``vscode`` and ``mcp-json`` (the generic
+``{"mcpServers": {...}}`` document most hosts read; printed unless ``--config`` names a file).
+``TARGET`` is a server file (run as ``python -m mcpkit run FILE`` with this Python, so the
+host uses the environment mcpkit is installed in), a command line, or an ``http(s)`` URL.
+
+Installing is idempotent: the same entry again changes nothing, a different one under the
+same name replaces it (and says so); other entries and keys of the file are kept. A file that
+is not valid JSON is left alone with an error. ``--dry-run`` prints the file it would write.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+HOSTS = ("claude-desktop", "cursor", "vscode", "mcp-json")
+
+
+class InstallError(Exception):
+    """Installation refused: the message says why (one line for the user)."""
+
+
+def config_path(host: str, project: str | None) -> Path | None:
+    """Where ``host`` keeps its servers (None: ``mcp-json`` prints instead of writing)."""
+    home = Path.home()
+    if host == "claude-desktop":
+        if sys.platform == "darwin":
+            base = home / "Library" / "Application Support"
+        elif sys.platform == "win32":
+            base = Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
+        else:
+            base = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+        return base / "Claude" / "claude_desktop_config.json"
+    if host == "cursor":
+        return (Path(project) if project else home) / ".cursor" / "mcp.json"
+    if host == "vscode":
+        return Path(project or ".") / ".vscode" / "mcp.json"
+    return None
+
+
+def server_entry(host: str, target: str, env: dict[str, str]) -> dict[str, Any]:
+    """The configuration entry that starts (or reaches) ``target`` from ``host``."""
+    url = target.lower().startswith(("http://", "https://"))
+    if url:
+        if host == "claude-desktop":
+            raise InstallError(
+                "Claude Desktop adds remote (URL) servers in Settings > Connectors, not in its "
+                "configuration file; install a local server file or command instead"
+            )
+        if env:
+            raise InstallError("--env applies to servers started as commands, not to URLs")
+        return {"type": "http", "url": target} if host == "vscode" else {"url": target}
+    argv = shlex.split(target)
+    if not argv:
+        raise InstallError("the target is empty: give a server file, a command line or a URL")
+    if len(argv) == 1 and argv[0].endswith(".py"):
+        path = Path(argv[0]).expanduser().resolve()
+        if not path.is_file():
+            raise InstallError(f"no such file: {argv[0]}")
+        # This Python: the host runs the server where mcpkit and its dependencies are.
+        argv = [sys.executable, "-m", "mcpkit", "run", str(path)]
+    entry: dict[str, Any] = {"command": argv[0], "args": argv[1:]}
+    if env:
+        entry["env"] = dict(env)
+    if host == "vscode":
+        entry = {"type": "stdio", **entry}
+    return entry
+
+
+def default_name(target: str) -> str:
+    """A server name from the target: the file's stem, the URL's host, or the program."""
+    if target.lower().startswith(("http://", "https://")):
+        return urlsplit(target).hostname or "server"
+    argv = shlex.split(target) or ["server"]
+    word = next((a for a in reversed(argv) if a.endswith(".py")), argv[0])
+    return Path(word).stem or "server"
+
+
+def _read(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except (ValueError, UnicodeDecodeError) as e:
+        raise InstallError(f"{path} is not valid JSON ({e}); fix or move it first") from None
+    if not isinstance(data, dict):
+        raise InstallError(f"{path} does not hold a JSON object; fix or move it first")
+    return data
+
+
+def _write(path: Path, document: dict[str, Any]) -> None:
+    """Replace ``path`` atomically (a host reading it never sees half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps(document, indent=2) + "\n")
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def install(
+    host: str,
+    target: str,
+    *,
+    name: str | None = None,
+    env: dict[str, str] | None = None,
+    config: str | None = None,
+    project: str | None = None,
+    dry_run: bool = False,
+) -> tuple[str, Path | None, dict[str, Any]]:
+    """Add ``target`` to ``host``'s configuration: ``(status, path, document)``.
+
+    ``status`` is ``"added"``, ``"updated"`` or ``"unchanged"``; ``path`` is the file
+    written (None when nothing is written: ``mcp-json`` without ``config``, or ``dry_run``
+    when the path is unknown); ``document`` the whole configuration as written.
+    """
+    if host not in HOSTS:
+        raise InstallError(f"unknown host {host!r} (one of: {', '.join(HOSTS)})")
+    entry = server_entry(host, target, env or {})
+    name = name or default_name(target)
+    path = Path(config).expanduser() if config else config_path(host, project)
+    document = _read(path) if path is not None else {}
+    key = "servers" if host == "vscode" else "mcpServers"
+    servers = document.setdefault(key, {})
+    if not isinstance(servers, dict):
+        raise InstallError(f"{path}: {key!r} is not a JSON object; fix it first")
+    before = servers.get(name)
+    status = "unchanged" if before == entry else "added" if before is None else "updated"
+    servers[name] = entry
+    if path is not None and status != "unchanged" and not dry_run:
+        _write(path, document)
+    return status, path, document
+
+
+def main(command: str, argv: list[str]) -> int:
+    """``mcpkit install HOST TARGET [--name N] [--env K=V]... [--config PATH] [--dry-run]``."""
+    p = argparse.ArgumentParser(
+        prog=f"mcpkit {command}", description="Add a server to an MCP host's configuration."
+    )
+    p.add_argument("host", choices=HOSTS, help="the host whose configuration to change")
+    p.add_argument("target", help="a server file, a command line (one quoted string) or a URL")
+    p.add_argument("--name", help="the server's name in the host (default: from the target)")
+    p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--config", help="the configuration file (default: the host's own)")
+    p.add_argument("--project", help="cursor/vscode: the project directory's file instead")
+    p.add_argument("--dry-run", action="store_true", help="print the result, write nothing")
+    try:
+        ns = p.parse_args(argv)
+    except SystemExit as e:
+        return int(e.code) if isinstance(e.code, int) else 2
+    env: dict[str, str] = {}
+    for item in ns.env:
+        key, found, value = item.partition("=")
+        if not found or not key:
+            print(
+                f"mcpkit {command}: --env must look like NAME=VALUE, got {item!r}", file=sys.stderr
+            )
+            return 2
+        env[key] = value
+    try:
+        status, path, document = install(
+            ns.host, ns.target, name=ns.name, env=env, config=ns.config,
+            project=ns.project, dry_run=ns.dry_run,
+        )  # fmt: skip
+    except (InstallError, OSError) as e:
+        print(f"mcpkit {command}: {e}", file=sys.stderr)
+        return 1
+    if path is None or ns.dry_run:
+        print(json.dumps(document, indent=2))
+        if path is not None:
+            print(f"(dry run: {path} not written; the server would be {status})", file=sys.stderr)
+        return 0
+    shown = ns.name or default_name(ns.target)
+    print(f"{shown}: {status} in {path}", file=sys.stderr)
+    return 0
