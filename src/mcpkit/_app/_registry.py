@@ -188,6 +188,7 @@ class MemorySessionRegistry:
             event_store=self.event_store,
             retry_ms=self.options.retry_ms,
         )
+        transport.session_id = sid
         entry = SessionEntry(
             sid, transport, self.server.create_session(transport), clock=self.clock
         )

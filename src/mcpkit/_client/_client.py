@@ -19,7 +19,6 @@ from .._exceptions import (
     InvalidResponse,
     MCPError,
     ProtocolError,
-    RequestTimeout,
     ResourceNotFound,
     TransportError,
     URLElicitationRequired,
@@ -60,12 +59,12 @@ from ._callbacks import (
 )
 from ._inbound import LOG_LEVELS, Inbound
 from ._lists import MAX_PAGES, Listings
-from ._modern import Listener, open_session
-from ._targets import describe, open_target, stdout_note, target_of
+from ._modern import Listener, handshake
+from ._targets import describe, open_target, target_of
 from ._tasks import TaskHandle, TaskReceiver, parse_task
-from ._trace import with_trace
+from ._trace import session_ended, telemetry_active, traced, with_trace
 from ._util import DEFAULT as _DEFAULT
-from ._util import ListKind, ProgressFn, RootsSource, to_root
+from ._util import ListKind, ProgressFn, RootsSource, to_root, undeliverable
 from ._util import package_version as _package_version
 from ._util import parse_result as _parse
 from ._util import short_errors as _short
@@ -80,14 +79,6 @@ DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_TIMEOUT = 3600.0
 #: Seconds the ``initialize`` exchange may take.
 DEFAULT_INIT_TIMEOUT = 30.0
-
-#: The code of the error response a transport delivers when a request could not be sent.
-_TRANSPORT_FAILURE = -32000
-
-
-def _undeliverable(e: ProtocolError) -> bool:
-    """True for the error the HTTP transport reports when the request never got through."""
-    return e.code == _TRANSPORT_FAILURE and e.message.startswith("HTTP request failed")
 
 
 #: Requests that may take long enough for progress to matter.
@@ -281,25 +272,12 @@ class Client:
             )
             self._transport = transport
             await stack.enter_async_context(session)
-            try:
-                version = self._protocol_version
-                if version is None and self._task_receiver is not None:
-                    # Serving tasks is a 2025-11-25 feature: 2026-07-28 has none in its core.
-                    version = LATEST_HANDSHAKE_VERSION
-                self._init = await open_session(session, version, self.init_timeout)
-            except ConnectionClosed as e:
-                raise ConnectionClosed(
-                    f"{describe(self._target)}: connection lost during initialize: {e}"
-                    + stdout_note(session)
-                ) from None
-            except RequestTimeout as e:
-                raise RequestTimeout(f"{e}{stdout_note(session)}") from None
-            except ProtocolError as e:
-                if _undeliverable(e):
-                    raise TransportError(
-                        f"cannot reach {describe(self._target)}: {e.message}"
-                    ) from None
-                raise
+            version = self._protocol_version
+            if version is None and self._task_receiver is not None:
+                # Serving tasks is a 2025-11-25 feature: 2026-07-28 has none in its core.
+                version = LATEST_HANDSHAKE_VERSION
+            self._init = await handshake(session, version, self.init_timeout, self._target)
+            stack.callback(session_ended(session))  # mcp.client.session.duration
             if session.stateless:
                 if self._inbound.logging_handler is not None:
                     # Whoever handles log messages wants them; a stateless server sends
@@ -394,7 +372,7 @@ class Client:
             await self._inbound.url_elicitations_required(e)
             raise
         except ProtocolError as e:
-            if _undeliverable(e):
+            if undeliverable(e):
                 raise TransportError(
                     f"{method}: cannot reach {describe(self._target)}: {e.message}"
                 ) from None
@@ -409,7 +387,16 @@ class Client:
     ) -> Any:
         session = self.session
         t = self.timeout if timeout is _DEFAULT else timeout
-        params = with_trace(params)
+        if telemetry_active():  # an application configured OpenTelemetry
+            return await traced(
+                session, method, params, lambda p: self._deliver(method, p, t, progress_handler)
+            )
+        return await self._deliver(method, with_trace(params), t, progress_handler)
+
+    async def _deliver(
+        self, method: str, params: Any, t: Any, progress_handler: ProgressFn | None
+    ) -> Any:
+        session = self.session
         if progress_handler is None:
             if self._inbound.progress_handler is not None and method in _PROGRESS_METHODS:
                 # A client-wide progress handler asks for progress on every long request.

@@ -18,15 +18,18 @@ from anyio.abc import TaskGroup
 from .._exceptions import (
     HEADER_MISMATCH,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
+    ConnectionClosed,
     MCPError,
     ProtocolError,
     RequestTimeout,
+    TransportError,
     VersionError,
 )
 from .._session._client import LATEST_STATELESS_VERSION, ClientSession
 from ..types import InitializeResult
 from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
-from ._util import parse_result
+from ._targets import describe, stdout_note
+from ._util import parse_result, undeliverable
 
 if TYPE_CHECKING:
     from ._client import Client
@@ -38,6 +41,25 @@ logger = logging.getLogger("mcpkit.client")
 PROBE_TIMEOUT = 10.0
 #: Errors only a modern server sends: the server is modern, the request was wrong.
 _MODERN_CODES = frozenset({HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY})
+
+
+async def handshake(
+    session: ClientSession, version: str | None, timeout: float, target: Any
+) -> InitializeResult:
+    """:func:`open_session`, its failures told in terms of ``target`` (the server we reach):
+    a lost connection or a silence says what the server wrote that was not JSON-RPC."""
+    try:
+        return await open_session(session, version, timeout)
+    except ConnectionClosed as e:
+        raise ConnectionClosed(
+            f"{describe(target)}: connection lost during initialize: {e}" + stdout_note(session)
+        ) from None
+    except RequestTimeout as e:
+        raise RequestTimeout(f"{e}{stdout_note(session)}") from None
+    except ProtocolError as e:
+        if undeliverable(e):
+            raise TransportError(f"cannot reach {describe(target)}: {e.message}") from None
+        raise
 
 
 async def open_session(

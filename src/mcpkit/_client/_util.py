@@ -11,7 +11,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
-from .._exceptions import InvalidResponse
+from .._exceptions import InvalidResponse, ProtocolError
 from ..types import Root
 
 M = TypeVar("M", bound=BaseModel)
@@ -81,3 +81,12 @@ def to_root(value: RootLike) -> Root:
     if not root.uri.startswith("file://"):
         raise ValueError(f"root URIs must be file:// URIs (spec: client/roots); got {root.uri!r}")
     return root
+
+
+#: The code of the error response a transport delivers when a request could not be sent.
+TRANSPORT_FAILURE = -32000
+
+
+def undeliverable(e: ProtocolError) -> bool:
+    """True for the error the HTTP transport reports when the request never got through."""
+    return e.code == TRANSPORT_FAILURE and e.message.startswith("HTTP request failed")

@@ -83,6 +83,8 @@ class StreamableHTTPClientTransport:
         self._sink = sink or _Sink()
         #: The ``Mcp-Session-Id`` the server assigned, if any.
         self.session_id: str | None = None
+        #: For telemetry (``network.transport``).
+        self.network_transport = "tcp"
         #: The revision learned from the initialize result (sent as MCP-Protocol-Version).
         self.protocol_version: str | None = None
         self.session_expired = False

@@ -149,6 +149,10 @@ class HTTPServerTransport:
         self._backlog: deque[Message] = deque(maxlen=STANDALONE_BACKLOG)
         self.closed = False
         self.close_reason = "the HTTP session ended"
+        #: The ``Mcp-Session-Id`` of this session (set by the app; None when stateless).
+        self.session_id: str | None = None
+        #: For telemetry (``network.transport``).
+        self.network_transport = "tcp"
 
     # ------------------------------------------------------------------ engine side
 

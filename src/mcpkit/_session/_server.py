@@ -8,12 +8,14 @@ high-level :class:`mcpkit.Server` fills the handler table; this layer knows no t
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import anyio
 
+from .. import _telemetry
 from .._exceptions import (
     CapabilityError,
     InvalidParams,
@@ -198,11 +200,20 @@ class ServerSession:
 
     async def run(self) -> None:
         """Serve until the client disconnects (inside ``around_run(self)``, when given)."""
-        if self._around_run is None:
-            await self.engine.run()
-            return
-        async with self._around_run(self):
-            await self.engine.run()
+        start = time.perf_counter()
+        try:
+            if self._around_run is None:
+                await self.engine.run()
+                return
+            async with self._around_run(self):
+                await self.engine.run()
+        finally:
+            if self.negotiated is not None:  # a handshake session (stateless ones have none)
+                attrs = {
+                    "mcp.protocol.version": self.negotiated.protocol_version,
+                    "network.transport": getattr(self.engine.transport, "network_transport", None),
+                }
+                _telemetry.record_session("server", time.perf_counter() - start, attrs)
 
     async def wait_initialized(self) -> None:
         """Wait for ``notifications/initialized`` (bound it with a timeout of your own)."""
@@ -211,6 +222,32 @@ class ServerSession:
     # ------------------------------------------------------------------ incoming
 
     async def _on_request(self, req: IncomingRequest) -> Any:
+        if _telemetry.active():  # an application configured OpenTelemetry
+            return await _telemetry.operation(
+                "server",
+                req.method,
+                req.params,
+                lambda: self._handle(req),
+                extra=self._span_attributes(req),
+                parent_meta=req.meta,
+            )
+        return await self._handle(req)
+
+    def _span_attributes(self, req: IncomingRequest) -> dict[str, Any]:
+        transport = self.engine.transport
+        negotiated = self.negotiated
+        return {
+            "jsonrpc.request.id": str(req.id),
+            "mcp.session.id": getattr(transport, "session_id", None),
+            "mcp.protocol.version": negotiated.protocol_version
+            if negotiated is not None
+            else (req.params or {}).get("protocolVersion")
+            if req.method == "initialize"
+            else request_version(req.meta),
+            "network.transport": getattr(transport, "network_transport", None),
+        }
+
+    async def _handle(self, req: IncomingRequest) -> Any:
         negotiated = self.negotiated
         if negotiated is None:
             return await self._before_handshake(req)

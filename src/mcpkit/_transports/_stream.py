@@ -56,6 +56,8 @@ class LineTransport:
         self._discarding = False
         self._eof = False
         self._closed = False
+        #: For telemetry (``network.transport``): a pipe unless the creator says otherwise.
+        self.network_transport = "pipe"
 
     async def send(
         self, message: Message, /, *, related_request_id: RequestId | None = None
