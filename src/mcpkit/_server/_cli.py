@@ -8,7 +8,7 @@ import importlib.util
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 #: Names tried, in order, when FILE has no ``:OBJECT`` part.
@@ -94,6 +94,75 @@ def _execute(loader: Any, module: Any, path: str) -> None:
         ) from None
 
 
+#: ``mcpkit run`` settings that come from the environment when not given as options:
+#: variable -> (option, how to read it). docs/server.md lists them.
+ENVIRONMENT: dict[str, tuple[str, Callable[[str], Any]]] = {
+    "MCPKIT_TRANSPORT": ("transport", str),
+    "MCPKIT_HOST": ("host", str),
+    "MCPKIT_PORT": ("port", int),
+    "MCPKIT_PATH": ("path", str),
+    "MCPKIT_JSON_RESPONSE": ("json_response", lambda v: _flag("MCPKIT_JSON_RESPONSE", v)),
+    "MCPKIT_STATELESS": ("stateless", lambda v: _flag("MCPKIT_STATELESS", v)),
+    "MCPKIT_LOG_LEVEL": ("log_level", str),
+}
+
+
+#: The options that only an HTTP transport takes.
+_HTTP_OPTIONS = (
+    "host",
+    "port",
+    "path",
+    "json_response",
+    "stateless",
+    "allowed_host",
+    "allowed_origin",
+)
+
+
+def _flag(name: str, value: str) -> bool:
+    low = value.strip().lower()
+    if low in ("1", "true", "yes", "on"):
+        return True
+    if low in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"{name}={value!r}: use 1/0, true/false, yes/no or on/off")
+
+
+def run_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[str, Any]:
+    """The settings of ``mcpkit run``: options first, then ``MCPKIT_*`` variables.
+
+    Allowed hosts and origins from the environment (``MCPKIT_ALLOWED_HOSTS``/``_ORIGINS``)
+    are read where every HTTP entry point reads them (``options_from_env``).
+    """
+    out: dict[str, Any] = {}
+    for name, (key, read) in ENVIRONMENT.items():
+        given = getattr(args, key, None)
+        if given is not None:
+            out[key] = given
+        elif environ.get(name):
+            try:
+                out[key] = read(environ[name])
+            except ValueError as e:
+                raise ValueError(str(e) if name in str(e) else f"{name}: {e}") from None
+    transport = out.setdefault("transport", "stdio")
+    if transport not in ("stdio", "http", "sse"):
+        raise ValueError(f"MCPKIT_TRANSPORT={transport!r}: use stdio, http or sse")
+    if args.allowed_host:
+        out["allowed_hosts"] = list(args.allowed_host)
+    if args.allowed_origin:
+        out["allowed_origins"] = list(args.allowed_origin)
+    return out
+
+
+def _configure_logging(level: str) -> None:
+    """The server's own log messages (``mcpkit.*`` loggers) on stderr, at ``level``."""
+    import logging
+
+    logging.basicConfig(
+        level=level.upper(), stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+    )
+
+
 def main(command: str, argv: list[str]) -> int:
     """``mcpkit run``."""
     parser = argparse.ArgumentParser(
@@ -106,12 +175,53 @@ def main(command: str, argv: list[str]) -> int:
         "--transport",
         "-t",
         choices=("stdio", "http", "sse"),
-        default="stdio",
+        default=None,
         help="how to serve (default: stdio)",
     )
     parser.add_argument("--host", default=None, help="HTTP: address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=None, help="HTTP: port (default 8000)")
+    parser.add_argument("--path", default=None, help="HTTP: the MCP endpoint (default /mcp)")
+    parser.add_argument(
+        "--json-response",
+        action="store_true",
+        default=None,
+        help="HTTP: answer each request with one JSON body instead of an SSE stream",
+    )
+    parser.add_argument(
+        "--stateless",
+        action="store_true",
+        default=None,
+        help="HTTP: keep no sessions (each POST served on its own; no GET stream)",
+    )
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=None,
+        metavar="HOST",
+        help="HTTP: a Host value to accept (repeatable; default: loopback names only)",
+    )
+    parser.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=None,
+        metavar="ORIGIN",
+        help="HTTP: an Origin to accept (repeatable; default: the allowed hosts)",
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default=None,
+        help="the server's own log level on stderr (default: warning)",
+    )
     args = parser.parse_args(argv)
+    try:
+        settings = run_settings(args, os.environ)
+    except ValueError as e:
+        print(f"mcpkit {command}: {e}", file=sys.stderr)
+        return 2
+    level = settings.get("log_level")
+    if level is not None:
+        _configure_logging(level)  # and uvicorn's own, over HTTP
     try:
         server = load_server(args.target)
     except LookupError as e:
@@ -120,9 +230,14 @@ def main(command: str, argv: list[str]) -> int:
     except LoadFailed as e:
         print(f"mcpkit {command}: {e}", file=sys.stderr)
         return 1
-    if args.transport == "stdio":
-        if args.host is not None or args.port is not None:
-            print(f"mcpkit {command}: --host/--port apply to HTTP transports only", file=sys.stderr)
+    transport = settings.pop("transport")
+    if transport == "stdio":
+        http_only = [f"--{k.replace('_', '-')}" for k in _HTTP_OPTIONS if getattr(args, k)]
+        if http_only:
+            print(
+                f"mcpkit {command}: {', '.join(http_only)} apply to HTTP transports only",
+                file=sys.stderr,
+            )
             return 2
         from .._exceptions import TransportError
 
@@ -134,9 +249,11 @@ def main(command: str, argv: list[str]) -> int:
             print(f"mcpkit {command}: {e}", file=sys.stderr)
             return 1
         return 0
-    options = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    if transport == "sse":
+        for key in ("path", "json_response", "stateless"):
+            settings.pop(key, None)  # the legacy transport has fixed paths and no modes
     try:
-        http_runner()(server, args.transport, **options)
+        http_runner()(server, transport, **settings)
     except KeyboardInterrupt:
         return 130
     except RuntimeError as e:  # e.g. the [http] extra is not installed

@@ -1,0 +1,97 @@
+# ruff: noqa: ASYNC220  (the server process is started from a test coroutine)
+"""``mcpkit run`` options for deployments (path, JSON responses, stateless, allowed hosts,
+log level), and the same settings from ``MCPKIT_*`` variables; options win."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import httpx2 as httpx
+import pytest
+from tests._served import Served
+
+from mcpkit._server._cli import run_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+MCPKIT = str(Path(sys.executable).with_name("mcpkit"))
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+ACCEPT = {"accept": "application/json, text/event-stream"}
+
+
+def _args(**given: object) -> argparse.Namespace:
+    base: dict[str, object] = dict.fromkeys(
+        ("transport", "host", "port", "path", "json_response", "stateless", "log_level")
+    )
+    base.update(allowed_host=None, allowed_origin=None)
+    base.update(given)
+    return argparse.Namespace(**base)
+
+
+def test_options_win_over_the_environment() -> None:
+    env = {"MCPKIT_TRANSPORT": "http", "MCPKIT_PORT": "9000", "MCPKIT_PATH": "/env"}
+    settings = run_settings(_args(path="/cli", allowed_host=["api.example.com"]), env)
+    assert settings == {
+        "transport": "http",
+        "port": 9000,
+        "path": "/cli",
+        "allowed_hosts": ["api.example.com"],
+    }
+    assert run_settings(_args(), {})["transport"] == "stdio"
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"MCPKIT_PORT": "eighty"}, "MCPKIT_PORT"),
+        ({"MCPKIT_STATELESS": "maybe"}, "MCPKIT_STATELESS"),
+        ({"MCPKIT_TRANSPORT": "carrier-pigeon"}, "MCPKIT_TRANSPORT"),
+    ],
+)
+def test_bad_variables_name_themselves(env: dict[str, str], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        run_settings(_args(), env)
+
+
+@pytest.mark.anyio
+async def test_a_deployment_configured_from_the_environment() -> None:
+    env = {
+        **os.environ,
+        "MCPKIT_TRANSPORT": "http",
+        "MCPKIT_PORT": "0",
+        "MCPKIT_JSON_RESPONSE": "true",
+    }
+    argv = [MCPKIT, "run", str(ROOT / "examples" / "everything.py"), "--path", "/api"]
+    argv += ["--allowed-host", "mcp.example.com", "--log-level", "info"]
+    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    served = Served(proc)
+    try:
+        url = await anyio.to_thread.run_sync(served.url)
+        assert url.endswith("/api"), url
+        with anyio.fail_after(20):
+            async with httpx.AsyncClient(timeout=10) as c:
+                # The Host the deployment named is accepted; JSON answers, not a stream.
+                r = await c.post(url, json=INIT, headers={**ACCEPT, "host": "mcp.example.com"})
+                assert r.status_code == 200, r.text
+                assert r.headers["content-type"].startswith("application/json")
+                # A Host it did not name is refused (DNS rebinding protection stays on).
+                r = await c.post(url, json=INIT, headers={**ACCEPT, "host": "evil.example"})
+                assert r.status_code in (403, 421), r.status_code
+    finally:
+        proc.terminate()
+        await anyio.to_thread.run_sync(proc.wait, 10)
+        served.close()
+    assert "Uvicorn running" in served.stderr()  # --log-level info reached uvicorn too
