@@ -79,6 +79,7 @@ if _TYPE_CHECKING:
         VersionError,
     )
     from ._http import EventStore, InMemoryEventStore
+    from ._proxy import Proxy
     from ._server import (
         Context,
         ElicitationResult,
@@ -140,6 +141,7 @@ _LAZY: dict[str, str] = {
     "create_sse_app": "._app",
     "serve_http": "._app",
     "Context": "._server",
+    "Proxy": "._proxy",
     "ElicitationResult": "._server",
     "Image": "._server._media",
     "Audio": "._server._media",
@@ -193,6 +195,7 @@ __all__ = [
     "ParseError",
     "ProgressHandler",
     "ProtocolError",
+    "Proxy",
     "RequestTimeout",
     "ResourceNotFound",
     "ResourceUpdatedHandler",

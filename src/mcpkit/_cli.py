@@ -17,6 +17,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "read": ("mcpkit._client._cli", "read a resource of a server"),
     "prompt": ("mcpkit._client._cli", "get a prompt of a server, filled with arguments"),
     "install": ("mcpkit._install", "add a server to Claude Desktop, Cursor, VS Code or mcp.json"),
+    "proxy": ("mcpkit._proxy", "serve any server (command, file, URL) over another transport"),
 }
 
 
@@ -30,6 +31,10 @@ def _load(module: str) -> ModuleType:
         from . import _install
 
         return _install
+    if module == "mcpkit._proxy":
+        from . import _proxy
+
+        return _proxy
     from ._client import _cli as client_cli
 
     return client_cli

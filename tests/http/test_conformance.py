@@ -36,7 +36,10 @@ SELECTION = {
 #: Scenarios that cannot pass for a correct server at a given harness version (see the
 #: conformance README): at 0.1.16 server-sse-polling sends MCP-Protocol-Version 2025-03-26,
 #: and a 2025-11-25 server sends no priming event to clients of older revisions.
-EXPECTED_NOT_PASSING = {("server", "0.1.16"): {"server-sse-polling"}}
+EXPECTED_NOT_PASSING = {
+    ("server", "0.1.16"): {"server-sse-polling"},
+    ("proxy", "0.1.16"): {"server-sse-polling"},
+}
 
 pytestmark = [
     pytest.mark.timeout(1800),
@@ -63,6 +66,11 @@ def _run(side: str, version: str, tmp_path: Path) -> None:
             "--server",
             f"{_mcpkit()} run {shlex.quote(str(target))} --transport http --port {{port}}",
         ]
+    elif side == "proxy":
+        # The stdio server behind `mcpkit proxy`, served over HTTP: everything forwarded.
+        target = ROOT / "examples" / "everything.py"
+        upstream = shlex.quote(f"{shlex.quote(sys.executable)} {shlex.quote(str(target))}")
+        args = ["--server", f"{_mcpkit()} proxy {upstream} --transport http --port {{port}}"]
     else:
         target = ROOT / "examples" / "conformance_client.py"
         args = ["--client", f"{shlex.quote(sys.executable)} {shlex.quote(str(target))}"]
@@ -107,3 +115,8 @@ def test_server_conformance(version: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("version", VERSIONS)
 def test_client_conformance(version: str, tmp_path: Path) -> None:
     _run("client", version, tmp_path)
+
+
+def test_proxied_stdio_server_conformance(tmp_path: Path) -> None:
+    # The handshake revisions' scenarios (the proxy serves those downstream).
+    _run("proxy", "0.1.16", tmp_path)
