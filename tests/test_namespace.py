@@ -154,3 +154,14 @@ async def test_resource_not_found_takes_the_uri_first(revision: str) -> None:
         with pytest.raises(mcpkit.ResourceNotFound) as caught:
             await client.read_resource("doc://gone")
     assert caught.value.uri == "doc://gone"
+
+
+def test_middleware_names_all_resolve_and_are_documented() -> None:
+    import mcpkit.middleware as middleware
+
+    for name in middleware.__all__:
+        value = getattr(middleware, name)
+        # Classes carry their own docstring; aliases and constants are named in the module's.
+        own = isinstance(value, type) and value.__doc__
+        assert own or f"``{name}``" in (middleware.__doc__ or ""), f"{name} is not documented"
+    assert len(set(middleware.__all__)) == len(middleware.__all__)

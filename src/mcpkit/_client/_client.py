@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -59,6 +59,7 @@ from ._callbacks import (
 )
 from ._inbound import LOG_LEVELS, Inbound
 from ._lists import MAX_PAGES, Listings
+from ._middleware import through_middleware
 from ._modern import Listener, handshake
 from ._targets import describe, open_target, target_of
 from ._tasks import TaskHandle, TaskReceiver, parse_task
@@ -151,7 +152,8 @@ class Client:
     version), ``protocol_version`` (the revision to ask for; default the latest; older
     servers are answered in their own revision), ``validate_output`` (check
     ``structuredContent`` against ``outputSchema``; default on), ``on_stderr`` (each stderr
-    line of a spawned server; default: copied to ours).
+    line of a spawned server; default: copied to ours), ``middleware`` (around every request
+    sent, the first outermost: see :mod:`mcpkit.middleware`).
     """
 
     def __init__(
@@ -183,8 +185,10 @@ class Client:
         list_changed_handler: ListChangedHandler | None = None,
         validate_output: bool = True,
         accept_tasks: bool = False,
+        middleware: Sequence[Any] = (),
     ) -> None:
         self.target = target
+        self.middleware = list(middleware)
         self.name = name
         #: Where the server is: a :class:`StdioTarget`, an :class:`HTTPTarget`, a server
         #: object or a transport (strings and argv lists become a target here).
@@ -367,6 +371,8 @@ class Client:
     ) -> Any:
         """Send any request and return its raw ``result`` (for methods without a helper)."""
         try:
+            if self.middleware:
+                return await through_middleware(self, method, params, timeout, progress_handler)
             return await self._send(method, params, timeout, progress_handler)
         except URLElicitationRequired as e:
             await self._inbound.url_elicitations_required(e)

@@ -13,6 +13,7 @@ from typing import Any, Generic, Literal, TypeVar, overload
 import anyio
 
 from .._exceptions import MCPError
+from .._middleware import MiddlewareFn, wrap_handlers
 from .._session._server import ServerSession
 from .._transports._base import Transport
 from ._context import Context, StateT
@@ -28,7 +29,7 @@ from ._session import ClientState, state_of
 from ._task_store import TaskStore
 from ._tasks import TaskManager, TaskSettings, resolve_task_settings
 from ._tools import ToolDef, check_tool_name
-from ._util import to_wire
+from ._util import cache_hints, name_of, to_wire
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -93,6 +94,8 @@ class Server(Generic[StateT]):
             with -32600); None: no limit.
         tasks: all the task settings above as one :class:`TaskSettings` (then the
             ``task_*`` keywords must be left out).
+        stateless: how revision 2026-07-28 is served (:class:`StatelessSettings`).
+        middleware: around every request served, the first outermost (see :mod:`mcpkit.middleware`).
     """
 
     #: Seconds a request to the client (``ctx.sample``, ``ctx.elicit``, ``ctx.list_roots``)
@@ -122,6 +125,7 @@ class Server(Generic[StateT]):
         max_tasks_per_owner: int | None = 100,
         tasks: TaskSettings | None = None,
         stateless: StatelessSettings | None = None,
+        middleware: Sequence[MiddlewareFn] = (),
     ) -> None:
         self.name = name
         self.version = version
@@ -171,7 +175,14 @@ class Server(Generic[StateT]):
             clock=settings.clock,
         )
         self._protocol = Handlers(self)
-        self._handlers = self._protocol.table()
+        #: Around every request served, the first outermost (see :mod:`mcpkit.middleware`).
+        self.middleware = list(middleware)
+        self._handlers = wrap_handlers(self._protocol.table(), self.middleware)
+
+    def add_middleware(self, middleware: MiddlewareFn) -> None:
+        """Add ``middleware`` innermost; sessions created from now on serve through it."""
+        self.middleware.append(middleware)
+        self._handlers = wrap_handlers(self._protocol.table(), self.middleware)
 
     @property
     def page_size(self) -> int | None:
@@ -292,7 +303,7 @@ class Server(Generic[StateT]):
         allow_refs: bool = False,
     ) -> None:
         """Register ``fn`` as a tool (at any time: connected clients are told the list changed)."""
-        tool_name = name if name is not None else _name_of(fn)
+        tool_name = name if name is not None else name_of(fn)
         check_tool_name(tool_name)
         if tool_name in self.registry.tools:
             raise ValueError(f"a tool named {tool_name!r} is already registered (remove it first)")
@@ -415,7 +426,7 @@ class Server(Generic[StateT]):
 
             server.add_resource("docs://readme", "# Read me", mime_type="text/markdown")
         """
-        hints = _cache_hints(cache_ttl_ms, cache_scope)
+        hints = cache_hints(cache_ttl_ms, cache_scope)
         if "{" in uri:
             if not callable(source):
                 raise TypeError(
@@ -428,7 +439,7 @@ class Server(Generic[StateT]):
                 uri,
                 source,
                 tinfo,
-                name=name or _name_of(source),
+                name=name or name_of(source),
                 title=title,
                 description=description if description is not None else tinfo.description,
                 mime_type=mime_type,
@@ -443,7 +454,7 @@ class Server(Generic[StateT]):
                 fn: Callable[..., Any] | None = source
                 info: FuncInfo | None = self._describe(source)
                 doc = info.description if info is not None else None
-                default_name = name or _name_of(source)
+                default_name = name or name_of(source)
                 value = None
             else:
                 if not isinstance(source, (str, bytes)):
@@ -538,7 +549,7 @@ class Server(Generic[StateT]):
         meta: Mapping[str, Any] | None = None,
     ) -> None:
         """Register ``fn`` as a prompt (at any time: connected clients are told)."""
-        prompt_name = name or _name_of(fn)
+        prompt_name = name or name_of(fn)
         if prompt_name in self.registry.prompts:
             raise ValueError(f"a prompt named {prompt_name!r} is already registered")
         info = self._describe(fn)
@@ -748,10 +759,12 @@ class Server(Generic[StateT]):
         except (TypeError, ValueError):
             raise
         except Exception as e:
-            raise TypeError(f"cannot serve {_name_of(fn)!r}: {e}") from e
+            raise TypeError(f"cannot serve {name_of(fn)!r}: {e}") from e
 
     def _changed(self, kind: str) -> None:
         self.registry.invalidate(kind)
+        for mw in self.middleware:  # a list cache drops what changed
+            getattr(mw, "invalidate", lambda kind: None)(kind)
         method = _LIST_CHANGED[kind]
         self.listeners.post(method)
         # A copy: registration may happen in a worker thread while sessions come and go.
@@ -765,27 +778,6 @@ class Server(Generic[StateT]):
                 if capabilities is None:
                     capabilities = self.capabilities
                 s.update_capabilities(capabilities)
-
-
-def _cache_hints(ttl_ms: int | None, scope: str | None) -> dict[str, Any]:
-    """The caching hints a registration sets (``ttlMs``, ``cacheScope``), checked."""
-    hints: dict[str, Any] = {}
-    if ttl_ms is not None:
-        if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or ttl_ms < 0:
-            raise ValueError(f"cache_ttl_ms must be an integer >= 0, not {ttl_ms!r}")
-        hints["ttlMs"] = ttl_ms
-    if scope is not None:
-        if scope not in ("public", "private"):
-            raise ValueError(f"cache_scope must be 'public' or 'private', not {scope!r}")
-        hints["cacheScope"] = scope
-    return hints
-
-
-def _name_of(fn: Any) -> str:
-    name = getattr(fn, "__name__", None)
-    if not isinstance(name, str) or name == "<lambda>":
-        raise ValueError("give a name: this callable has no usable __name__")
-    return name
 
 
 def _context_param(fn: Callable[..., Any]) -> str | None:

@@ -137,3 +137,24 @@ def make_caller(fn: Callable[..., Any]) -> Callable[[dict[str, Any]], Awaitable[
         return result
 
     return call_sync
+
+
+def cache_hints(ttl_ms: int | None, scope: str | None) -> dict[str, Any]:
+    """The caching hints a registration sets (``ttlMs``, ``cacheScope``), checked."""
+    hints: dict[str, Any] = {}
+    if ttl_ms is not None:
+        if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or ttl_ms < 0:
+            raise ValueError(f"cache_ttl_ms must be an integer >= 0, not {ttl_ms!r}")
+        hints["ttlMs"] = ttl_ms
+    if scope is not None:
+        if scope not in ("public", "private"):
+            raise ValueError(f"cache_scope must be 'public' or 'private', not {scope!r}")
+        hints["cacheScope"] = scope
+    return hints
+
+
+def name_of(fn: Any) -> str:
+    name = getattr(fn, "__name__", None)
+    if not isinstance(name, str) or name == "<lambda>":
+        raise ValueError("give a name: this callable has no usable __name__")
+    return name
