@@ -221,3 +221,39 @@ async def test_group_entries_pass_env_cwd_and_headers(tmp_path: Path) -> None:
             assert group.client("web").server_info.name == "in-process"
     posts = [headers for _, method, headers, _ in app.requests if method == "POST"]
     assert posts and all(h.get("x-team") == "blue" for h in posts)
+
+
+@pytest.mark.anyio
+async def test_group_prompts_and_resources_are_routed_too() -> None:
+    everything = str(HERE.parents[1] / "examples" / "everything.py")
+    config = {
+        "mcpServers": {
+            "a": {"command": sys.executable, "args": [everything]},
+            "b": {"command": sys.executable, "args": [*SERVER[1:]]},
+        }
+    }
+    with anyio.fail_after(60):
+        async with ClientGroup(config, on_stderr=lambda line: None) as group:
+            prompts = [p.name for p in await group.list_prompts()]
+            assert "a_test_simple_prompt" in prompts
+            got = await group.get_prompt("a_test_prompt_with_arguments", {"arg1": "x", "arg2": "y"})
+            assert got.messages
+            resources = await group.list_resources()
+            names = {r.name for r in resources}
+            assert "a_static_text" in names and any(n.startswith("b_") for n in names)
+            # A listed URI is read from the server that listed it.
+            read = await group.read_resource("mem://hello")
+            assert read.contents[0].text == "hello"  # type: ignore[union-attr]
+            read = await group.read_resource("test://static-text")
+            assert "static text" in read.contents[0].text  # type: ignore[union-attr]
+            templates = {t.name for t in await group.list_resource_templates()}
+            assert any(n.startswith("a_") for n in templates) and any(
+                n.startswith("b_") for n in templates
+            )
+            # An unlisted URI with two servers offering resources: say which.
+            with pytest.raises(MCPError, match="server=NAME"):
+                await group.read_resource("mem://items/7")
+            read = await group.read_resource("mem://items/7", server="b")
+            assert read.contents
+            with pytest.raises(MCPError, match="no server"):
+                await group.get_prompt("zzz_nothing")

@@ -13,7 +13,15 @@ import orjson
 from anyio.abc import TaskGroup
 
 from .._exceptions import MCPError
-from ..types import CallToolResult, Tool
+from ..types import (
+    CallToolResult,
+    GetPromptResult,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    Tool,
+)
 from ._client import Client
 from ._util import DEFAULT as _DEFAULT
 from ._util import ProgressFn
@@ -88,10 +96,11 @@ def client_for(name: str, entry: Mapping[str, Any], **kwargs: Any) -> Client:
 
 
 class ClientGroup:
-    """Several servers at once, with their tools under one namespace.
+    """Several servers at once, with their tools, prompts and resources under one namespace.
 
-    Tools are listed as ``<server><separator><tool>`` and calls are routed to the server
-    they came from. A server that fails to start, or dies later, is recorded in
+    Tools and prompts are listed as ``<server><separator><name>`` and calls are routed to
+    the server they came from; resources keep their URIs (their names are prefixed) and
+    reads go to the server that listed them. A server that fails to start, or dies later, is recorded in
     :attr:`errors` and leaves the others working.
 
     Example::
@@ -122,6 +131,8 @@ class ClientGroup:
         #: Why a server is not (or no longer) usable, by server name.
         self.errors: dict[str, BaseException] = {}
         self._routes: dict[str, tuple[str, str]] = {}
+        self._prompt_routes: dict[str, tuple[str, str]] = {}
+        self._uri_routes: dict[str, set[str]] = {}
         self._tg: TaskGroup | None = None
         self._stop = anyio.Event()
 
@@ -179,46 +190,103 @@ class ClientGroup:
             raise MCPError(f"server {name!r} is not connected" + (f": {why}" if why else ""))
         return c
 
+    async def _gather(self, kind: str, list_one: Any) -> dict[str, list[Any]]:
+        """``list_one(client)`` on every connected server declaring capability ``kind``, at
+        once; a server that fails to answer is skipped (and recorded in :attr:`errors`)."""
+        per_server: dict[str, list[Any]] = {}
+
+        async def one(name: str, client: Client) -> None:
+            try:
+                per_server[name] = await list_one(client)
+            except Exception as e:
+                logger.warning("MCP server %r: listing %s failed: %s", name, kind, e)
+                self.errors[name] = e
+
+        async with anyio.create_task_group() as tg:
+            for name, client in list(self.clients.items()):
+                if getattr(client.server_capabilities, kind, None) is not None:
+                    tg.start_soon(one, name, client)
+        return {name: per_server[name] for name in self.entries if name in per_server}
+
+    def _prefixed(self, per_server: dict[str, list[Any]], routes: dict[str, Any]) -> list[Any]:
+        out: list[Any] = []
+        for name, items in per_server.items():
+            for item in items:
+                full = f"{name}{self.separator}{item.name}"
+                routes[full] = (name, item.name)
+                out.append(item.model_copy(update={"name": full}))
+        return out
+
     async def list_tools(self) -> list[Tool]:
         """The tools of every connected server, named ``<server><separator><tool>``.
 
         A server that fails to answer is skipped (and recorded in :attr:`errors`).
         """
-        per_server: dict[str, list[Tool]] = {}
-
-        async def one(name: str, client: Client) -> None:
-            try:
-                per_server[name] = await client.list_tools()
-            except Exception as e:
-                logger.warning("MCP server %r: tools/list failed: %s", name, e)
-                self.errors[name] = e
-
-        async with anyio.create_task_group() as tg:
-            for name, client in list(self.clients.items()):
-                if client.server_capabilities.tools is not None:
-                    tg.start_soon(one, name, client)
-        tools: list[Tool] = []
         routes: dict[str, tuple[str, str]] = {}
-        for name in self.entries:
-            for tool in per_server.get(name, []):
-                full = f"{name}{self.separator}{tool.name}"
-                routes[full] = (name, tool.name)
-                tools.append(tool.model_copy(update={"name": full}))
+        tools = self._prefixed(await self._gather("tools", lambda c: c.list_tools()), routes)
         self._routes = routes
         return tools
 
-    def route(self, name: str) -> tuple[str, str]:
-        """``(server, tool)`` for a prefixed tool name."""
-        hit = self._routes.get(name)
-        if hit is not None:
-            return hit
+    async def list_prompts(self) -> list[Prompt]:
+        """The prompts of every connected server, named ``<server><separator><prompt>``."""
+        routes: dict[str, tuple[str, str]] = {}
+        prompts = self._prefixed(await self._gather("prompts", lambda c: c.list_prompts()), routes)
+        self._prompt_routes = routes
+        return prompts
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None
+    ) -> GetPromptResult:
+        """Get a prefixed prompt from the server it belongs to."""
+        server, prompt = self._prompt_routes.get(name) or self._split(name, "prompt")
+        return await self.client(server).get_prompt(prompt, arguments)
+
+    async def list_resources(self) -> list[Resource]:
+        """The resources of every connected server, their ``name`` prefixed with the server's
+        (URIs are kept: :meth:`read_resource` finds the server that listed one)."""
+        per_server = await self._gather("resources", lambda c: c.list_resources())
+        self._uri_routes = {}
+        for server, items in per_server.items():
+            for item in items:
+                self._uri_routes.setdefault(str(item.uri), set()).add(server)
+        return self._prefixed(per_server, {})
+
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
+        """The resource templates of every connected server, ``name`` prefixed."""
+        per_server = await self._gather("resources", lambda c: c.list_resource_templates())
+        return self._prefixed(per_server, {})
+
+    async def read_resource(self, uri: str, *, server: str | None = None) -> ReadResourceResult:
+        """Read ``uri`` from ``server``, or from the server that listed it (the one server
+        offering resources when only one does). Raises :class:`~mcpkit.MCPError` when the
+        URI is ambiguous or unknown: say which server with ``server=``."""
+        if server is None:
+            listed = self._uri_routes.get(uri, set())
+            offering = [
+                n for n, c in self.clients.items() if c.server_capabilities.resources is not None
+            ]
+            candidates = sorted(listed) or offering
+            if len(candidates) != 1:
+                raise MCPError(
+                    f"which server has {uri!r}? "
+                    + (f"{', '.join(candidates)} all could: " if candidates else "none listed it: ")
+                    + "pass server=NAME"
+                )
+            server = candidates[0]
+        return await self.client(server).read_resource(uri)
+
+    def _split(self, name: str, what: str) -> tuple[str, str]:
         best = ""
         for server in self.entries:
             if name.startswith(server + self.separator) and len(server) > len(best):
                 best = server
         if not best:
-            raise MCPError(f"no server of this group has a tool named {name!r}")
+            raise MCPError(f"no server of this group has a {what} named {name!r}")
         return best, name[len(best) + len(self.separator) :]
+
+    def route(self, name: str) -> tuple[str, str]:
+        """``(server, tool)`` for a prefixed tool name."""
+        return self._routes.get(name) or self._split(name, "tool")
 
     async def call_tool(
         self,
