@@ -163,6 +163,25 @@ def _configure_logging(level: str) -> None:
     )
 
 
+def _reloading(command: str, argv: list[str], target: str, transport: str) -> int:
+    """Serve in a child process, restarted when the code changes (``--reload``)."""
+    from pathlib import Path
+
+    from ._reload import supervise
+
+    if transport == "stdio":
+        print(
+            f"mcpkit {command}: --reload needs an HTTP transport (a stdio client's "
+            "connection cannot move to a new process)",
+            file=sys.stderr,
+        )
+        return 2
+    path = target.partition(":")[0]
+    watch = Path(path).resolve().parent if os.path.exists(path) else Path.cwd()
+    child = [sys.executable, "-m", "mcpkit", command, *(a for a in argv if a != "--reload")]
+    return supervise(child, watch)
+
+
 def main(command: str, argv: list[str]) -> int:
     """``mcpkit run``."""
     parser = argparse.ArgumentParser(
@@ -213,12 +232,19 @@ def main(command: str, argv: list[str]) -> int:
         default=None,
         help="the server's own log level on stderr (default: warning)",
     )
+    parser.add_argument(
+        "--reload",
+        action="store_true",
+        help="HTTP: restart when a .py file beside FILE changes (for development)",
+    )
     args = parser.parse_args(argv)
     try:
         settings = run_settings(args, os.environ)
     except ValueError as e:
         print(f"mcpkit {command}: {e}", file=sys.stderr)
         return 2
+    if args.reload:
+        return _reloading(command, argv, args.target, settings["transport"])
     level = settings.get("log_level")
     if level is not None:
         _configure_logging(level)  # and uvicorn's own, over HTTP
