@@ -114,7 +114,7 @@ def _client(
     if auth is not None and _is_httpx_auth(auth):
         import httpx2
 
-        return HttpxAdapter(httpx2.AsyncClient(auth=auth, timeout=timeout, follow_redirects=False))
+        return HttpxAdapter(httpx2.AsyncClient(auth=auth, timeout=timeout, follow_redirects=True))
     if auth is not None and not callable(auth):
         raise TypeError("auth must be an httpx2.Auth or a callable returning headers")
     return H11Client(auth=auth, timeout=timeout, ssl_context=ssl_context)

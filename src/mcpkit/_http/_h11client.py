@@ -14,7 +14,7 @@ import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import anyio
 import h11
@@ -119,6 +119,24 @@ class Response:
         await self._client._release(self._conn, reusable=self._done)
 
 
+#: Redirects followed at most, per request.
+MAX_REDIRECTS = 10
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_CREDENTIALS = frozenset({"authorization", "cookie", "proxy-authorization"})
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or (443 if scheme == "https" else 80)
+
+
+def _without_credentials(headers: Mapping[str, str] | None) -> dict[str, str] | None:
+    if headers is None:
+        return None
+    return {k: v for k, v in headers.items() if k.lower() not in _CREDENTIALS}
+
+
 class H11Client:
     """A keep-alive HTTP/1.1 client with the subset of httpx's API the transports use.
 
@@ -167,7 +185,7 @@ class H11Client:
         headers: Mapping[str, str] | None = None,
         timeout: Timeouts | float | None = None,
     ) -> AsyncIterator[Response]:
-        resp = await self._send(method, url, content, headers, timeout)
+        resp = await self._follow(method, url, content, headers, timeout)
         try:
             yield resp
         finally:
@@ -183,7 +201,7 @@ class H11Client:
         timeout: Timeouts | float | None = None,
     ) -> Response:
         """Send and read the whole body."""
-        resp = await self._send(method, url, content, headers, timeout)
+        resp = await self._follow(method, url, content, headers, timeout)
         try:
             await resp.aread()
         finally:
@@ -220,6 +238,32 @@ class H11Client:
 
     # ------------------------------------------------------------------ internals
 
+    async def _follow(
+        self,
+        method: str,
+        url: str,
+        content: bytes,
+        headers: Mapping[str, str] | None,
+        timeout: Timeouts | float | None,
+    ) -> Response:
+        """:meth:`_send`, following redirects as browsers and httpx do: 307/308 keep the
+        method and body, 303 (and 301/302 after a POST) become a GET without a body; a hop
+        to another origin sends no credentials (``Authorization``, ``Cookie``, the auth
+        hook's headers). At most :data:`MAX_REDIRECTS` hops."""
+        origin = _origin(url)
+        for _ in range(MAX_REDIRECTS + 1):
+            same = _origin(url) == origin
+            sent = headers if same else _without_credentials(headers)
+            resp = await self._send(method, url, content, sent, timeout, use_auth=same)
+            location = resp.headers.get("location")
+            if resp.status_code not in _REDIRECTS or not location:
+                return resp
+            await resp.aclose()
+            url = urljoin(url, location)
+            if resp.status_code == 303 or (resp.status_code in (301, 302) and method == "POST"):
+                method, content = "GET", b""
+        raise RemoteProtocolError(f"more than {MAX_REDIRECTS} redirects, the last to {url}")
+
     def _timeouts(self, timeout: Timeouts | float | None) -> Timeouts:
         if timeout is None:
             return (self.timeout, self.timeout)
@@ -234,6 +278,8 @@ class H11Client:
         content: bytes,
         headers: Mapping[str, str] | None,
         timeout: Timeouts | float | None,
+        *,
+        use_auth: bool = True,
     ) -> Response:
         if self._closed:
             raise HTTPError("the HTTP client is closed")
@@ -247,7 +293,7 @@ class H11Client:
         hdrs: dict[str, str] = {"host": parts.netloc, "user-agent": "mcpkit"}
         if headers:
             hdrs.update({k.lower(): v for k, v in headers.items()})
-        if self._auth is not None:
+        if self._auth is not None and use_auth:
             extra = self._auth()
             if inspect.isawaitable(extra):
                 extra = await extra
