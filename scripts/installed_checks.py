@@ -148,6 +148,21 @@ def check_otel() -> None:
     print("ok: the active span's trace context reaches the server in _meta")
 
 
+def check_proxy_without_httpx2() -> None:
+    # A proxy in the environment needs httpx2: without it the error says how to get it.
+    code = (
+        "import anyio, os; from mcpkit import Client; "
+        "os.environ['HTTP_PROXY'] = 'http://127.0.0.1:9'; os.environ.pop('NO_PROXY', None); "
+        "\nasync def main():\n async with Client('http://127.0.0.1:1/mcp'): pass\n"
+        "anyio.run(main)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode != 0 and "mcpkit[all]" in done.stderr, done.stderr[-2000:]
+    print("ok: a proxy in the environment without httpx2 names the extra to install")
+
+
 def main(flavor: str) -> None:
     check_package()
     with tempfile.TemporaryDirectory() as tmp:
@@ -159,6 +174,8 @@ def main(flavor: str) -> None:
             check_trio(server)
     if flavor in ("otel", "all"):
         check_otel()
+    if flavor == "":
+        check_proxy_without_httpx2()
     if flavor == "all":
         import httpx2  # noqa: F401  - `http_client=` and httpx2 auth need it
 

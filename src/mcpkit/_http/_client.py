@@ -670,7 +670,7 @@ async def open_streamable_http(
     """
     async with (
         _maybe_close(
-            _client(auth, timeout, http_client, ssl_context), http_client is None
+            _client(auth, timeout, http_client, ssl_context, url), http_client is None
         ) as client,
         anyio.create_task_group() as tg,
     ):

@@ -104,20 +104,58 @@ def _is_cancel(message: Message) -> bool:
 
 
 def _client(
-    auth: AuthLike, timeout: float, http_client: Any, ssl_context: ssl.SSLContext | None = None
+    auth: AuthLike,
+    timeout: float,
+    http_client: Any,
+    ssl_context: ssl.SSLContext | None = None,
+    url: str | None = None,
 ) -> HTTPClient:
     if http_client is not None:
         if is_http_client(http_client):
             client: HTTPClient = http_client  # ours (e.g. ASGIClient): used as it is
             return client
         return HttpxAdapter(http_client)
-    if auth is not None and _is_httpx_auth(auth):
-        import httpx2
-
-        return HttpxAdapter(httpx2.AsyncClient(auth=auth, timeout=timeout, follow_redirects=True))
+    proxy = proxy_for(url) if url is not None else None
+    if (auth is not None and _is_httpx_auth(auth)) or proxy is not None:
+        # httpx2 does what our h11 client does not: proxies (from the environment).
+        httpx2 = _httpx2(why=f"the proxy {proxy} (from the environment)" if proxy else "")
+        kw: dict[str, Any] = {"timeout": timeout, "follow_redirects": True, "trust_env": True}
+        if ssl_context is not None:
+            kw["verify"] = ssl_context
+        if auth is not None and _is_httpx_auth(auth):
+            kw["auth"] = auth
+        elif auth is not None:
+            return HttpxAdapter(httpx2.AsyncClient(**kw), header_hook=auth)
+        return HttpxAdapter(httpx2.AsyncClient(**kw))
     if auth is not None and not callable(auth):
         raise TypeError("auth must be an httpx2.Auth or a callable returning headers")
     return H11Client(auth=auth, timeout=timeout, ssl_context=ssl_context)
+
+
+def proxy_for(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``HTTPS_PROXY``/``HTTP_PROXY``/
+    ``ALL_PROXY``, upper or lower case), unless ``NO_PROXY`` exempts its host; else None."""
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(parts.scheme.lower()) or proxies.get("all")
+    if not proxy or not parts.hostname:
+        return None
+    if urllib.request.proxy_bypass(parts.hostname):
+        return None
+    return proxy
+
+
+def _httpx2(*, why: str) -> Any:
+    try:
+        import httpx2
+    except ModuleNotFoundError:
+        raise HTTPError(
+            f"{why} needs httpx2, which the [all] extra brings: pip install 'mcpkit[all]'"
+        ) from None
+    return httpx2
 
 
 @asynccontextmanager

@@ -172,7 +172,7 @@ async def open_sse(
     """Connect to a legacy (2024-11-05) HTTP+SSE server at its SSE ``url`` (e.g. ``.../sse``)."""
     async with (
         _maybe_close(
-            _client(auth, timeout, http_client, ssl_context), http_client is None
+            _client(auth, timeout, http_client, ssl_context, url), http_client is None
         ) as client,
         anyio.create_task_group() as tg,
     ):

@@ -396,11 +396,21 @@ class H11Client:
 class HttpxAdapter:
     """Gives an ``httpx2.AsyncClient`` the :class:`H11Client` API (errors mapped to ours)."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, *, header_hook: HeaderHook | None = None) -> None:
         import httpx2
 
         self._httpx = httpx2
         self._client = client
+        #: Headers to add to each request (``auth=`` given as a callable).
+        self._hook = header_hook
+
+    async def _headers(self, headers: Mapping[str, str] | None) -> Mapping[str, str] | None:
+        if self._hook is None:
+            return headers
+        extra = self._hook()
+        if inspect.isawaitable(extra):
+            extra = await extra
+        return {**(headers or {}), **dict(extra)}
 
     def _t(self, timeout: Timeouts | float | None) -> Any:
         if timeout is None:
@@ -427,6 +437,7 @@ class HttpxAdapter:
         headers: Mapping[str, str] | None = None,
         timeout: Timeouts | float | None = None,
     ) -> AsyncIterator[Any]:
+        headers = await self._headers(headers)
         try:
             async with self._client.stream(
                 method, url, content=content, headers=headers, timeout=self._t(timeout)
@@ -444,6 +455,7 @@ class HttpxAdapter:
         headers: Mapping[str, str] | None = None,
         timeout: Timeouts | float | None = None,
     ) -> Any:
+        headers = await self._headers(headers)
         try:
             r = await self._client.request(
                 method, url, content=content, headers=headers, timeout=self._t(timeout)
