@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from pydantic import TypeAdapter, ValidationError
+from tests.types._roundtrips import (
+    Example,
+    Roundtrip,
+    alias_roundtrip,
+    both,
+    by_name,
+    model_roundtrip,
+)
 from tests.types._spec import FENCE, PROSE_DIR, SEEDS_DIR, definitions, parse_block, same_json
 
 import mcpkit.types as t
@@ -18,62 +25,10 @@ import mcpkit.types as t
 DEFS = definitions("2025-11-25")
 _INTERFACE = re.compile(r"^interface (\w+)", re.M)
 
-Roundtrip = Callable[[Any], Any]
-
-
-@dataclass
-class Example:
-    source: str
-    value: Any
-    definition: str  # what it was classified as
-    roundtrip: Roundtrip
-
-
-def _model_roundtrip(model: type[t.MCPModel]) -> Roundtrip:
-    def run(value: Any) -> Any:
-        obj = model.model_validate(value)
-        wire = obj.model_dump(by_alias=True, exclude_unset=True)
-        # to_wire() and the JSON text give the same wire form.
-        assert same_json(obj.to_wire(), wire)
-        assert same_json(json.loads(obj.to_json()), wire)
-        return wire
-
-    return run
-
-
-def _alias_roundtrip(alias: Any) -> Roundtrip:
-    adapter: TypeAdapter[Any] = TypeAdapter(alias)
-
-    def run(value: Any) -> Any:
-        return adapter.dump_python(
-            adapter.validate_python(value), by_alias=True, exclude_unset=True
-        )
-
-    return run
-
-
-def _by_name(name: str) -> Roundtrip:
-    obj = getattr(t, name)
-    if isinstance(obj, type) and issubclass(obj, t.MCPModel):
-        return _model_roundtrip(obj)
-    return _alias_roundtrip(obj)
-
-
-def _both(*runs: Roundtrip) -> Roundtrip:
-    """Round-trip through several types; each must give the value back."""
-
-    def run(value: Any) -> Any:
-        outs = [r(value) for r in runs]
-        for out in outs[1:]:
-            assert same_json(out, outs[0])
-        return outs[0]
-
-    return run
-
 
 def _result_message(result_type: str) -> Roundtrip:
-    envelope = _model_roundtrip(t.JSONRPCResultResponse)
-    payload = _by_name(result_type)
+    envelope = model_roundtrip(t.JSONRPCResultResponse)
+    payload = by_name(result_type)
 
     def run(value: Any) -> Any:
         wire = envelope(value)
@@ -193,14 +148,14 @@ def _roundtrip_for(definition: str) -> Roundtrip:
     if definition.startswith("result:"):
         return _result_message(definition.removeprefix("result:"))
     if definition.startswith("list:"):
-        return _alias_roundtrip(list[getattr(t, definition.removeprefix("list:"))])
+        return alias_roundtrip(list[getattr(t, definition.removeprefix("list:"))])
     if definition.startswith("capabilities:"):
-        caps = _by_name(definition.removeprefix("capabilities:"))
+        caps = by_name(definition.removeprefix("capabilities:"))
         return lambda v: {"capabilities": caps(v["capabilities"])}
-    run = _by_name(definition)
+    run = by_name(definition)
     if definition in DEFS and definition.endswith(("Request", "Notification")):
         # A concrete message also goes through the generic envelope union.
-        return _both(run, _alias_roundtrip(t.JSONRPCMessage))
+        return both(run, alias_roundtrip(t.JSONRPCMessage))
     return run
 
 

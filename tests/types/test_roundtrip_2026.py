@@ -6,12 +6,19 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from pydantic import TypeAdapter, ValidationError
+from tests.types._roundtrips import (
+    Example,
+    Roundtrip,
+    alias_roundtrip,
+    both,
+    by_name,
+    model_roundtrip,
+)
 from tests.types._spec import (
     FENCE,
     LATEST,
@@ -32,69 +39,18 @@ DEFS = definitions(REV)
 METHODS = method_map(REV)
 PROSE = prose_dir(REV)
 
-Roundtrip = Callable[[Any], Any]
-
-
-@dataclass
-class Example:
-    source: str
-    value: Any
-    definition: str  # what it was classified as
-    roundtrip: Roundtrip
-
-
-def _model_roundtrip(model: type[t.MCPModel]) -> Roundtrip:
-    def run(value: Any) -> Any:
-        obj = model.model_validate(value)
-        wire = obj.model_dump(by_alias=True, exclude_unset=True)
-        assert same_json(obj.to_wire(), wire)
-        assert same_json(json.loads(obj.to_json()), wire)
-        return wire
-
-    return run
-
-
-def _alias_roundtrip(alias: Any) -> Roundtrip:
-    adapter: TypeAdapter[Any] = TypeAdapter(alias)
-
-    def run(value: Any) -> Any:
-        return adapter.dump_python(
-            adapter.validate_python(value), by_alias=True, exclude_unset=True
-        )
-
-    return run
-
-
-def _by_name(name: str) -> Roundtrip:
-    obj = getattr(t, name)
-    if isinstance(obj, type) and issubclass(obj, t.MCPModel):
-        return _model_roundtrip(obj)
-    return _alias_roundtrip(obj)
-
-
-def _both(*runs: Roundtrip) -> Roundtrip:
-    """Round-trip through several types; each must give the value back."""
-
-    def run(value: Any) -> Any:
-        outs = [r(value) for r in runs]
-        for out in outs[1:]:
-            assert same_json(out, outs[0])
-        return outs[0]
-
-    return run
-
 
 def _result_message(result_type: str) -> Roundtrip:
     """A result response: the generic envelope with the typed payload, and the typed
     ``*ResultResponse`` of the method where the schema defines one."""
-    envelope = _model_roundtrip(t.JSONRPCResultResponse)
-    payload = _by_name(result_type)
+    envelope = model_roundtrip(t.JSONRPCResultResponse)
+    payload = by_name(result_type)
 
     def generic(value: Any) -> Any:
         return {**envelope(value), "result": payload(value["result"])}
 
-    typed = [_by_name(n) for n in _typed_responses(result_type)]
-    return _both(generic, *typed)
+    typed = [by_name(n) for n in _typed_responses(result_type)]
+    return both(generic, *typed)
 
 
 def _typed_responses(result_type: str) -> list[str]:
@@ -222,14 +178,14 @@ def _roundtrip_for(definition: str) -> Roundtrip:
     if definition.startswith("result:"):
         return _result_message(definition.removeprefix("result:"))
     if definition.startswith("list:"):
-        return _alias_roundtrip(list[getattr(t, definition.removeprefix("list:"))])  # type: ignore[misc]
+        return alias_roundtrip(list[getattr(t, definition.removeprefix("list:"))])  # type: ignore[misc]
     if definition.startswith("capabilities:"):
-        caps = _by_name(definition.removeprefix("capabilities:"))
+        caps = by_name(definition.removeprefix("capabilities:"))
         return lambda v: {"capabilities": caps(v["capabilities"])}
-    run = _by_name(definition)
+    run = by_name(definition)
     if definition in METHODS.values():
         # A concrete message also goes through the generic envelope union.
-        return _both(run, _alias_roundtrip(t.JSONRPCMessage))
+        return both(run, alias_roundtrip(t.JSONRPCMessage))
     return run
 
 
