@@ -79,6 +79,7 @@ if _TYPE_CHECKING:
         VersionError,
     )
     from ._http import EventStore, InMemoryEventStore
+    from ._http._request_info import HTTPRequestInfo
     from ._proxy import Proxy
     from ._server import (
         Context,
@@ -141,6 +142,7 @@ _LAZY: dict[str, str] = {
     "create_sse_app": "._app",
     "serve_http": "._app",
     "Context": "._server",
+    "HTTPRequestInfo": "._http._request_info",
     "Proxy": "._proxy",
     "ElicitationResult": "._server",
     "Image": "._server._media",
@@ -177,6 +179,7 @@ __all__ = [
     "HTTPError",
     "HTTPProtocolError",
     "HTTPReadTimeout",
+    "HTTPRequestInfo",
     "HTTPStatusError",
     "HTTPTarget",
     "HeaderMismatch",

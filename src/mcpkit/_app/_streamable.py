@@ -37,6 +37,8 @@ from .._http._asgi import (
     same_path,
 )
 from .._http._events import EventStore, InMemoryEventStore
+from .._http._request_info import CURRENT as CURRENT_REQUEST
+from .._http._request_info import from_scope as request_info
 from .._http._security import HostOriginPolicy, SessionOwnership
 from .._http._transport import HTTPServerTransport, SessionGone
 from ._common import allow_header, serve_lifespan, session_for
@@ -181,7 +183,12 @@ class StreamableHTTPApp:
         method = scope["method"]
         try:
             if method == "POST":
-                await self.posts.post(headers, receive, send)
+                # The code serving the POSTed request may read it (ctx.http_request).
+                token = CURRENT_REQUEST.set(request_info(scope, headers))
+                try:
+                    await self.posts.post(headers, receive, send)
+                finally:
+                    CURRENT_REQUEST.reset(token)
             elif method == "GET":
                 await self.streams.get(headers, receive, send)
             elif method == "DELETE":

@@ -20,6 +20,8 @@ from .._exceptions import TransportError
 from .._transports._base import Incoming, Message, RequestId
 from .._transports._memory import receive_now, send_now
 from ._events import EventStore
+from ._request_info import CURRENT as CURRENT_REQUEST
+from ._request_info import HTTPRequestInfo
 from ._sse import encode_event
 
 logger = logging.getLogger("mcpkit.http")
@@ -57,6 +59,7 @@ class Stream:
         "done",
         "done_event",
         "id",
+        "info",
         "json",
         "message",
         "reply_id",
@@ -85,6 +88,8 @@ class Stream:
         #: The id the client gave the request, when the engine knows it by another (a
         #: shared session renumbers the requests of many clients): what goes back out.
         self.reply_id: RequestId | None = None
+        #: The HTTP request that carried this stream's request (None: unknown).
+        self.info: HTTPRequestInfo | None = None
 
     def attach(self) -> MemoryObjectReceiveStream[Chunk]:
         """Route this stream's live events to a new connection (the previous one ends)."""
@@ -240,8 +245,14 @@ class HTTPServerTransport:
     def new_request_stream(self, request_id: RequestId, *, json: bool) -> Stream:
         self._n += 1
         stream = Stream(f"{self.key}.{self._n}", request_id, json)
+        stream.info = CURRENT_REQUEST.get()  # the HTTP request carrying it (app task)
         self.requests[request_id] = stream
         return stream
+
+    def request_info(self, request_id: RequestId) -> HTTPRequestInfo | None:
+        """The HTTP request that carried request ``request_id`` (while it is served)."""
+        stream = self.requests.get(request_id)
+        return stream.info if stream is not None else None
 
     def stream_for_id(self, stream_id: str) -> Stream | None:
         if stream_id == self.standalone.id:

@@ -21,6 +21,7 @@ from ._util import is_base_model, to_wire
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
+    from .._http._request_info import HTTPRequestInfo
     from .._session._server import ServerSession
     from ..types import CreateMessageResult, Root
     from ._server import Server
@@ -113,6 +114,14 @@ class Context(Generic[StateT]):
     def meta(self) -> dict[str, Any] | None:
         """The request's ``_meta`` object, if it had one."""
         return self._request.meta if self._request is not None else None
+
+    @property
+    def http_request(self) -> HTTPRequestInfo | None:
+        """The HTTP request that carried this request (headers without credentials, client
+        address, path), or None over stdio and in memory."""
+        rc = self._request
+        lookup = getattr(rc.session.engine.transport, "request_info", None) if rc else None
+        return lookup(rc.request.id) if lookup is not None and rc is not None else None
 
     @property
     def progress_token(self) -> str | int | None:

@@ -1,0 +1,61 @@
+"""What the HTTP request that carried a message looked like, for the code serving it.
+
+The app records it (a context variable, set while it reads a POST) and the server transport
+keeps it with each request's stream, so ``ctx.http_request`` can tell a tool the headers,
+client address and path of its HTTP request. Credentials stay out: ``Authorization``,
+``Cookie`` and ``Proxy-Authorization`` are not kept (the caller's identity is for the
+authorization layer to establish, not for tools to read from headers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+#: Headers never handed to the code serving a request.
+WITHHELD = frozenset({"authorization", "cookie", "proxy-authorization"})
+
+
+@dataclass(frozen=True)
+class HTTPRequestInfo:
+    """The HTTP request that carried an MCP request.
+
+    ``headers`` has lower-case names (credentials left out); ``client`` is the peer's
+    ``(host, port)`` as the ASGI server saw it (behind a proxy: the proxy's), or None.
+
+    Example::
+
+        @server.tool()
+        def tenant(ctx: Context) -> str:
+            '''The tenant the request came for.'''
+            req = ctx.http_request
+            return req.headers.get("x-tenant", "default") if req else "stdio"
+    """
+
+    method: str
+    path: str
+    query: str = ""
+    headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    client: tuple[str, int] | None = None
+    scheme: str = "http"
+
+
+#: The request being read by the app (set by the POST handler's task).
+CURRENT: ContextVar[HTTPRequestInfo | None] = ContextVar("mcpkit_http_request", default=None)
+
+
+def from_scope(scope: Mapping[str, Any], headers: Mapping[str, str]) -> HTTPRequestInfo:
+    """The info of an ASGI HTTP ``scope`` whose headers were read into ``headers``."""
+    client = scope.get("client")
+    query = scope.get("query_string", b"")
+    return HTTPRequestInfo(
+        method=str(scope.get("method", "")),
+        path=str(scope.get("root_path", "")) + str(scope.get("path", "")),
+        query=query.decode("latin-1") if isinstance(query, bytes) else str(query),
+        headers=MappingProxyType({k: v for k, v in headers.items() if k not in WITHHELD}),
+        client=(str(client[0]), int(client[1])) if client else None,
+        scheme=str(scope.get("scheme", "http")),
+    )
