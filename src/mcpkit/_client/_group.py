@@ -23,6 +23,7 @@ from ..types import (
     Tool,
 )
 from ._client import Client
+from ._targets import http
 from ._util import DEFAULT as _DEFAULT
 from ._util import ProgressFn
 
@@ -32,8 +33,8 @@ logger = logging.getLogger("mcpkit.client")
 def load_config(config: Mapping[str, Any] | str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     """The server entries of an ``mcpServers`` config (a dict, JSON text or a JSON file path).
 
-    Each entry is ``{"command", "args", "env", "cwd"}`` (stdio) or ``{"url", "headers"}``
-    (HTTP; ``serverUrl`` is accepted for ``url``); entries with ``"disabled": true`` are left
+    Each entry is ``{"command", "args", "env", "cwd"}`` (stdio) or ``{"url", "headers",
+    "verify", "cert"}`` (HTTP; ``serverUrl`` is accepted for ``url``; TLS as :func:`http`); entries with ``"disabled": true`` are left
     out; other keys (``type``, ``description``, ...) are ignored.
     """
     if isinstance(config, os.PathLike) or (
@@ -71,12 +72,20 @@ def client_for(name: str, entry: Mapping[str, Any], **kwargs: Any) -> Client:
         if not isinstance(url, str):
             raise ValueError(f"server {name!r}: 'url' must be a string")
         headers = entry.get("headers")
-        return Client(
-            url,
-            name=name,
-            headers=dict(headers) if isinstance(headers, Mapping) else None,
-            **kwargs,
+        verify, cert = entry.get("verify", True), entry.get("cert")
+        if not isinstance(verify, (bool, str)) or not (cert is None or isinstance(cert, str)):
+            raise ValueError(f"server {name!r}: 'verify' is true/false or a CA path, 'cert' a path")
+        kwargs = dict(kwargs)
+        for stdio_only in ("env", "cwd", "inherit_env", "on_stderr"):
+            kwargs.pop(stdio_only, None)  # group-wide options that a URL entry has no use for
+        merged = {
+            **(kwargs.pop("headers", None) or {}),
+            **(dict(headers) if isinstance(headers, Mapping) else {}),
+        }
+        target = http(
+            url, headers=merged or None, auth=kwargs.pop("auth", None), verify=verify, cert=cert
         )
+        return Client(target, name=name, **kwargs)
     command = entry["command"]
     args = entry.get("args") or []
     if (

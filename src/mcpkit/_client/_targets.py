@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 import os
 import shlex
+import ssl
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
@@ -86,6 +87,8 @@ class HTTPTarget:
     auth: Any = None
     timeout: float | None = None
     http_client: Any = None
+    verify: bool | str | ssl.SSLContext = True
+    cert: str | tuple[str, str] | None = None
 
     async def open(self, stack: AsyncExitStack) -> Transport:
         """Connect; the connection is closed (the session ended) when ``stack`` closes."""
@@ -97,6 +100,9 @@ class HTTPTarget:
             kw["timeout"] = self.timeout
         if self.http_client is not None:
             kw["http_client"] = self.http_client
+        tls = tls_context(self.verify, self.cert)
+        if tls is not None:
+            kw["ssl_context"] = tls
         transport: Transport = await stack.enter_async_context(open_http(self.url, **kw))
         return transport
 
@@ -130,6 +136,8 @@ def http(
     auth: Any = None,
     timeout: float | None = None,
     http_client: Any = None,
+    verify: bool | str | ssl.SSLContext = True,
+    cert: str | tuple[str, str] | None = None,
 ) -> HTTPTarget:
     """A server at ``url``: ``Client(http("https://mcp.example.com/mcp", headers=...))``.
 
@@ -138,6 +146,11 @@ def http(
     ``httpx2.AsyncClient`` of yours, or :class:`mcpkit.lowlevel.ASGIClient` to reach an ASGI
     app in this process with no socket (tests).
 
+    TLS: ``verify`` is True (the system's trust store), a CA bundle file or directory to
+    trust instead, an ``ssl.SSLContext`` of yours, or False (no verification: tests only);
+    ``cert`` a client certificate for mutual TLS: a PEM file holding the key too, or a
+    ``(certificate, key)`` pair of files.
+
     Example::
 
         async with Client(http("http://127.0.0.1:8000/mcp", auth=lambda: {"authorization": t})) as c:
@@ -145,7 +158,37 @@ def http(
     """
     if not is_url(url):
         raise ValueError(f"not an http(s) URL: {url!r}")
-    return HTTPTarget(url, headers, auth, timeout, http_client)
+    if http_client is not None and (verify is not True or cert is not None):
+        raise ValueError("verify= and cert= configure our HTTP client: set them on yours")
+    return HTTPTarget(url, headers, auth, timeout, http_client, verify, cert)
+
+
+def tls_context(
+    verify: bool | str | ssl.SSLContext, cert: str | tuple[str, str] | None
+) -> ssl.SSLContext | None:
+    """The TLS context for ``verify`` and ``cert`` (None: the defaults)."""
+    if isinstance(verify, ssl.SSLContext):
+        context = verify
+    elif verify is True and cert is None:
+        return None
+    elif verify is False:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    elif isinstance(verify, str):
+        where = Path(verify)
+        context = ssl.create_default_context(
+            cafile=str(where) if where.is_file() else None,
+            capath=str(where) if where.is_dir() else None,
+        )
+        if not where.exists():
+            raise ValueError(f"verify={verify!r}: no such CA file or directory")
+    else:
+        context = ssl.create_default_context()
+    if cert is not None:
+        certfile, keyfile = (cert, None) if isinstance(cert, str) else cert
+        context.load_cert_chain(certfile, keyfile)
+    return context
 
 
 def describe(target: object) -> str:
