@@ -74,7 +74,9 @@ async def test_a_redirect_loop_is_reported_with_its_target() -> None:
             open_streamable_http(srv.url) as t,
             ClientSession(t, client_info=CLIENT_INFO) as cs,
         ):
-            with pytest.raises(ProtocolError, match=r"more than 10 redirects, the last to \S+/mcp/"):
+            with pytest.raises(
+                ProtocolError, match=r"more than 10 redirects, the last to \S+/mcp/"
+            ):
                 await cs.initialize()
 
 
