@@ -162,6 +162,10 @@ def sender_methods(
     return frozenset(m for m, name in method_map(rev).items() if name in members)
 
 
+#: What a server answers when it needs the client's input first (2026-07-28 on).
+INPUT_REQUIRED_RESULT = "InputRequiredResult"
+
+
 def result_type(rev: str, method: str, *, task: bool = False) -> str:
     """The ``*Result`` definition that answers ``method`` in ``rev``; ``Result`` if unknown.
 
@@ -169,6 +173,20 @@ def result_type(rev: str, method: str, *, task: bool = False) -> str:
     """
     name = TASK_RESULT if task else RESULT_TYPES.get(method, "Result")
     return name if has_definition(rev, name) else "Result"
+
+
+def _get(value: Any, key: str) -> Any:
+    return value.get(key) if isinstance(value, dict) else None
+
+
+def _may_require_input(rev: str, result_name: str) -> bool:
+    """Whether the schema lets ``result_name``'s response carry an ``InputRequiredResult``
+    instead (``CallToolResultResponse`` and its kind, 2026-07-28 on)."""
+    response = definitions(rev).get(f"{result_name}Response")
+    if not isinstance(response, Mapping):
+        return False
+    refs = response.get("properties", {}).get("result", {}).get("anyOf", [])
+    return any(r.get("$ref", "").endswith(f"/{INPUT_REQUIRED_RESULT}") for r in refs)
 
 
 # --------------------------------------------------------------------------- one message
@@ -314,6 +332,8 @@ def message_errors(
     task = isinstance(params, dict) and "task" in params and has_definition(rev, TASK_RESULT)
     name = result_type(rev, request_method, task=task)
     result = msg.get("result")
+    if _may_require_input(rev, name) and _get(result, "resultType") == "input_required":
+        name = INPUT_REQUIRED_RESULT
     errors += schema_errors(rev, name, result, where=f"result of {request_method!r}: ")
     if name == EMPTY_RESULT and isinstance(result, dict) and set(result) - {"_meta"}:
         errors.append(
