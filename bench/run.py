@@ -42,6 +42,8 @@ REPO = Path(__file__).resolve().parents[1]
 HARNESS = Path(os.environ.get("MCP_BENCH_HARNESS", REPO.parent / "shared" / "bench")).resolve()
 ANCHORS = Path(os.environ.get("ANCHORS", Path.home() / ".cache" / "mcp-anchors"))
 IMPLS = ("mcpkit", "official", "fastmcp", "ts", "floor")
+#: The implementations whose servers speak 2026-07-28 (the `http/<impl>-modern` cases).
+MODERN_IMPLS = ("mcpkit", "official", "fastmcp")
 # Port of each implementation's HTTP server with --port-base: base plus this offset.
 PORT_OFFSET = {"official": 1, "fastmcp": 2, "ts": 3, "floor": 10, "mcpkit": 20}
 
@@ -54,6 +56,32 @@ TARGETS: list[tuple[str, str, str, str, str, float]] = [
     ("HTTP JSON sequential", "http/mcpkit-json", "seq_calls_s", "http/official-json", ">=", 5),
     ("HTTP SSE 32 sessions", "http/mcpkit-sse", "sess32_calls_s", "http/official-sse", ">=", 8),
     ("HTTP SSE 32 sessions", "http/mcpkit-sse", "sess32_calls_s", "http/ts-sse", ">=", 1.6),
+    # Issue 14: a 2026-07-28 (stateless) tools/call builds no throwaway session, so it is at
+    # least as fast as our 2025 stateful path, and at least 5x the official SDK serving 2026.
+    (
+        "HTTP 2026-07-28 sequential",
+        "http/mcpkit-modern",
+        "seq_calls_s",
+        "http/mcpkit-json",
+        ">=",
+        1,
+    ),
+    (
+        "HTTP 2026-07-28 sequential",
+        "http/mcpkit-modern",
+        "seq_calls_s",
+        "http/official-modern",
+        ">=",
+        5,
+    ),
+    (
+        "HTTP 2026-07-28 32 connections",
+        "http/mcpkit-modern",
+        "sess32_calls_s",
+        "http/official-modern",
+        ">=",
+        5,
+    ),
     ("1 MiB result over stdio", "stdio/mcpkit", "big_out_calls_s", "stdio/official", ">=", 3),
     (
         "1000 tools: tools/list p50",
@@ -124,6 +152,8 @@ HEADLINE: list[tuple[str, str, str | tuple[str, str]]] = [
     ("HTTP SSE 32 sessions calls/s", "http/{i}-sse", "sess32_calls_s"),
     ("HTTP JSON stateless seq calls/s", "http/{i}-stateless", "seq_calls_s"),
     ("HTTP JSON stateless 32 sessions calls/s", "http/{i}-stateless", "sess32_calls_s"),
+    ("HTTP 2026-07-28 seq calls/s", "http/{i}-modern", "seq_calls_s"),
+    ("HTTP 2026-07-28 32 connections calls/s", "http/{i}-modern", "sess32_calls_s"),
     (
         "HTTP JSON 1 MiB result / argument calls/s",
         "http/{i}-json",
@@ -196,6 +226,7 @@ def build_cases(a: argparse.Namespace) -> list[tuple[str, str, list[str]]]:
     me = sys.executable
     driver_py = p["floor_py"] if os.path.exists(p["floor_py"]) else me
     drive = [driver_py, str(REPO / "bench" / "drive.py"), str(h / "driver" / "mcpdrive.py")]
+    modern_drive = [*drive[:2], "--modern", *drive[2:]]
     log = ["--log", str(a.out / "servers.log")]
     if a.port_base:
         port = {i: a.port_base + off for i, off in PORT_OFFSET.items()}
@@ -246,13 +277,16 @@ def build_cases(a: argparse.Namespace) -> list[tuple[str, str, list[str]]]:
                 "json": f"{base} --json",
                 "stateless": f"{base} --json --stateless",
             }
+        if i in MODERN_IMPLS:
+            # Revision 2026-07-28 on the same endpoint: no session, every request stateless.
+            variants["modern"] = f"{server[i]} --http {port[i]} --json"
         for v, cmd in variants.items():
             cases.append(
                 (
                     f"http/{i}-{v}",
                     "http",
                     [
-                        *drive,
+                        *(modern_drive if v == "modern" else drive),
                         "http",
                         *log,
                         *d_opts,

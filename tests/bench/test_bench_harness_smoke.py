@@ -59,6 +59,7 @@ def test_harness_quick_mcpkit_only(tmp_path: Path) -> None:
         "http/mcpkit-sse",
         "http/mcpkit-json",
         "http/mcpkit-stateless",
+        "http/mcpkit-modern",
         "tools/mcpkit-0",
         "tools/mcpkit-1000",
         "sdk/mcpkit-stdio",
@@ -70,12 +71,16 @@ def test_harness_quick_mcpkit_only(tmp_path: Path) -> None:
     assert med["stdio/mcpkit"]["big_out_resp_kb"] >= 1024  # the 1 MiB result arrived whole
     assert med["http/mcpkit-sse"]["response_mode"] == "sse"
     assert med["http/mcpkit-json"]["response_mode"] == "json"
+    # Revision 2026-07-28: the driver probed server/discover and sent stateless requests.
+    assert med["http/mcpkit-modern"]["seq_calls_s"] > 0
+    assert med["http/mcpkit-modern"]["response_mode"] == "json"
     assert med["tools/mcpkit-1000"]["tools"] == 1003
     assert med["sdk/mcpkit-http"]["sess2_calls_s"] > 0
     assert med["sdk/mcpkit-stdio"]["protocol"]
-    # Every target is listed; without peers none can be judged.
+    # Every target is listed; without peers only those against mcpkit itself can be judged.
     assert len(summary["targets"]) == len(run.TARGETS)
-    assert all(t["met"] is None for t in summary["targets"])
+    own = [t for t in run.TARGETS if t[3].startswith(("http/mcpkit", "stdio/mcpkit"))]
+    assert [t["met"] is None for t in summary["targets"]] == [t not in own for t in run.TARGETS]
     assert "| stdio seq calls/s |" in proc.stdout
     assert (out / "rep1.jsonl").read_text().count("\n") == len(expected)
 

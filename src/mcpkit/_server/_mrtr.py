@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import hashlib
 import hmac
 import os
@@ -161,7 +162,7 @@ class RoundState:
         self.settings = settings
         self.method = method
         self.principal = principal
-        self.fingerprint = fingerprint(method, params)
+        self._params = params
         #: key -> (method asked, answer), from earlier rounds and this request.
         self.answers: dict[str, tuple[str, Any]] = {}
         self.round = 1
@@ -174,6 +175,12 @@ class RoundState:
             raise InvalidParams(message="Invalid params: inputResponses must be an object")
         #: This round's answers, checked against the question when the handler asks it.
         self.given: dict[str, Any] = dict(given or {})
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """The request's digest, computed only when a state is sealed or restored: most
+        requests ask nothing, and hashing their arguments would tax every call."""
+        return fingerprint(self.method, self._params)
 
     def _restore(self, token: Any) -> None:
         payload = unseal(self.settings, token)

@@ -107,7 +107,8 @@ def finish_result(
     out.setdefault("resultType", "complete")
     meta = out.get("_meta")
     meta = dict(meta) if isinstance(meta, dict) else {}
-    meta.setdefault(META_SERVER_INFO, dict(server_info))
+    # The server's own mapping, not a copy: it is serialized, never changed, per result.
+    meta.setdefault(META_SERVER_INFO, server_info)
     out["_meta"] = meta
     if method in CACHEABLE_METHODS and out["resultType"] == "complete":
         for key, value in cache_hints.items():
