@@ -163,6 +163,34 @@ def check_proxy_without_httpx2() -> None:
     print("ok: a proxy in the environment without httpx2 names the extra to install")
 
 
+def check_auth(flavor: str) -> None:
+    from mcpkit import InvalidToken
+    from mcpkit.auth import JWTVerifier, ResourceServer, StaticTokenVerifier
+
+    ResourceServer(StaticTokenVerifier({"t": ["s"]}), resource="http://127.0.0.1/mcp")
+    if flavor not in ("auth", "all"):
+        try:
+            JWTVerifier("https://as.example", "https://rs.example/mcp")
+        except ImportError as e:
+            assert "mcpkit[auth]" in str(e), e
+            print("ok: without [auth], JWTVerifier names the extra to install")
+            return
+        raise AssertionError("JWTVerifier built without PyJWT")
+    verifier = JWTVerifier("https://as.example", "https://rs.example/mcp")
+    unsigned = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0."  # {"alg":"none"}: refused before any fetch
+
+    async def refuse() -> None:
+        try:
+            await verifier.verify(unsigned)
+        except InvalidToken as e:
+            assert "none" in str(e), e
+        else:
+            raise AssertionError("an unsigned token was accepted")
+
+    anyio.run(refuse)
+    print("ok: [auth] verifies JWTs (PyJWT with cryptography installed)")
+
+
 def main(flavor: str) -> None:
     check_package()
     with tempfile.TemporaryDirectory() as tmp:
@@ -174,6 +202,7 @@ def main(flavor: str) -> None:
             check_trio(server)
     if flavor in ("otel", "all"):
         check_otel()
+    check_auth(flavor)
     if flavor == "":
         check_proxy_without_httpx2()
     if flavor == "all":

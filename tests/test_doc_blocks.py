@@ -146,8 +146,15 @@ async def check_app(name, app, port):
 
 async def with_http_server(code, namespace):
     # The block may `await` at top level, with `url` (a server's Streamable HTTP endpoint)
-    # and `token()` (its bearer token) defined.
-    demo = mcpkit.Server("docs-demo")
+    # and `token()` (its bearer token, which the server checks) defined.
+    from mcpkit.auth import ResourceServer, StaticTokenVerifier
+
+    demo = mcpkit.Server(
+        "docs-demo",
+        auth=ResourceServer(
+            StaticTokenVerifier({"docs-token": []}), resource="http://127.0.0.1/mcp"
+        ),
+    )
 
     def echo(text: str) -> str:
         return text

@@ -58,7 +58,7 @@ def _names(requirements: list[str]) -> frozenset[str]:
 
 def test_extras_say_what_they_are() -> None:
     extras = PROJECT["optional-dependencies"]
-    assert set(extras) == {"http", "trio", "otel", "all", "test"}
+    assert set(extras) == {"http", "trio", "otel", "auth", "all", "test"}
     contents = [_names(reqs) for reqs in extras.values()]
     assert all(contents), "an empty extra"
     assert len(set(contents)) == len(contents), "two extras with the same content"
@@ -69,6 +69,25 @@ def test_extras_say_what_they_are() -> None:
         assert _names(extras[name]) <= _names(extras["all"]), name
         assert not (_names(extras[name]) & base), f"[{name}] repeats a core dependency"
     assert "uvicorn" in _names(extras["http"]) and "trio" in _names(extras["trio"])
+    assert _names(extras["auth"]) == {"pyjwt"}
+
+
+def test_auth_imports_without_pyjwt_and_says_which_extra() -> None:
+    """A bare install imports mcpkit.auth (static tokens, introspection need nothing more);
+    only building a JWTVerifier needs the [auth] extra, and its error names it."""
+    code = (
+        "import sys\n"
+        "sys.modules['jwt'] = None\n"
+        "from mcpkit.auth import JWTVerifier, StaticTokenVerifier, ResourceServer\n"
+        "ResourceServer(StaticTokenVerifier({'t': ['s']}), resource='http://127.0.0.1/mcp')\n"
+        "try:\n"
+        "    JWTVerifier('https://as.example', 'https://rs.example/mcp')\n"
+        "except ImportError as e:\n"
+        "    assert 'mcpkit[auth]' in str(e), e\n"
+        "else:\n"
+        "    raise SystemExit('JWTVerifier built without PyJWT')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 
 def test_version_is_one_value_everywhere() -> None:
@@ -94,7 +113,7 @@ def test_package_is_typed() -> None:
 @pytest.mark.parametrize("module", ["mcpkit._transports._stdio", "mcpkit._http"])
 def test_a_bare_install_imports_without_the_extras(module: str) -> None:
     """The modules a bare install uses import with every optional package hidden."""
-    blocked = ["uvicorn", "httptools", "uvloop", "trio", "httpx2", "jsonschema"]
+    blocked = ["uvicorn", "httptools", "uvloop", "trio", "httpx2", "jsonschema", "jwt"]
     code = (
         "import sys\n"
         f"for name in {blocked!r}:\n"

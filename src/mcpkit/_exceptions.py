@@ -22,6 +22,11 @@
     │       ├── HTTPReadTimeout      the server sent nothing for too long (also a ``TimeoutError``)
     │       ├── HTTPProtocolError    the server broke the connection or HTTP/1.1
     │       └── HTTPStatusError      the server answered an HTTP error status (``status``)
+    ├── AuthError                    authorization failed (OAuth 2.1; ``error``, ``description``)
+    │   ├── InvalidToken             no usable access token: missing, malformed, expired, forged
+    │   │                            or for another resource (HTTP 401)
+    │   └── InsufficientScope        the token lacks scopes the operation needs (HTTP 403,
+    │                                ``scopes``: the scopes the operation needs)
     ├── RequestTimeout               no answer within the time allowed (also a ``TimeoutError``)
     ├── ToolError                    raised by a tool: its message is the tool's error result
     ├── CapabilityError              we tried to use something the peer did not declare
@@ -273,6 +278,46 @@ class HTTPStatusError(HTTPError):
     def __init__(self, status: int, detail: str) -> None:
         super().__init__(f"HTTP {status}: {detail}")
         self.status = status
+
+
+class AuthError(MCPError):
+    """Authorization failed. ``error`` is the OAuth error code (RFC 6750 / RFC 6749, e.g.
+    ``invalid_token``), ``description`` a sentence safe to show to the caller: it never
+    contains the token."""
+
+    error = "invalid_request"
+
+    def __init__(self, description: str, *, error: str | None = None) -> None:
+        super().__init__(description)
+        self.description = description
+        if error is not None:
+            self.error = error
+
+
+class InvalidToken(AuthError):
+    """No usable access token: missing, malformed, expired, not yet valid, wrongly signed,
+    from another issuer or for another resource. A resource server answers HTTP 401.
+
+    Raise it from a custom :class:`mcpkit.auth.TokenVerifier`::
+
+        raise InvalidToken("the token was revoked")
+    """
+
+    error = "invalid_token"
+
+
+class InsufficientScope(AuthError):
+    """The token is valid but lacks scopes the operation needs (HTTP 403, step-up).
+
+    ``scopes`` lists every scope the operation needs, so a client can ask for all of them
+    at once.
+    """
+
+    error = "insufficient_scope"
+
+    def __init__(self, description: str, *, scopes: tuple[str, ...] = ()) -> None:
+        super().__init__(description)
+        self.scopes = tuple(scopes)
 
 
 class RequestTimeout(MCPError, TimeoutError):

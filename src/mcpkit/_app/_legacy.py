@@ -15,6 +15,8 @@ from contextlib import AsyncExitStack, asynccontextmanager
 import anyio
 import orjson
 
+from .._auth._principal import CURRENT_PRINCIPAL
+from .._auth._resource import ResourceServer
 from .._exceptions import INVALID_REQUEST, PARSE_ERROR
 from .._http._asgi import (
     BODY_TIMEOUT,
@@ -34,6 +36,7 @@ from .._http._asgi import (
 from .._http._security import HostOriginPolicy, OwnerFn, SessionOwnership
 from .._http._sse import encode_event
 from .._http._transport_sse import SSEServerTransport
+from ._auth import AuthGate, owner_fn
 from ._common import read_post_body, serve_lifespan
 from ._registry import SessionFactory
 
@@ -57,9 +60,12 @@ class SSEApp:
         max_body_size: int = 4 * 1024 * 1024,
         max_sessions: int = 10_000,
         session_owner: OwnerFn | None = None,
+        auth: ResourceServer | None = None,
     ) -> None:
         self.server = server
-        self.ownership = SessionOwnership(session_owner)
+        #: Checks bearer tokens when the app is protected (``auth``).
+        self.gate = AuthGate(auth, server) if auth is not None else None
+        self.ownership = SessionOwnership(owner_fn(auth, session_owner))
         self.sse_path = sse_path
         self.message_path = message_path
         self.policy = HostOriginPolicy(allowed_hosts, allowed_origins)
@@ -98,6 +104,9 @@ class SSEApp:
             return
         if scope["type"] != "http":
             return
+        if self.gate is not None and self.gate.is_metadata(scope):
+            await self.gate.serve_metadata(scope, send)
+            return
         headers = header_map(scope)
         if not self.policy.host_ok(headers.get("host")):
             await respond_error(
@@ -107,6 +116,16 @@ class SSEApp:
         if not self.policy.origin_ok(headers.get("origin")):
             await respond_error(send, 403, INVALID_REQUEST, "Forbidden: Origin not allowed")
             return
+        if self.gate is None:
+            await self._dispatch(scope, headers, receive, send)
+        else:
+            await self.gate.serve(
+                headers, scope, send, lambda: self._dispatch(scope, headers, receive, send)
+            )
+
+    async def _dispatch(
+        self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send
+    ) -> None:
         path = route_path(scope)
         try:
             if same_path(path, self.sse_path) and scope["method"] == "GET":
@@ -133,6 +152,7 @@ class SSEApp:
             return
         sid = secrets.token_hex(16)
         transport = SSEServerTransport()
+        transport.principal = CURRENT_PRINCIPAL.get()
         session = self.server.create_session(transport)
         self.sessions[sid] = transport
         self.owners[sid] = self.ownership.owner(headers)
@@ -194,6 +214,11 @@ class SSEApp:
         if not isinstance(msg, (dict, list)):
             await respond_error(send, 400, INVALID_REQUEST, "Invalid Request")
             return
+        if self.gate is not None:
+            if not await self.gate.allows(msg if isinstance(msg, list) else (msg,), send):
+                return
+            # The same owner, maybe with new scopes (a step-up): later requests see them.
+            transport.principal = CURRENT_PRINCIPAL.get()
         try:
             await transport.feed(msg)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -212,11 +237,13 @@ def create_sse_app(
     max_body_size: int = 4 * 1024 * 1024,
     max_sessions: int = 10_000,
     session_owner: OwnerFn | None = None,
+    auth: ResourceServer | None = None,
 ) -> SSEApp:
     """An ASGI app serving ``server`` over the legacy HTTP+SSE transport (2024-11-05).
 
     Clients connect with ``GET /sse`` and POST to the endpoint it announces. Same Host/Origin
-    protection and ``session_owner`` binding as :func:`create_http_app`.
+    protection, ``session_owner`` binding and ``auth`` (bearer tokens) as
+    :func:`create_http_app`.
     """
     return SSEApp(
         server,
@@ -227,6 +254,7 @@ def create_sse_app(
         max_body_size=max_body_size,
         max_sessions=max_sessions,
         session_owner=session_owner,
+        auth=auth if auth is not None else getattr(server, "auth", None),
     )
 
 

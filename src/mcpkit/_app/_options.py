@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .._auth._resource import ResourceServer
 from .._http._asgi import BODY_TIMEOUT
 from .._http._events import EventStore
 from .._http._security import OwnerFn
@@ -40,3 +41,5 @@ class HTTPAppOptions:
     sse_ping_interval: float | None = 15.0
     session_owner: OwnerFn | None = None
     legacy_sse: bool = False
+    #: Bearer-token authorization (OAuth 2.1 resource server); None: no authorization.
+    auth: ResourceServer | None = None

@@ -28,6 +28,7 @@ from .._jsonrpc import JSONRPCEngine
 from .._session._base import Negotiated
 from .._transports._base import RequestId
 from ..types._revisions import SUPPORTED_PROTOCOL_VERSIONS
+from ._auth import AuthGate
 from ._common import (
     BATCH_REVISION,
     DEFAULT_HEADER_VERSION,
@@ -63,8 +64,12 @@ class PostHandler:
         ownership: SessionOwnership,
         streams: StreamHandler,
         host: Callable[[], Awaitable[TaskGroup]],
+        *,
+        gate: AuthGate | None = None,
     ) -> None:
         self.server = server
+        #: The authorization gate: each request's own scopes are checked before it is served.
+        self.gate = gate
         self.options = options
         self.registry = registry
         self.ownership = ownership
@@ -115,6 +120,8 @@ class PostHandler:
             await respond_error(
                 send, 400, INVALID_REQUEST, problem, id=rid if isinstance(rid, (str, int)) else None
             )
+            return
+        if self.gate is not None and not await self.gate.allows((msg,), send):
             return
         if "mcp-session-id" not in headers and is_modern(msg, headers):
             await self.modern.post(msg, headers, receive, send)
@@ -187,6 +194,8 @@ class PostHandler:
             if problem is not None:
                 await respond_error(send, 400, INVALID_REQUEST, f"batch item {i}: {problem}")
                 return
+        if self.gate is not None and not await self.gate.allows(items, send):
+            return
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
             await respond_error(

@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
+from .._auth._resource import ResourceServer
 from .._backend import start_detached
 from .._exceptions import INTERNAL_ERROR, INVALID_REQUEST
 from .._http._asgi import (
@@ -41,6 +42,7 @@ from .._http._request_info import CURRENT as CURRENT_REQUEST
 from .._http._request_info import from_scope as request_info
 from .._http._security import HostOriginPolicy, SessionOwnership
 from .._http._transport import HTTPServerTransport, SessionGone
+from ._auth import AuthGate, owner_fn
 from ._common import allow_header, serve_lifespan, session_for
 from ._legacy import SSEApp
 from ._options import HTTPAppOptions
@@ -66,11 +68,19 @@ class StreamableHTTPApp:
         self.event_store: EventStore | None = None
         if opts.resumable and not opts.stateless:
             self.event_store = opts.event_store or InMemoryEventStore()
-        self.ownership = SessionOwnership(opts.session_owner)
+        #: Checks bearer tokens when the app is protected (``options.auth``).
+        self.gate = AuthGate(opts.auth, server) if opts.auth is not None else None
+        self.ownership = SessionOwnership(owner_fn(opts.auth, opts.session_owner))
         self.registry = MemorySessionRegistry(server, opts, self.event_store, self.ownership)
         self.streams = StreamHandler(opts, self.registry)
         self.posts = PostHandler(
-            server, opts, self.registry, self.ownership, self.streams, self._ensure_host
+            server,
+            opts,
+            self.registry,
+            self.ownership,
+            self.streams,
+            self._ensure_host,
+            gate=self.gate,
         )
         self.legacy: SSEApp | None = None
         if opts.legacy_sse:
@@ -81,6 +91,7 @@ class StreamableHTTPApp:
                 max_body_size=opts.max_body_size,
                 max_sessions=opts.max_sessions,
                 session_owner=opts.session_owner,
+                auth=opts.auth,
             )
         self._tg: TaskGroup | None = None
         self._host_started: anyio.Event | None = None
@@ -161,6 +172,9 @@ class StreamableHTTPApp:
             return
         if kind != "http":
             return
+        if self.gate is not None and self.gate.is_metadata(scope):
+            await self.gate.serve_metadata(scope, send)
+            return
         if self.options.path is not None and not same_path(route_path(scope), self.options.path):
             if self.legacy is not None and self.legacy.handles(scope):
                 await self._ensure_host()  # the server's lifespan covers legacy clients too
@@ -180,6 +194,16 @@ class StreamableHTTPApp:
         if self._closing:
             await respond_error(send, 503, INTERNAL_ERROR, "Service Unavailable: shutting down")
             return
+        if self.gate is None:
+            await self._dispatch(scope, headers, receive, send)
+        else:
+            await self.gate.serve(
+                headers, scope, send, lambda: self._dispatch(scope, headers, receive, send)
+            )
+
+    async def _dispatch(
+        self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send
+    ) -> None:
         method = scope["method"]
         try:
             if method == "POST":
@@ -244,6 +268,7 @@ def create_http_app(
     sse_ping_interval: float | None = 15.0,
     session_owner: Callable[[dict[str, str]], str | None] | None = None,
     legacy_sse: bool = False,
+    auth: ResourceServer | None = None,
 ) -> StreamableHTTPApp:
     """An ASGI application serving ``server`` over Streamable HTTP at ``path``.
 
@@ -277,6 +302,11 @@ def create_http_app(
             requests with that session id get 404, as for an unknown session.
         legacy_sse: also serve the 2024-11-05 HTTP+SSE transport (``GET /sse``,
             ``POST /messages/``) beside the endpoint, for old clients.
+        auth: check bearer tokens (an OAuth 2.1 resource server, see :mod:`mcpkit.auth`):
+            requests without a valid token for this server get 401 with the challenge
+            naming the Protected Resource Metadata (served at its well-known path),
+            missing scopes 403; sessions are bound to the token's principal. Default: the
+            server's own ``auth`` (``Server(auth=...)``).
 
     Example::
 
@@ -300,8 +330,12 @@ def create_http_app(
         sse_ping_interval=sse_ping_interval,
         session_owner=session_owner,
         legacy_sse=legacy_sse,
+        auth=auth,
     )
-    return StreamableHTTPApp(server, _one_of(options, built))
+    chosen = _one_of(options, built)
+    if chosen.auth is None and getattr(server, "auth", None) is not None:
+        chosen = dataclasses.replace(chosen, auth=server.auth)  # type: ignore[attr-defined]
+    return StreamableHTTPApp(server, chosen)
 
 
 def _one_of(options: HTTPAppOptions | None, built: HTTPAppOptions) -> HTTPAppOptions:

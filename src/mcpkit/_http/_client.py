@@ -340,11 +340,16 @@ class StreamableHTTPClientTransport:
             text = ""
             if isinstance(msg, dict) and isinstance(msg.get("error"), dict):
                 text = str(msg["error"].get("message", ""))
-            await self._sink.put(
-                _error(rid, f"HTTP {status}: {text or resp.reason_phrase}", status)
-            )
-            return
-        await self._sink.put(_error(rid, f"HTTP {status}: {await _error_text(resp)}", status))
+            elif isinstance(msg, dict) and isinstance(msg.get("error"), str):
+                # An OAuth error body (RFC 6750): a 401/403 from a protected server.
+                text = f"{msg['error']}: {msg.get('error_description', '')}".rstrip(": ")
+            refusal = _error(rid, f"HTTP {status}: {text or resp.reason_phrase}", status)
+        else:
+            refusal = _error(rid, f"HTTP {status}: {await _error_text(resp)}", status)
+        challenge = resp.headers.get("www-authenticate")
+        if challenge is not None:
+            refusal["error"]["data"]["wwwAuthenticate"] = challenge
+        await self._sink.put(refusal)
 
     async def _read_sse(
         self, resp: Any, rid: RequestId | None

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from .._auth._principal import CURRENT_PRINCIPAL, Principal
+
 #: Headers never handed to the code serving a request.
 WITHHELD = frozenset({"authorization", "cookie", "proxy-authorization"})
 
@@ -41,6 +43,8 @@ class HTTPRequestInfo:
     headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     client: tuple[str, int] | None = None
     scheme: str = "http"
+    #: Who sent it, when the app verifies access tokens (see :class:`mcpkit.auth.Principal`).
+    principal: Principal | None = None
 
 
 #: The request being read by the app (set by the POST handler's task).
@@ -58,4 +62,5 @@ def from_scope(scope: Mapping[str, Any], headers: Mapping[str, str]) -> HTTPRequ
         headers=MappingProxyType({k: v for k, v in headers.items() if k not in WITHHELD}),
         client=(str(client[0]), int(client[1])) if client else None,
         scheme=str(scope.get("scheme", "http")),
+        principal=CURRENT_PRINCIPAL.get(),
     )

@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import orjson
 
+from .._auth._principal import Principal
 from .._transports._base import Incoming, Message, RequestId
 from ._sse import encode_event
 
@@ -22,6 +23,9 @@ class SSEServerTransport:
         self._in_send, self._in_recv = anyio.create_memory_object_stream[Incoming](1024)
         self._out_send, self.out_recv = anyio.create_memory_object_stream[bytes](4096)
         self.close_reason = "the SSE stream was closed"
+        #: Who the session belongs to, when the app verifies access tokens (the latest
+        #: request's principal: the owner is fixed, its scopes may grow by step-up).
+        self.principal: Principal | None = None
 
     async def receive(self) -> Incoming:
         return await self._in_recv.receive()

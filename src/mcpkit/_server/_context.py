@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, cast
 import anyio
 from typing_extensions import TypeVar as TypeVar_  # PEP 696 defaults before 3.13
 
+from .._auth._principal import Principal
 from .._exceptions import CapabilityError, MissingRequiredClientCapability
 from .._session._base import Negotiated, RequestContext
 from .._session._capabilities import elicitation_modes, has_capability
+from ._auth import principal_of
 from ._logging import LEVELS, LoggingLevel
 from ._mrtr import InputRequired, RoundState
 from ._session import state_of
@@ -122,6 +124,21 @@ class Context(Generic[StateT]):
         rc = self._request
         lookup = getattr(rc.session.engine.transport, "request_info", None) if rc else None
         return lookup(rc.request.id) if lookup is not None and rc is not None else None
+
+    @property
+    def principal(self) -> Principal | None:
+        """Who called, when the server checks access tokens (subject, client id, scopes,
+        claims; never the token itself), or None (stdio, in memory, no authorization).
+
+        Example::
+
+            @server.tool()
+            def whoami(ctx: Context) -> dict:
+                '''Who is calling.'''
+                p = ctx.principal
+                return {"subject": p.subject, "scopes": sorted(p.scopes)} if p else {}
+        """
+        return principal_of(self._request)[1] if self._request is not None else None
 
     @property
     def progress_token(self) -> str | int | None:

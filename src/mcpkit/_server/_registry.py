@@ -42,6 +42,8 @@ class Registry:
         self.completion_ctx: str | None = None
         #: Resource URI or template -> the caching hints its reads carry (2026-07-28).
         self.read_hints: dict[str, dict[str, Any]] = {}
+        #: ("tool" | "prompt" | "resource", name, URI or template) -> the scopes it needs.
+        self.scopes: dict[tuple[str, str], tuple[str, ...]] = {}
         self._lists: dict[str, list[dict[str, Any]]] = {}
 
     def has_task_tools(self) -> bool:
@@ -92,6 +94,24 @@ class Registry:
         return uri in self.resources or any(
             t.match(uri) is not None for t in self.templates.values()
         )
+
+    def scopes_for(self, method: str, params: Any) -> tuple[str, ...]:
+        """The scopes the target of request ``method`` needs (empty: none of its own)."""
+        if not self.scopes or not isinstance(params, dict):
+            return ()
+        if method == "tools/call":
+            return self.scopes.get(("tool", params.get("name")), ())  # type: ignore[arg-type]
+        if method == "prompts/get":
+            return self.scopes.get(("prompt", params.get("name")), ())  # type: ignore[arg-type]
+        uri = params.get("uri")
+        if method not in ("resources/read", "resources/subscribe") or not isinstance(uri, str):
+            return ()
+        if uri in self.resources:
+            return self.scopes.get(("resource", uri), ())
+        for template, definition in self.templates.items():
+            if definition.match(uri) is not None:
+                return self.scopes.get(("resource", template), ())
+        return ()
 
     def hints_for(self, uri: str) -> dict[str, Any] | None:
         """The caching hints registered for the resource (or template) serving ``uri``."""

@@ -12,10 +12,12 @@ from typing import Any, Generic, Literal, TypeVar, overload
 
 import anyio
 
+from .._auth._resource import ResourceServer
 from .._exceptions import MCPError
 from .._middleware import MiddlewareFn, wrap_handlers
 from .._session._server import ServerSession
 from .._transports._base import Transport
+from ._auth import guard_scopes
 from ._context import Context, StateT
 from ._func import FuncInfo, describe
 from ._handlers import Handlers
@@ -126,6 +128,7 @@ class Server(Generic[StateT]):
         tasks: TaskSettings | None = None,
         stateless: StatelessSettings | None = None,
         middleware: Sequence[MiddlewareFn] = (),
+        auth: ResourceServer | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -174,15 +177,21 @@ class Server(Generic[StateT]):
             max_per_owner=settings.max_per_owner,
             clock=settings.clock,
         )
+        #: Bearer-token authorization over HTTP (the apps of :meth:`http_app` use it).
+        self.auth = auth
         self._protocol = Handlers(self)
         #: Around every request served, the first outermost (see :mod:`mcpkit.middleware`).
         self.middleware = list(middleware)
-        self._handlers = wrap_handlers(self._protocol.table(), self.middleware)
+        self._handlers = self._build_handlers()
+
+    def _build_handlers(self) -> dict[str, Any]:
+        # Scopes are checked innermost: middleware sees (and may log) a refused request.
+        return wrap_handlers(guard_scopes(self._protocol.table(), self.registry), self.middleware)
 
     def add_middleware(self, middleware: MiddlewareFn) -> None:
         """Add ``middleware`` innermost; sessions created from now on serve through it."""
         self.middleware.append(middleware)
-        self._handlers = wrap_handlers(self._protocol.table(), self.middleware)
+        self._handlers = self._build_handlers()
 
     @property
     def page_size(self) -> int | None:
@@ -256,6 +265,7 @@ class Server(Generic[StateT]):
         input_schema: Mapping[str, Any] | None = None,
         output_schema: Mapping[str, Any] | bool | None = None,
         allow_refs: bool = False,
+        scopes: Sequence[str] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(self, name: Any = None, **options: Any) -> Any:
@@ -275,7 +285,9 @@ class Server(Generic[StateT]):
         Options: ``name``, ``title``, ``description``, ``annotations`` (``ToolAnnotations``
         or dict), ``icons``, ``meta`` (``_meta``), ``task_support``, ``input_schema`` (an
         explicit JSON schema, kept exactly as written), ``output_schema`` (a schema, or
-        False for none), ``allow_refs`` (let the derived schema use ``$ref``).
+        False for none), ``allow_refs`` (let the derived schema use ``$ref``), ``scopes``
+        (OAuth scopes a caller needs beyond the server's; over HTTP a token without them
+        gets the 403 step-up challenge).
         """
         if callable(name):
             self.add_tool(name)
@@ -301,6 +313,7 @@ class Server(Generic[StateT]):
         input_schema: Mapping[str, Any] | None = None,
         output_schema: Mapping[str, Any] | bool | None = None,
         allow_refs: bool = False,
+        scopes: Sequence[str] | None = None,
     ) -> None:
         """Register ``fn`` as a tool (at any time: connected clients are told the list changed)."""
         tool_name = name if name is not None else name_of(fn)
@@ -323,11 +336,13 @@ class Server(Generic[StateT]):
             mask_errors=self.mask_errors,
         )
         self.registry.tools[tool_name] = tool
+        self._set_scopes("tool", tool_name, scopes)
         self._changed("tools")
 
     def remove_tool(self, name: str) -> None:
         """Stop offering a tool; raises ``KeyError`` if there is none by that name."""
         del self.registry.tools[name]
+        self.registry.scopes.pop(("tool", name), None)
         self._changed("tools")
 
     @property
@@ -345,6 +360,19 @@ class Server(Generic[StateT]):
         found = self.registry.tools.get(tool)
         return found.header_params if found is not None else ()
 
+    def required_scopes(self, method: str, params: Mapping[str, Any] | None) -> Sequence[str]:
+        """The OAuth scopes request ``method`` with ``params`` needs for its target (the
+        tool, resource or prompt it names), beyond the server-wide ones of ``auth``."""
+        return self.registry.scopes_for(method, params)
+
+    def _set_scopes(self, kind: str, key: str, scopes: Sequence[str] | None) -> None:
+        if isinstance(scopes, str):
+            raise TypeError("scopes must be a list of scope names, not one string")
+        if scopes:
+            self.registry.scopes[(kind, key)] = tuple(scopes)
+        else:
+            self.registry.scopes.pop((kind, key), None)
+
     # ================================================================== resources
 
     def resource(
@@ -361,6 +389,7 @@ class Server(Generic[StateT]):
         meta: Mapping[str, Any] | None = None,
         cache_ttl_ms: int | None = None,
         cache_scope: Literal["public", "private"] | None = None,
+        scopes: Sequence[str] | None = None,
     ) -> Callable[[F], F]:
         """Decorator: serve a resource at ``uri``, or every URI matching a template.
 
@@ -371,6 +400,7 @@ class Server(Generic[StateT]):
         ``cache_ttl_ms`` and ``cache_scope`` are the caching hints of its reads under
         revision 2026-07-28 (how long a client may reuse the contents, and whether shared
         caches may hold them); unset, the server's :class:`StatelessSettings` apply.
+        ``scopes``: OAuth scopes a caller needs to read it (or subscribe to it).
 
         Example::
 
@@ -397,6 +427,7 @@ class Server(Generic[StateT]):
                 meta=meta,
                 cache_ttl_ms=cache_ttl_ms,
                 cache_scope=cache_scope,
+                scopes=scopes,
             )
             return fn
 
@@ -417,6 +448,7 @@ class Server(Generic[StateT]):
         meta: Mapping[str, Any] | None = None,
         cache_ttl_ms: int | None = None,
         cache_scope: Literal["public", "private"] | None = None,
+        scopes: Sequence[str] | None = None,
     ) -> None:
         """Register a resource: ``source`` is a function, or the content itself (str or bytes).
 
@@ -480,6 +512,7 @@ class Server(Generic[StateT]):
             )
         if hints:
             self.registry.read_hints[uri] = hints
+        self._set_scopes("resource", uri, scopes)
         self._changed("resources")
 
     def remove_resource(self, uri: str) -> None:
@@ -491,6 +524,7 @@ class Server(Generic[StateT]):
         else:
             raise KeyError(uri)
         self.registry.read_hints.pop(uri, None)
+        self.registry.scopes.pop(("resource", uri), None)
         self._changed("resources")
 
     async def notify_resource_updated(self, uri: str) -> None:
@@ -513,8 +547,10 @@ class Server(Generic[StateT]):
         description: str | None = None,
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] | None = None,
     ) -> Callable[[F], F]:
-        """Decorator: offer a function as a prompt template.
+        """Decorator: offer a function as a prompt template (``scopes``: OAuth scopes a
+        caller needs to get it).
 
         Its parameters are the prompt's arguments (those without a default are required);
         it returns a string, a message, a content block, or a list of these.
@@ -532,7 +568,13 @@ class Server(Generic[StateT]):
 
         def decorator(fn: F) -> F:
             self.add_prompt(
-                fn, name=name, title=title, description=description, icons=icons, meta=meta
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                icons=icons,
+                meta=meta,
+                scopes=scopes,
             )
             return fn
 
@@ -547,6 +589,7 @@ class Server(Generic[StateT]):
         description: str | None = None,
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] | None = None,
     ) -> None:
         """Register ``fn`` as a prompt (at any time: connected clients are told)."""
         prompt_name = name or name_of(fn)
@@ -562,11 +605,13 @@ class Server(Generic[StateT]):
             icons=icons,
             meta=meta,
         )
+        self._set_scopes("prompt", prompt_name, scopes)
         self._changed("prompts")
 
     def remove_prompt(self, name: str) -> None:
         """Stop offering a prompt."""
         del self.registry.prompts[name]
+        self.registry.scopes.pop(("prompt", name), None)
         self._changed("prompts")
 
     # ================================================================== completion, roots, logging

@@ -1,0 +1,167 @@
+"""The authorization gate of the HTTP apps: bearer tokens in, 401/403 challenges out.
+
+Every request to a protected app passes here before anything else reads it: the token is
+verified (its principal then rides with the request, and sessions are bound to it), the
+metadata document is served at its well-known path, and each MCP request's own required
+scopes (per tool, resource or prompt) are checked before it reaches the server, so an
+insufficient scope is the HTTP 403 step-up challenge and not an error deep in a stream.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import orjson
+
+from .._auth._fetch import FetchError
+from .._auth._principal import CURRENT_PRINCIPAL, Principal
+from .._auth._resource import ResourceServer
+from .._exceptions import AuthError, InsufficientScope, InvalidToken
+from .._http._asgi import JSON, Scope, Send, respond, route_path, same_path
+from .._http._security import OwnerFn
+
+logger = logging.getLogger("mcpkit.auth")
+
+
+def principal_owner(headers: dict[str, str]) -> str | None:
+    """The session owner under authorization: the verified principal of this request."""
+    principal = CURRENT_PRINCIPAL.get()
+    return principal.key if principal is not None else None
+
+
+def owner_fn(auth: ResourceServer | None, configured: OwnerFn | None) -> OwnerFn | None:
+    """The app's session-owner function: the one configured, else the principal's."""
+    if configured is not None or auth is None:
+        return configured
+    return principal_owner
+
+
+class AuthGate:
+    """Admits a protected app's requests: see the module docstring."""
+
+    def __init__(self, auth: ResourceServer, server: Any) -> None:
+        self.auth = auth
+        # Part of SessionFactory for mcpkit.Server; a low-level factory has no per-operation
+        # scopes and only the server-wide ones apply.
+        self._required = getattr(server, "required_scopes", None)
+
+    def is_metadata(self, scope: Scope) -> bool:
+        """Whether the request is for the Protected Resource Metadata document."""
+        return same_path(route_path(scope), self.auth.metadata_path)
+
+    async def serve_metadata(self, scope: Scope, send: Send) -> None:
+        cors = [(b"access-control-allow-origin", b"*")]
+        if scope.get("method") == "OPTIONS":
+            cors += [
+                (b"access-control-allow-methods", b"GET, OPTIONS"),
+                (b"access-control-allow-headers", b"mcp-protocol-version"),
+            ]
+            await respond(send, 204, headers=cors)
+            return
+        if scope.get("method") not in ("GET", "HEAD"):
+            await respond(send, 405, headers=[(b"allow", b"GET, OPTIONS")])
+            return
+        body = orjson.dumps(self.auth.metadata())
+        await respond(send, 200, body, content_type=JSON, headers=cors)
+
+    async def refuse(self, send: Send, error: AuthError) -> None:
+        """Answer a refused request: 401 with the challenge, 403 for a scope, 400 otherwise."""
+        if isinstance(error, InvalidToken):
+            status = 401
+        elif isinstance(error, InsufficientScope):
+            status = 403
+        else:
+            status = 400
+        scopes = error.scopes if isinstance(error, InsufficientScope) else ()
+        challenge = self.auth.challenge(error, scopes)
+        body = orjson.dumps({"error": error.error, "error_description": error.description})
+        await respond(
+            send,
+            status,
+            body,
+            content_type=JSON,
+            headers=[(b"www-authenticate", challenge.encode("latin-1", "replace"))],
+        )
+
+    async def admit(self, headers: dict[str, str], scope: Scope, send: Send) -> Principal | None:
+        """The request's principal, or None once it was refused (the answer is sent)."""
+        query = scope.get("query_string", b"")
+        try:
+            return await self.auth.authenticate(
+                headers.get("authorization"),
+                query.decode("latin-1") if isinstance(query, bytes) else str(query),
+            )
+        except InvalidToken as e:
+            if headers.get("authorization") is None:
+                # No token at all: the plain challenge (RFC 6750 3.1: no error code).
+                challenge = self.auth.challenge()
+                await respond(
+                    send,
+                    401,
+                    orjson.dumps({"error": "invalid_token", "error_description": e.description}),
+                    content_type=JSON,
+                    headers=[(b"www-authenticate", challenge.encode("latin-1", "replace"))],
+                )
+                return None
+            await self.refuse(send, e)
+        except AuthError as e:
+            await self.refuse(send, e)
+        except FetchError as e:
+            # Our authorization server is unreachable: not the caller's fault (and never
+            # logged with the token).
+            logger.warning("cannot verify access tokens: %s", e)
+            await respond(
+                send,
+                503,
+                orjson.dumps(
+                    {
+                        "error": "temporarily_unavailable",
+                        "error_description": "the server cannot verify access tokens right now",
+                    }
+                ),
+                content_type=JSON,
+                headers=[(b"retry-after", b"5")],
+            )
+        return None
+
+    async def serve(
+        self,
+        headers: dict[str, str],
+        scope: Scope,
+        send: Send,
+        serve: Callable[[], Awaitable[None]],
+    ) -> None:
+        """Run ``serve()`` for an admitted request, with its principal current (the session
+        owner check and ``ctx.principal`` read it); answer a refused one."""
+        principal = await self.admit(headers, scope, send)
+        if principal is None:
+            return
+        token = CURRENT_PRINCIPAL.set(principal)
+        try:
+            await serve()
+        finally:
+            CURRENT_PRINCIPAL.reset(token)
+
+    def needed(self, msg: Any) -> Sequence[str]:
+        """The scopes one MCP message needs beyond the server-wide ones."""
+        if self._required is None or not isinstance(msg, dict):
+            return ()
+        method = msg.get("method")
+        if not isinstance(method, str):
+            return ()
+        params = msg.get("params")
+        return tuple(self._required(method, params if isinstance(params, dict) else None))
+
+    async def allows(self, msgs: Sequence[Any], send: Send) -> bool:
+        """Whether the current principal may send these messages; answers 403 if not."""
+        needed: list[str] = []
+        for msg in msgs:
+            needed += self.needed(msg)
+        try:
+            self.auth.check_scopes(CURRENT_PRINCIPAL.get(), list(dict.fromkeys(needed)))
+        except InsufficientScope as e:
+            await self.refuse(send, e)
+            return False
+        return True

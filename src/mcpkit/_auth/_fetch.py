@@ -1,0 +1,88 @@
+"""Reading OAuth documents over HTTP: metadata, JWKS, introspection answers.
+
+Every fetch is bounded in time and size (the documents come from servers we trust only as
+far as their URL), and its failure is one clear :class:`FetchError` naming the URL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlencode
+
+import anyio
+import orjson
+
+from .._exceptions import HTTPError
+from .._http._h11client import H11Client
+from .._http._interface import HTTPClient
+
+#: Largest OAuth document accepted (metadata and key sets are a few KiB).
+MAX_DOCUMENT = 256 * 1024
+#: Seconds a fetch may take in full.
+FETCH_TIMEOUT = 10.0
+
+
+class FetchError(Exception):
+    """An OAuth document could not be fetched or was not a JSON object."""
+
+    def __init__(self, url: str, why: str, status: int | None = None) -> None:
+        super().__init__(f"{url}: {why}")
+        self.url = url
+        self.status = status
+
+
+async def _read(resp: Any, url: str) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in resp.aiter_bytes():
+        size += len(chunk)
+        if size > MAX_DOCUMENT:
+            raise FetchError(url, f"the document is larger than {MAX_DOCUMENT} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def fetch_json(
+    client: HTTPClient | None,
+    url: str,
+    *,
+    form: Mapping[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = FETCH_TIMEOUT,
+) -> tuple[int, dict[str, Any]]:
+    """GET ``url`` (or POST ``form`` to it) and return the status and the JSON object.
+
+    Non-2xx answers with a JSON object body are returned too (an OAuth error body); any
+    other failure raises :class:`FetchError`.
+    """
+    own = client is None
+    http: Any = H11Client(timeout=timeout) if client is None else client
+    sent = {"accept": "application/json", **(headers or {})}
+    content = b""
+    method = "GET"
+    if form is not None:
+        method = "POST"
+        content = urlencode(form).encode()
+        sent["content-type"] = "application/x-www-form-urlencoded"
+    try:
+        with anyio.fail_after(timeout):
+            async with http.stream(
+                method, url, content=content, headers=sent, timeout=timeout
+            ) as resp:
+                status = resp.status_code
+                body = await _read(resp, url)
+    except TimeoutError:
+        raise FetchError(url, f"no answer within {timeout:g} s") from None
+    except HTTPError as e:
+        raise FetchError(url, str(e)) from None
+    finally:
+        if own:
+            await http.aclose()
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        raise FetchError(url, f"HTTP {status}, not JSON", status) from None
+    if not isinstance(doc, dict):
+        raise FetchError(url, f"HTTP {status}, not a JSON object", status)
+    return status, doc

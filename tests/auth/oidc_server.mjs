@@ -1,0 +1,94 @@
+// A real OAuth 2.1 / OpenID Connect authorization server for the auth tests: panva's
+// oidc-provider (a certified implementation), configured for MCP: resource indicators
+// (RFC 8707) issuing JWT access tokens whose audience is the requested resource, client
+// credentials, PKCE-only authorization code with automatic consent (the test plays the
+// user), refresh tokens, introspection, dynamic client registration.
+//
+// Usage: node oidc_server.mjs CONFIG.json   (prints "ISSUER <url>" once listening)
+// CONFIG: {"clients": [...oidc-provider client metadata...], "subject": "alice",
+//          "scopes": ["mcp:tools", ...], "path": ""}
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import * as jose from 'jose';
+import Provider from 'oidc-provider';
+
+const config = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const scopes = config.scopes ?? ['mcp:tools', 'mcp:admin'];
+
+const keys = [];
+for (const alg of ['ES256', 'RS256']) {
+  const { privateKey } = await jose.generateKeyPair(alg, { extractable: true });
+  const jwk = await jose.exportJWK(privateKey);
+  keys.push({ ...jwk, alg, use: 'sig', kid: `${alg.toLowerCase()}-${Date.now()}` });
+}
+
+const http = createServer();
+await new Promise((resolve) => http.listen(0, '127.0.0.1', resolve));
+const issuer = `http://127.0.0.1:${http.address().port}${config.path ?? ''}`;
+
+const provider = new Provider(issuer, {
+  clients: config.clients ?? [],
+  jwks: { keys },
+  scopes: ['openid', 'offline_access', ...scopes],
+  clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+  pkce: { required: () => true },
+  findAccount: async (ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
+  ttl: { AccessToken: config.accessTokenTTL ?? 600, ClientCredentials: config.accessTokenTTL ?? 600 },
+  features: {
+    devInteractions: { enabled: false },
+    clientCredentials: { enabled: true },
+    introspection: { enabled: true },
+    revocation: { enabled: true },
+    registration: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: () => undefined,
+      useGrantedResource: () => true,
+      getResourceServerInfo: (ctx, resource) => ({
+        scope: scopes.join(' '),
+        audience: resource,
+        accessTokenTTL: config.accessTokenTTL ?? 600,
+        // Opaque tokens (introspected) for the resources the config lists; JWTs otherwise.
+        accessTokenFormat: (config.opaqueResources ?? []).includes(resource) ? 'opaque' : 'jwt',
+        jwt: { sign: { alg: config.tokenAlg ?? 'ES256' } },
+      }),
+    },
+  },
+  interactions: { url: (ctx, interaction) => `/interaction/${interaction.uid}` },
+  loadExistingGrant: async (ctx) => {
+    const grantId = ctx.oidc.result?.consent?.grantId
+      || ctx.oidc.session.grantIdFor(ctx.oidc.client.clientId);
+    return grantId ? ctx.oidc.provider.Grant.find(grantId) : undefined;
+  },
+});
+provider.proxy = false;
+
+// The user: logs in as the configured subject and consents to everything asked.
+provider.use(async (ctx, next) => {
+  const m = ctx.path.match(/^\/interaction\/([^/]+)$/);
+  if (!m) return next();
+  const details = await provider.interactionDetails(ctx.req, ctx.res);
+  const { prompt, params } = details;
+  if (prompt.name === 'login') {
+    const result = { login: { accountId: config.subject ?? 'alice' } };
+    return provider.interactionFinished(ctx.req, ctx.res, result, { mergeWithLastSubmission: false });
+  }
+  const grant = details.grantId
+    ? await provider.Grant.find(details.grantId)
+    : new provider.Grant({ accountId: details.session.accountId, clientId: params.client_id });
+  const asked = String(params.scope ?? '').split(' ').filter(Boolean);
+  grant.addOIDCScope(asked.filter((s) => s === 'openid' || s === 'offline_access').join(' '));
+  const resource = params.resource;
+  if (resource) {
+    for (const r of Array.isArray(resource) ? resource : [resource]) {
+      grant.addResourceScope(r, asked.filter((s) => s !== 'openid' && s !== 'offline_access').join(' '));
+    }
+  }
+  const grantId = await grant.save();
+  return provider.interactionFinished(ctx.req, ctx.res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+});
+
+http.on('request', provider.callback());
+console.log(`ISSUER ${issuer}`);
+process.stdin.on('end', () => process.exit(0));
+process.stdin.resume();
