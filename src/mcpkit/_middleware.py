@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ._auth._principal import Principal, principal_of
 from ._exceptions import INTERNAL_ERROR, ProtocolError
 
 #: The code of a request refused by :class:`RateLimitMiddleware` (implementation-defined
@@ -50,11 +51,13 @@ class MCPRequest:
         return value if isinstance(value, str) else None
 
     @property
-    def principal(self) -> Any:
-        """Server side: who sent it (the authenticated principal when the app has one)."""
+    def principal(self) -> Principal | None:
+        """Server side: who sent it, when the app checks access tokens (see
+        :class:`mcpkit.auth.Principal`); None otherwise."""
         ctx = self.context
-        state = getattr(getattr(ctx, "request", None), "state", None)
-        return getattr(state, "principal", None) if state is not None else None
+        if ctx is None or not hasattr(ctx, "session"):
+            return None
+        return principal_of(ctx)[1]
 
 
 CallNext = Callable[[MCPRequest], Awaitable[Any]]
@@ -206,8 +209,9 @@ class RateLimitMiddleware(Middleware):
     ``burst``. Beyond it a request is refused with code -32029 ("rate limited"), naming
     the seconds to wait in ``data.retryAfter``.
 
-    The caller is ``key(request)``: by default the authenticated principal, else the
-    session. ``methods`` limits only those methods (default: every request). ``clock`` is
+    The caller is ``key(request)``: by default the authenticated principal (issuer and
+    subject), else the session (for stateless 2026-07-28 requests, the HTTP client's
+    address). ``methods`` limits only those methods (default: every request). ``clock`` is
     injectable (tests move it by hand).
     """
 
@@ -253,8 +257,16 @@ class RateLimitMiddleware(Middleware):
 def _default_key(request: MCPRequest) -> Any:
     principal = request.principal
     if principal is not None:
-        return getattr(principal, "subject", principal)
+        return getattr(principal, "key", principal)  # issuer and subject (or client)
     ctx = request.context
+    negotiated = getattr(ctx, "negotiated", None)
+    if negotiated is not None and getattr(negotiated, "stateless", False):
+        # Stateless requests share one serving session: without a principal, the caller
+        # is the HTTP client's address (behind a proxy, give a key= that reads its header).
+        lookup = getattr(ctx.session.engine.transport, "request_info", None)
+        info = lookup(ctx.request.id) if lookup is not None else None
+        if info is not None and info.client is not None:
+            return ("address", info.client[0])
     return id(getattr(ctx, "session", None)) if ctx is not None else "client"
 
 

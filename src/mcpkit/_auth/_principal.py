@@ -63,6 +63,20 @@ class Principal:
 CURRENT_PRINCIPAL: ContextVar[Principal | None] = ContextVar("mcpkit_principal", default=None)
 
 
+def principal_of(rc: Any) -> tuple[bool, Principal | None]:
+    """``(over HTTP, principal)`` of the request a low-level request context serves: what
+    its transport kept with the request (Streamable HTTP), or with the session (legacy SSE)."""
+    transport = rc.session.engine.transport
+    lookup = getattr(transport, "request_info", None)
+    if lookup is not None:
+        info = lookup(rc.request.id)
+        if info is not None:
+            return True, info.principal
+    if hasattr(transport, "principal"):  # the legacy HTTP+SSE transport: one per session
+        return True, transport.principal
+    return False, None
+
+
 def scope_set(value: Any) -> frozenset[str]:
     """Scopes from a claim: a space-separated string (RFC 6749 ``scope``) or a list (``scp``)."""
     if isinstance(value, str):

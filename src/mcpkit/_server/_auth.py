@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from .._auth._principal import Principal
+from .._auth._principal import principal_of
 from .._exceptions import INVALID_REQUEST, ProtocolError
 from .._session._base import RequestContext
 from ._registry import Registry
@@ -21,19 +21,6 @@ from ._registry import Registry
 GUARDED = ("tools/call", "resources/read", "resources/subscribe", "prompts/get")
 
 Handler = Callable[[Any, Any], Awaitable[Any]]
-
-
-def principal_of(rc: RequestContext) -> tuple[bool, Principal | None]:
-    """``(over HTTP, principal)`` of the request ``rc`` serves."""
-    transport = rc.session.engine.transport
-    lookup = getattr(transport, "request_info", None)
-    if lookup is not None:
-        info = lookup(rc.request.id)
-        if info is not None:
-            return True, info.principal
-    if hasattr(transport, "principal"):  # the legacy HTTP+SSE transport: one per session
-        return True, transport.principal
-    return False, None
 
 
 def guard_scopes(table: Mapping[str, Handler], registry: Registry) -> dict[str, Handler]:

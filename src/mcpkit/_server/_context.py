@@ -10,11 +10,10 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, cast
 import anyio
 from typing_extensions import TypeVar as TypeVar_  # PEP 696 defaults before 3.13
 
-from .._auth._principal import Principal
+from .._auth._principal import Principal, principal_of
 from .._exceptions import CapabilityError, MissingRequiredClientCapability
 from .._session._base import Negotiated, RequestContext
 from .._session._capabilities import elicitation_modes, has_capability
-from ._auth import principal_of
 from ._logging import LEVELS, LoggingLevel
 from ._mrtr import InputRequired, RoundState
 from ._session import state_of
