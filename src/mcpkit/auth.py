@@ -35,16 +35,25 @@ Verifiers: :class:`JWTVerifier` (JWT access tokens, keys from the issuer's JWKS)
 :class:`IntrospectionVerifier` (RFC 7662), :class:`StaticTokenVerifier` (development), or
 any object with ``async verify(token) -> Principal`` (:class:`TokenVerifier`). The errors
 are :class:`~mcpkit.InvalidToken` and :class:`~mcpkit.InsufficientScope`.
+
+On the client side, :class:`ClientCredentials` is an ``auth=`` for machine clients: it finds
+the authorization server from the server's 401 challenge, gets a token with the client
+credentials grant for the server's resource, and steps up on 403 ``insufficient_scope``::
+
+    auth = ClientCredentials("my-agent", "its-secret")
+    # async with Client("https://mcp.example.com/mcp", auth=auth) as client: ...
 """
 
 from __future__ import annotations
 
+from ._auth._client import ClientCredentials
 from ._auth._jwt import JWTVerifier  # builds only with PyJWT: the [auth] extra
 from ._auth._principal import Principal
 from ._auth._resource import ResourceServer
 from ._auth._verifiers import IntrospectionVerifier, StaticTokenVerifier, TokenVerifier
 
 __all__ = [
+    "ClientCredentials",
     "IntrospectionVerifier",
     "JWTVerifier",
     "Principal",

@@ -15,13 +15,13 @@ from pathlib import Path
 import orjson
 import pytest
 from tests._served import Served
-from tests.auth._as import INTROSPECTOR, AuthorizationServer
+from tests.auth._as import INTROSPECTOR, MACHINE, AuthorizationServer
 from tests.auth.test_resource_server import INIT, challenge, post, protected
 from tests.http._http_helpers import free_port
 
 from mcpkit import Client, HTTPStatusError, ProtocolError, http
 from mcpkit._http._h11client import H11Client
-from mcpkit.auth import JWTVerifier
+from mcpkit.auth import ClientCredentials, JWTVerifier
 from mcpkit.lowlevel import ASGIClient
 
 pytestmark = pytest.mark.anyio
@@ -153,3 +153,30 @@ async def test_example_serves_a_good_token_and_steps_up_per_tool(
         assert (await c.call_tool("admin_echo", {"text": "hi"})).content[0].text == "hi"  # type: ignore[union-attr]
         contents = await c.read_resource("protected://motd")
         assert "authorized" in contents.contents[0].text  # type: ignore[union-attr]
+
+
+async def test_a_machine_client_logs_in_by_itself_and_steps_up(
+    auth_server: AuthorizationServer, served: str
+) -> None:
+    """``ClientCredentials``: from the 401 challenge to the metadata, the authorization
+    server and a token for this server; a 403 for ``admin_echo`` gets a wider token (the
+    union of the scopes) and the call goes through, on both revisions."""
+    for version in (None, "2025-11-25"):
+        auth = ClientCredentials(*MACHINE)
+        async with Client(served, auth=auth, protocol_version=version) as c:
+            who = (await c.call_tool("whoami", {})).structured_content
+            assert who == {"subject": "machine", "client_id": "machine", "scopes": ["mcp:tools"]}
+            assert auth.issuer == auth_server.issuer
+            assert (await c.call_tool("admin_echo", {"text": "up"})).content[0].text == "up"  # type: ignore[union-attr]
+            who = (await c.call_tool("whoami", {})).structured_content
+            assert who["scopes"] == ["mcp:admin", "mcp:tools"]  # type: ignore[index]
+    assert "machine-secret" not in repr(auth)
+
+
+async def test_wrong_client_credentials_fail_clearly(served: str) -> None:
+    auth = ClientCredentials(MACHINE[0], "wrong-secret")
+    with pytest.raises(ProtocolError, match="invalid_client") as info:
+        async with Client(served, auth=auth) as c:
+            await c.call_tool("whoami", {})
+    assert info.value.data == {"authError": "invalid_token"}
+    assert "wrong-secret" not in str(info.value)

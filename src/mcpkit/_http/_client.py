@@ -20,7 +20,7 @@ import anyio
 import orjson
 from anyio.abc import TaskGroup
 
-from .._exceptions import ConnectionClosed, TransportError
+from .._exceptions import AuthError, ConnectionClosed, TransportError
 from .._transports._base import Incoming, Message, RequestId
 from .._transports._memory import receive_now
 from .._transports._stream import DEFAULT_MAX_MESSAGE_SIZE
@@ -240,6 +240,10 @@ class StreamableHTTPClientTransport:
             await self._sink.put(_error(rid, f"HTTP request failed: {type(e).__name__}: {e}"))
         except MessageTooLarge as e:
             await self._sink.put(_error(rid, str(e)))
+        except AuthError as e:  # the auth= hook could not get a token (OAuth)
+            refusal = _error(rid, f"authorization failed: {e.error}: {e.description}")
+            refusal["error"]["data"] = {"authError": e.error}
+            await self._sink.put(refusal)
         except ValueError as e:  # malformed SSE or JSON from the server
             await self._sink.put(_error(rid, f"malformed response from the server: {e}"))
         finally:

@@ -251,10 +251,29 @@ class H11Client:
         to another origin sends no credentials (``Authorization``, ``Cookie``, the auth
         hook's headers). At most :data:`MAX_REDIRECTS` hops."""
         origin = _origin(url)
-        for _ in range(MAX_REDIRECTS + 1):
+        challenged = False
+        hops = 0
+        while hops <= MAX_REDIRECTS:
             same = _origin(url) == origin
             sent = headers if same else _without_credentials(headers)
             resp = await self._send(method, url, content, sent, timeout, use_auth=same)
+            if resp.status_code in (401, 403) and same and not challenged:
+                # An OAuth auth hook gets one chance to fetch a (better) token, then the
+                # request goes again (the body is bytes we still have).
+                on_challenge = getattr(self._auth, "on_challenge", None)
+                if on_challenge is not None:
+                    try:
+                        retry = await on_challenge(
+                            url, resp.status_code, resp.headers.get("www-authenticate")
+                        )
+                    except BaseException:
+                        await resp.aclose()  # its connection is not left open
+                        raise
+                    if retry:
+                        await resp.aclose()
+                        challenged = True
+                        continue
+            hops += 1
             location = resp.headers.get("location")
             if resp.status_code not in _REDIRECTS or not location:
                 return resp
