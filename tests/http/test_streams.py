@@ -265,7 +265,10 @@ async def test_10000_sessions_dropped_without_delete_are_reaped() -> None:
             after = len(gc.get_objects()) - base
     assert store.session_count() == 0
     assert held > 100_000  # 10,000 live sessions are visible...
-    assert after < 1_000, f"{after} objects still alive after every session expired"  # ...and gone
+    # ...and gone: a leak of even one object per session would leave 10,000 behind. The
+    # margin is for what the rest of the suite's process allocates meanwhile (its other
+    # threads, lazily built caches): in the full trio run 1,339 such objects were seen.
+    assert after < 5_000, f"{after} objects still alive after every session expired"
 
 
 async def test_session_cap_evicts_idle_and_refuses_when_all_busy() -> None:
