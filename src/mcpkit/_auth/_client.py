@@ -22,7 +22,7 @@ import anyio
 
 from .._exceptions import AuthError, InsufficientScope, InvalidToken
 from .._http._interface import HTTPClient
-from ._fetch import FetchError, fetch_json
+from ._fetch import FetchError, fetch_json, first_json, issuer_metadata
 from ._jwt import check_fetch_url, metadata_urls
 from ._resource import WELL_KNOWN
 from ._verifiers import canonical_resource
@@ -160,40 +160,25 @@ class ClientCredentials:
         self.issuer = issuer
 
     async def _protected_resource(self, url: str, named: str | None) -> dict[str, Any]:
-        errors: list[str] = []
-        for where in prm_urls(url, named):
-            try:
-                status, doc = await fetch_json(self._http, where)
-            except FetchError as e:
-                errors.append(str(e))
-                continue
-            if status != 200:
-                errors.append(f"{where}: HTTP {status}")
-                continue
-            resource = doc.get("resource")
-            if isinstance(resource, str) and not canonical_resource(url).startswith(
-                canonical_resource(resource)
-            ):
-                # RFC 9728 3.3: metadata for another resource must not be used.
-                raise AuthError(f"{where}: the metadata is for {resource!r}, not {url!r}")
-            return doc
-        raise AuthError("no protected resource metadata: " + "; ".join(errors))
+        try:
+            where, doc = await first_json(
+                self._http, prm_urls(url, named), "protected resource metadata"
+            )
+        except FetchError as e:
+            raise AuthError(str(e)) from None
+        resource = doc.get("resource")
+        if isinstance(resource, str) and not canonical_resource(url).startswith(
+            canonical_resource(resource)
+        ):
+            # RFC 9728 3.3: metadata for another resource must not be used.
+            raise AuthError(f"{where}: the metadata is for {resource!r}, not {url!r}")
+        return doc
 
     async def _as_metadata(self, issuer: str) -> dict[str, Any]:
-        errors: list[str] = []
-        for where in metadata_urls(issuer):
-            try:
-                status, doc = await fetch_json(self._http, where)
-            except FetchError as e:
-                errors.append(str(e))
-                continue
-            if status != 200:
-                errors.append(f"{where}: HTTP {status}")
-                continue
-            if doc.get("issuer") != issuer:
-                raise AuthError(f"{where}: the metadata names issuer {doc.get('issuer')!r}")
-            return doc
-        raise AuthError(f"no metadata for authorization server {issuer}: " + "; ".join(errors))
+        try:
+            return await issuer_metadata(self._http, issuer, metadata_urls(issuer))
+        except FetchError as e:
+            raise AuthError(str(e)) from None
 
     async def _token_request(self, endpoint: str, scopes: list[str], resource: str) -> None:
         form = {"grant_type": "client_credentials", "resource": resource}

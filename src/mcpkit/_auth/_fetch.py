@@ -86,3 +86,35 @@ async def fetch_json(
     if not isinstance(doc, dict):
         raise FetchError(url, f"HTTP {status}, not a JSON object", status)
     return status, doc
+
+
+async def first_json(
+    client: HTTPClient | None, urls: list[str], what: str
+) -> tuple[str, dict[str, Any]]:
+    """The first of ``urls`` answering 200 with a JSON object: ``(url, document)``.
+
+    Where OAuth documents may live at several places (RFC 8414 / OpenID / RFC 9728 fallbacks);
+    raises :class:`FetchError` naming every place tried when none has ``what``.
+    """
+    errors: list[str] = []
+    for url in urls:
+        try:
+            status, doc = await fetch_json(client, url)
+        except FetchError as e:
+            errors.append(str(e))
+            continue
+        if status == 200:
+            return url, doc
+        errors.append(f"{url}: HTTP {status}")
+    raise FetchError(urls[0] if urls else "", f"no {what}: " + "; ".join(errors))
+
+
+async def issuer_metadata(
+    client: HTTPClient | None, issuer: str, urls: list[str]
+) -> dict[str, Any]:
+    """An authorization server's metadata, from the first of ``urls`` that has it; refused
+    when it names another issuer (RFC 8414 section 3.3)."""
+    url, doc = await first_json(client, urls, f"metadata for authorization server {issuer}")
+    if doc.get("issuer") != issuer:
+        raise FetchError(url, f"the metadata names issuer {doc.get('issuer')!r}")
+    return doc

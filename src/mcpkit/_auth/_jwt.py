@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover - exercised by the bare-wheel check
 
 from .._exceptions import InvalidToken
 from .._http._interface import HTTPClient
-from ._fetch import FetchError, fetch_json
+from ._fetch import FetchError, fetch_json, issuer_metadata
 from ._principal import Principal, scope_set
 from ._verifiers import audiences, client_of, same_resource
 
@@ -140,25 +140,12 @@ class JWTVerifier:
     # ------------------------------------------------------------------ keys
 
     async def _discover(self) -> str:
-        errors: list[str] = []
-        for url in metadata_urls(self.issuer):
-            try:
-                status, meta = await fetch_json(self._http, url)
-            except FetchError as e:
-                errors.append(str(e))
-                continue
-            if status != 200:
-                errors.append(f"{url}: HTTP {status}")
-                continue
-            if meta.get("issuer") != self.issuer:
-                # RFC 8414 section 3.3: metadata for another issuer is not to be used.
-                raise FetchError(url, f"the metadata names issuer {meta.get('issuer')!r}")
-            jwks_uri = meta.get("jwks_uri")
-            if not isinstance(jwks_uri, str):
-                raise FetchError(url, "the metadata has no jwks_uri")
-            check_fetch_url(jwks_uri, "jwks_uri")
-            return jwks_uri
-        raise FetchError(self.issuer, "no authorization server metadata: " + "; ".join(errors))
+        meta = await issuer_metadata(self._http, self.issuer, metadata_urls(self.issuer))
+        jwks_uri = meta.get("jwks_uri")
+        if not isinstance(jwks_uri, str):
+            raise FetchError(self.issuer, "the metadata has no jwks_uri")
+        check_fetch_url(jwks_uri, "jwks_uri")
+        return jwks_uri
 
     async def _refresh(self) -> None:
         if self.jwks_uri is None:
