@@ -21,6 +21,7 @@ import anyio
 import anyio.lowlevel
 from anyio.abc import TaskGroup
 
+from .._auth._principal import principal_of
 from .._exceptions import InvalidParams, InvalidRequest, MCPError, ProtocolError
 from .._session._base import RequestContext
 from ._logging import current_context
@@ -369,6 +370,12 @@ class TaskManager:
             principal = self.owner_fn(Context(self.server, rc, rc.session))
             if principal is not None:
                 return f"principal:{principal}"
+        else:
+            # Behind authorization, a task belongs to the verified caller: theirs from any
+            # of their sessions, nobody else's.
+            verified = principal_of(rc)[1]
+            if verified is not None:
+                return f"principal:{verified.key}"
         return f"session:{state_of(rc.session).task_owner}"
 
     async def _purge(self, *, force: bool = False) -> None:
