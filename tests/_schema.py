@@ -27,6 +27,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
+import anyio
 import orjson
 from jsonschema.exceptions import ValidationError, best_match
 from jsonschema.validators import validator_for
@@ -701,3 +702,35 @@ __all__: Sequence[str] = [
     "validate_message",
     "validator",
 ]
+
+
+class _TapReplay:
+    """A transport stand-in for :func:`replay_tap_log`: one logged line at a time."""
+
+    def __init__(self) -> None:
+        self.next: bytes = b""
+
+    async def receive(self) -> bytes:
+        return self.next
+
+    async def send(self, message: Any, /, *, related_request_id: Any = None) -> None:
+        pass
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def replay_tap_log(log: Path) -> WireRecorder:
+    """What a server got and sent, from a ``tests/interop/wire_tap.py`` log, in a recorder
+    wrapping the server's end (validated as it is fed, like live traffic)."""
+    replay = _TapReplay()
+    recorder = WireRecorder(replay, side="server")
+    for line in (await anyio.Path(log).read_text(encoding="utf-8")).splitlines():
+        entry = orjson.loads(line)
+        raw = entry["line"].rstrip("\n").encode()
+        if entry["to"] == "server":
+            replay.next = raw
+            await recorder.receive()
+        else:
+            await recorder.send(orjson.loads(raw))
+    return recorder

@@ -53,6 +53,7 @@ if _TYPE_CHECKING:
     )
     from ._exceptions import (
         AuthError,
+        AuthServerError,
         CapabilityError,
         ConnectionClosed,
         HeaderMismatch,
@@ -118,6 +119,7 @@ _LAZY: dict[str, str] = {
     "SyncClient": "._client",
     "TaskHandle": "._client",
     "AuthError": "._exceptions",
+    "AuthServerError": "._exceptions",
     "InsufficientScope": "._exceptions",
     "InvalidToken": "._exceptions",
     "CapabilityError": "._exceptions",
@@ -171,6 +173,7 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "Audio",
     "AuthError",
+    "AuthServerError",
     "CapabilityError",
     "Client",
     "ClientGroup",

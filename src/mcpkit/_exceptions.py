@@ -25,8 +25,10 @@
     ├── AuthError                    authorization failed (OAuth 2.1; ``error``, ``description``)
     │   ├── InvalidToken             no usable access token: missing, malformed, expired, forged
     │   │                            or for another resource (HTTP 401)
-    │   └── InsufficientScope        the token lacks scopes the operation needs (HTTP 403,
-    │                                ``scopes``: the scopes the operation needs)
+    │   ├── InsufficientScope        the token lacks scopes the operation needs (HTTP 403,
+    │   │                            ``scopes``: the scopes the operation needs)
+    │   └── AuthServerError          an authorization server's metadata, keys or answers could
+    │                                not be fetched or used (a resource server answers 503)
     ├── RequestTimeout               no answer within the time allowed (also a ``TimeoutError``)
     ├── ToolError                    raised by a tool: its message is the tool's error result
     ├── CapabilityError              we tried to use something the peer did not declare
@@ -318,6 +320,14 @@ class InsufficientScope(AuthError):
     def __init__(self, description: str, *, scopes: tuple[str, ...] = ()) -> None:
         super().__init__(description)
         self.scopes = tuple(scopes)
+
+
+class AuthServerError(AuthError):
+    """An authorization server's metadata, keys or answers could not be fetched or used:
+    unreachable, too slow, not JSON, metadata naming another issuer, no usable signing key.
+    Not the caller's fault: a resource server answers 503, a client gets no token."""
+
+    error = "temporarily_unavailable"
 
 
 class RequestTimeout(MCPError, TimeoutError):

@@ -24,6 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from tests.auth._as import AuthorizationServer
 from tests.auth.test_resource_server import INIT, RESOURCE, challenge, post, protected
 
+from mcpkit import AuthServerError
 from mcpkit.auth import JWTVerifier, ResourceServer
 from mcpkit.lowlevel import ASGIClient
 
@@ -194,7 +195,7 @@ async def test_hostile_metadata_is_not_trusted(doc: dict[str, Any], why: str) ->
         async with ASGIClient(server.http_app()) as h:
             resp = await post(h, INIT, token)
             assert resp.status_code == 503
-        with pytest.raises(Exception, match=why):
+        with pytest.raises(AuthServerError, match=why):
             await verifier.verify(token)
 
 

@@ -19,7 +19,13 @@ import pytest
 from tests.auth._as import INTROSPECTOR, OPAQUE_RESOURCE, AuthorizationServer
 
 from mcpkit import Client, Context, ProtocolError, Server, http
-from mcpkit.auth import IntrospectionVerifier, JWTVerifier, ResourceServer, TokenVerifier
+from mcpkit.auth import (
+    ClientCredentials,
+    IntrospectionVerifier,
+    JWTVerifier,
+    ResourceServer,
+    TokenVerifier,
+)
 from mcpkit.lowlevel import ASGIClient
 
 pytestmark = pytest.mark.anyio
@@ -286,3 +292,47 @@ async def test_tokens_never_reach_logs_or_answers(
     assert token not in body.decode()
     assert token not in (resp.headers.get("www-authenticate") or "")
     assert all(token not in r.getMessage() for r in caplog.records)
+
+
+async def test_the_metadata_answers_a_browser_preflight_and_only_reads(
+    auth_server: AuthorizationServer,
+) -> None:
+    server = protected(JWTVerifier(auth_server.issuer, RESOURCE))
+    where = "http://127.0.0.1/.well-known/oauth-protected-resource/mcp"
+    async with ASGIClient(server.http_app()) as h:
+        pre = await h.request("OPTIONS", where, headers={"origin": "https://app.example"})
+        assert pre.status_code == 204
+        assert pre.headers.get("access-control-allow-origin") == "*"
+        assert "GET" in (pre.headers.get("access-control-allow-methods") or "")
+        got = await h.request("GET", where, headers={"origin": "https://app.example"})
+        assert got.status_code == 200 and got.headers.get("access-control-allow-origin") == "*"
+        posted = await h.request("POST", where, content=b"{}")
+        assert posted.status_code == 405
+
+
+async def test_a_scoped_tool_without_authorization_is_refused_over_http_only() -> None:
+    """Scopes on a server that checks no tokens: over HTTP nobody can prove them, so the
+    tool is refused (not open); a local client (in memory, stdio) has no OAuth and may call."""
+    server = Server("unprotected")
+
+    @server.tool(scopes=["mcp:admin"])
+    def admin_echo(text: str) -> str:
+        return text
+
+    async with ASGIClient(server.http_app()) as h, Client(http(RESOURCE, http_client=h)) as c:
+        with pytest.raises(ProtocolError, match="checks no access tokens") as info:
+            await c.call_tool("admin_echo", {"text": "x"})
+        assert info.value.data == {"requiredScopes": ["mcp:admin"]}
+    async with Client(server) as local:
+        assert (await local.call_tool("admin_echo", {"text": "x"})).content[0].text == "x"  # type: ignore[union-attr]
+
+
+async def test_a_step_up_is_not_asked_when_the_challenge_names_nothing_new() -> None:
+    """ClientCredentials retries a 403 only for scopes it does not hold yet: a server
+    refusing for another reason gets no token request (and no loop)."""
+    auth = ClientCredentials("c", "s")
+    auth._granted = ["mcp:tools", "mcp:admin"]  # as after a token covering both
+    challenge = 'Bearer error="insufficient_scope", scope="mcp:admin"'
+    assert await auth.on_challenge(RESOURCE, 403, challenge) is False
+    assert await auth.on_challenge(RESOURCE, 403, 'Bearer error="invalid_token"') is False
+    assert await auth.on_challenge(RESOURCE, 500, None) is False

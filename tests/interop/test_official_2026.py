@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 import orjson
 import pytest
-from tests._schema import WireRecorder
+from tests._schema import replay_tap_log
 
 import mcpkit
 
@@ -36,37 +36,6 @@ TAP = HERE / "wire_tap.py"
 MODERN = "2026-07-28"
 #: Bound on each whole exchange (spawning Python processes included).
 EXCHANGE_TIMEOUT = 40.0
-
-
-class _Replay:
-    """A transport stand-in: hands the recorder one logged line at a time."""
-
-    def __init__(self) -> None:
-        self.next: bytes = b""
-
-    async def receive(self) -> bytes:
-        return self.next
-
-    async def send(self, message: Any, /, *, related_request_id: Any = None) -> None:
-        pass
-
-    async def aclose(self) -> None:
-        pass
-
-
-async def _replay_as_server(log: Path) -> WireRecorder:
-    """What the server got and sent, from a tap log, in a recorder wrapping the server's end."""
-    replay = _Replay()
-    recorder = WireRecorder(replay, side="server")
-    for line in (await anyio.Path(log).read_text(encoding="utf-8")).splitlines():
-        entry = orjson.loads(line)
-        raw = entry["line"].rstrip("\n").encode()
-        if entry["to"] == "server":
-            replay.next = raw
-            await recorder.receive()
-        else:
-            await recorder.send(orjson.loads(raw))
-    return recorder
 
 
 def _texts(result: Any) -> list[str]:
@@ -176,7 +145,7 @@ async def test_official_client_default_mode_speaks_2026_with_our_stdio_server(
             assert client.server_capabilities.tools is not None
             await _check_features(client, logs)
 
-    recorder = await _replay_as_server(log)
+    recorder = await replay_tap_log(log)
     assert recorder.check() == MODERN
     methods = [m["method"] for m in recorder.received if "method" in m]
     # No handshake at all: the probe, then requests that each carry their own revision.

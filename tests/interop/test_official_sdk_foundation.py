@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import anyio
-import orjson
 import pytest
-from tests._schema import REVISIONS, WireRecorder
+from tests._schema import REVISIONS, WireRecorder, replay_tap_log
 
 from mcpkit._session import ClientSession
 from mcpkit._transports import spawn_stdio
@@ -35,37 +33,6 @@ TAP = HERE / "wire_tap.py"
 #: Bound on each whole exchange (spawning a Python process included).
 EXCHANGE_TIMEOUT = 20.0
 CLIENT_INFO = {"name": "mcpkit-interop", "version": "0.0.1"}
-
-
-class _Replay:
-    """A transport stand-in: hands the recorder one logged line at a time."""
-
-    def __init__(self) -> None:
-        self.next: bytes = b""
-
-    async def receive(self) -> bytes:
-        return self.next
-
-    async def send(self, message: Any, /, *, related_request_id: Any = None) -> None:
-        pass
-
-    async def aclose(self) -> None:
-        pass
-
-
-async def _replay_as_server(log: Path) -> WireRecorder:
-    """Feed a tap log to a recorder wrapping the server's end (what the server got and sent)."""
-    replay = _Replay()
-    recorder = WireRecorder(replay, side="server")
-    for line in (await anyio.Path(log).read_text(encoding="utf-8")).splitlines():
-        entry = orjson.loads(line)
-        raw = entry["line"].rstrip("\n").encode()
-        if entry["to"] == "server":
-            replay.next = raw
-            await recorder.receive()
-        else:
-            await recorder.send(orjson.loads(raw))
-    return recorder
 
 
 @pytest.mark.parametrize("rev", REVISIONS)
@@ -109,7 +76,7 @@ async def test_official_client_on_our_server(rev: str, tmp_path: Path) -> None:
                     {"type": "text", "text": "héllo"}
                 ]
 
-    recorder = await _replay_as_server(log)
+    recorder = await replay_tap_log(log)
     assert recorder.check() == rev
     # The official client asks for its newest revision; our server keeps it when it speaks it
     # and otherwise answers with the one revision it was restricted to.

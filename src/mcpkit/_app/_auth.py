@@ -15,10 +15,9 @@ from typing import Any
 
 import orjson
 
-from .._auth._fetch import FetchError
 from .._auth._principal import CURRENT_PRINCIPAL, Principal
 from .._auth._resource import ResourceServer
-from .._exceptions import AuthError, InsufficientScope, InvalidToken
+from .._exceptions import AuthError, AuthServerError, InsufficientScope, InvalidToken
 from .._http._asgi import JSON, Scope, Send, respond, route_path, same_path
 from .._http._security import OwnerFn
 
@@ -66,8 +65,14 @@ class AuthGate:
         body = orjson.dumps(self.auth.metadata())
         await respond(send, 200, body, content_type=JSON, headers=cors)
 
-    async def refuse(self, send: Send, error: AuthError) -> None:
-        """Answer a refused request: 401 with the challenge, 403 for a scope, 400 otherwise."""
+    async def refuse(self, send: Send, error: AuthError, *, bare: bool = False) -> None:
+        """Answer a refused request: 401 with the challenge (``bare``: no token was sent,
+        so no error code in it), 403 for a scope, 503 when tokens cannot be checked, 400
+        otherwise."""
+        body = orjson.dumps({"error": error.error, "error_description": error.description})
+        if isinstance(error, AuthServerError):
+            await respond(send, 503, body, content_type=JSON, headers=[(b"retry-after", b"5")])
+            return
         if isinstance(error, InvalidToken):
             status = 401
         elif isinstance(error, InsufficientScope):
@@ -75,8 +80,7 @@ class AuthGate:
         else:
             status = 400
         scopes = error.scopes if isinstance(error, InsufficientScope) else ()
-        challenge = self.auth.challenge(error, scopes)
-        body = orjson.dumps({"error": error.error, "error_description": error.description})
+        challenge = self.auth.challenge(None if bare else error, scopes)
         await respond(
             send,
             status,
@@ -93,37 +97,16 @@ class AuthGate:
                 headers.get("authorization"),
                 query.decode("latin-1") if isinstance(query, bytes) else str(query),
             )
-        except InvalidToken as e:
-            if headers.get("authorization") is None:
-                # No token at all: the plain challenge (RFC 6750 3.1: no error code).
-                challenge = self.auth.challenge()
-                await respond(
-                    send,
-                    401,
-                    orjson.dumps({"error": "invalid_token", "error_description": e.description}),
-                    content_type=JSON,
-                    headers=[(b"www-authenticate", challenge.encode("latin-1", "replace"))],
-                )
-                return None
-            await self.refuse(send, e)
-        except AuthError as e:
-            await self.refuse(send, e)
-        except FetchError as e:
-            # Our authorization server is unreachable: not the caller's fault (and never
-            # logged with the token).
+        except AuthServerError as e:
+            # Our authorization server cannot be used: not the caller's fault (and logged
+            # without the token, which no error carries).
             logger.warning("cannot verify access tokens: %s", e)
-            await respond(
-                send,
-                503,
-                orjson.dumps(
-                    {
-                        "error": "temporarily_unavailable",
-                        "error_description": "the server cannot verify access tokens right now",
-                    }
-                ),
-                content_type=JSON,
-                headers=[(b"retry-after", b"5")],
+            await self.refuse(
+                send, AuthServerError("the server cannot verify access tokens right now")
             )
+        except AuthError as e:
+            # No token at all gets the plain challenge (RFC 6750 3.1: no error code).
+            await self.refuse(send, e, bare=headers.get("authorization") is None)
         return None
 
     async def serve(

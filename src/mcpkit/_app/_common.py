@@ -20,6 +20,7 @@ from .._http._asgi import (
     read_body,
     respond_error,
 )
+from .._http._security import HostOriginPolicy
 from ..types._revisions import SUPPORTED_PROTOCOL_VERSIONS
 from ._options import HTTPAppOptions
 from ._registry import SessionEntry, SessionRegistry
@@ -33,6 +34,22 @@ PRIMING_SINCE = "2025-11-25"
 #: The only revision whose Streamable HTTP allowed JSON-RPC batches in a POST.
 BATCH_REVISION = "2025-03-26"
 SESSION_HEADER = b"mcp-session-id"
+
+
+async def host_origin_refused(
+    policy: HostOriginPolicy, headers: dict[str, str], send: Send
+) -> bool:
+    """Answer a request whose ``Host`` (421) or ``Origin`` (403) the policy refuses (DNS
+    rebinding protection, both HTTP apps); True when it was answered."""
+    if not policy.host_ok(headers.get("host")):
+        await respond_error(
+            send, 421, INVALID_REQUEST, "Misdirected Request: Host header not allowed"
+        )
+        return True
+    if not policy.origin_ok(headers.get("origin")):
+        await respond_error(send, 403, INVALID_REQUEST, "Forbidden: Origin not allowed")
+        return True
+    return False
 
 
 async def read_post_body(

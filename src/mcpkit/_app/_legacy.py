@@ -37,7 +37,7 @@ from .._http._security import HostOriginPolicy, OwnerFn, SessionOwnership
 from .._http._sse import encode_event
 from .._http._transport_sse import SSEServerTransport
 from ._auth import AuthGate, owner_fn
-from ._common import read_post_body, serve_lifespan
+from ._common import host_origin_refused, read_post_body, serve_lifespan
 from ._registry import SessionFactory
 
 logger = logging.getLogger("mcpkit.http")
@@ -108,13 +108,7 @@ class SSEApp:
             await self.gate.serve_metadata(scope, send)
             return
         headers = header_map(scope)
-        if not self.policy.host_ok(headers.get("host")):
-            await respond_error(
-                send, 421, INVALID_REQUEST, "Misdirected Request: Host header not allowed"
-            )
-            return
-        if not self.policy.origin_ok(headers.get("origin")):
-            await respond_error(send, 403, INVALID_REQUEST, "Forbidden: Origin not allowed")
+        if await host_origin_refused(self.policy, headers, send):
             return
         if self.gate is None:
             await self._dispatch(scope, headers, receive, send)

@@ -43,7 +43,7 @@ from .._http._request_info import from_scope as request_info
 from .._http._security import HostOriginPolicy, SessionOwnership
 from .._http._transport import HTTPServerTransport, SessionGone
 from ._auth import AuthGate, owner_fn
-from ._common import allow_header, serve_lifespan, session_for
+from ._common import allow_header, host_origin_refused, serve_lifespan, session_for
 from ._legacy import SSEApp
 from ._options import HTTPAppOptions
 from ._post import PostHandler
@@ -183,13 +183,7 @@ class StreamableHTTPApp:
             await respond(send, 404, b"Not Found", content_type=b"text/plain")
             return
         headers = header_map(scope)
-        if not self.policy.host_ok(headers.get("host")):
-            await respond_error(
-                send, 421, INVALID_REQUEST, "Misdirected Request: Host header not allowed"
-            )
-            return
-        if not self.policy.origin_ok(headers.get("origin")):
-            await respond_error(send, 403, INVALID_REQUEST, "Forbidden: Origin not allowed")
+        if await host_origin_refused(self.policy, headers, send):
             return
         if self._closing:
             await respond_error(send, 503, INTERNAL_ERROR, "Service Unavailable: shutting down")

@@ -11,25 +11,22 @@ and the request is sent again once.
 
 from __future__ import annotations
 
-import base64
 import re
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 
-from .._exceptions import AuthError, InsufficientScope, InvalidToken
+from .._exceptions import AuthServerError, InsufficientScope, InvalidToken
 from .._http._interface import HTTPClient
-from ._fetch import FetchError, fetch_json, first_json, issuer_metadata
+from ._fetch import basic_auth, fetch_json, first_json, issuer_metadata
 from ._jwt import check_fetch_url, metadata_urls
 from ._resource import WELL_KNOWN
 from ._verifiers import canonical_resource
 
 _PARAM = re.compile(r'([A-Za-z_][A-Za-z0-9_-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
-#: Step-ups (403 insufficient_scope) tried for one request before its refusal stands.
-MAX_STEP_UPS = 2
 
 
 def parse_challenge(value: str) -> dict[str, str]:
@@ -102,9 +99,8 @@ class ClientCredentials:
         self._expires: float | None = None
         self._granted: list[str] = []
         self._lock = anyio.Lock()
-        #: The issuer tokens came from (a changed one means a new token, never a reused one).
+        #: The issuer the current token came from.
         self.issuer: str | None = None
-        self._step_ups = 0
 
     def __repr__(self) -> str:  # never the secret or the token
         return f"ClientCredentials(client_id={self.client_id!r})"
@@ -120,13 +116,14 @@ class ClientCredentials:
     async def on_challenge(self, url: str, status: int, challenge: str | None) -> bool:
         """The server refused ``url`` with ``status``: get a (better) token; True to retry."""
         params = parse_challenge(challenge or "")
+        wanted = params.get("scope", "").split()
         if status == 403:
-            if params.get("error") != "insufficient_scope" or self._step_ups >= MAX_STEP_UPS:
+            # A step-up helps only if the challenge asks for a scope we do not hold yet
+            # (the HTTP client retries a request once; this keeps it from asking in vain).
+            if params.get("error") != "insufficient_scope" or set(wanted) <= set(self._granted):
                 return False
-            self._step_ups += 1
         elif status != 401:
             return False
-        wanted = params.get("scope", "").split()
         async with self._lock:
             await self._fetch_token(url, params.get("resource_metadata"), wanted)
         return True
@@ -137,12 +134,12 @@ class ClientCredentials:
         prm = await self._protected_resource(url, named)
         servers = prm.get("authorization_servers")
         if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
-            raise AuthError(f"{url}: the server's metadata names no authorization server")
+            raise AuthServerError(f"{url}: the server's metadata names no authorization server")
         issuer = servers[0]
-        meta = await self._as_metadata(issuer)
+        meta = await issuer_metadata(self._http, issuer, metadata_urls(issuer))
         endpoint = meta.get("token_endpoint")
         if not isinstance(endpoint, str):
-            raise AuthError(f"{issuer}: the authorization server has no token endpoint")
+            raise AuthServerError(f"{issuer}: the authorization server has no token endpoint")
         check_fetch_url(endpoint, "token endpoint")
         if self.scopes is not None:
             scopes = self.scopes
@@ -160,25 +157,16 @@ class ClientCredentials:
         self.issuer = issuer
 
     async def _protected_resource(self, url: str, named: str | None) -> dict[str, Any]:
-        try:
-            where, doc = await first_json(
-                self._http, prm_urls(url, named), "protected resource metadata"
-            )
-        except FetchError as e:
-            raise AuthError(str(e)) from None
+        where, doc = await first_json(
+            self._http, prm_urls(url, named), "protected resource metadata"
+        )
         resource = doc.get("resource")
         if isinstance(resource, str) and not canonical_resource(url).startswith(
             canonical_resource(resource)
         ):
             # RFC 9728 3.3: metadata for another resource must not be used.
-            raise AuthError(f"{where}: the metadata is for {resource!r}, not {url!r}")
+            raise AuthServerError(f"{where}: the metadata is for {resource!r}, not {url!r}")
         return doc
-
-    async def _as_metadata(self, issuer: str) -> dict[str, Any]:
-        try:
-            return await issuer_metadata(self._http, issuer, metadata_urls(issuer))
-        except FetchError as e:
-            raise AuthError(str(e)) from None
 
     async def _token_request(self, endpoint: str, scopes: list[str], resource: str) -> None:
         form = {"grant_type": "client_credentials", "resource": resource}
@@ -186,8 +174,7 @@ class ClientCredentials:
             form["scope"] = " ".join(scopes)
         headers: dict[str, str] = {}
         if self.method == "client_secret_basic":
-            pair = f"{quote(self.client_id, safe='')}:{quote(self._secret, safe='')}"
-            headers["authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+            headers = basic_auth(self.client_id, self._secret)
         else:
             form["client_id"] = self.client_id
             form["client_secret"] = self._secret

@@ -6,14 +6,15 @@ far as their URL), and its failure is one clear :class:`FetchError` naming the U
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import anyio
 import orjson
 
-from .._exceptions import HTTPError
+from .._exceptions import AuthServerError, HTTPError
 from .._http._h11client import H11Client
 from .._http._interface import HTTPClient
 
@@ -23,8 +24,15 @@ MAX_DOCUMENT = 256 * 1024
 FETCH_TIMEOUT = 10.0
 
 
-class FetchError(Exception):
-    """An OAuth document could not be fetched or was not a JSON object."""
+def basic_auth(client_id: str, secret: str) -> dict[str, str]:
+    """The ``Authorization`` header of HTTP Basic client authentication (RFC 6749 2.3.1:
+    each part form-urlencoded first)."""
+    pair = f"{quote(client_id, safe='')}:{quote(secret, safe='')}"
+    return {"authorization": "Basic " + base64.b64encode(pair.encode()).decode()}
+
+
+class FetchError(AuthServerError):
+    """An OAuth document at ``url`` could not be fetched or used."""
 
     def __init__(self, url: str, why: str, status: int | None = None) -> None:
         super().__init__(f"{url}: {why}")

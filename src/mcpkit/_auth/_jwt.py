@@ -135,6 +135,9 @@ class JWTVerifier:
         #: key id -> (the public key, the ``alg`` its JWK declares, if any)
         self._keys: dict[str | None, tuple[Any, str | None]] = {}
         self._fetched_at: float | None = None
+        #: When keys were last asked for, whatever came of it (attempts are rate-limited).
+        self._tried_at: float | None = None
+        self._last_failure = ""
         self._lock = anyio.Lock()
 
     # ------------------------------------------------------------------ keys
@@ -168,21 +171,27 @@ class JWTVerifier:
         self._keys = keys
         self._fetched_at = self._clock()
 
+    def _needs_fetch(self, kid: str | None, now: float) -> bool:
+        if self._tried_at is not None and now - self._tried_at < self.min_refresh:
+            return False  # at most one attempt per min_refresh, succeeded or not
+        stale = self._fetched_at is None or now - self._fetched_at >= self.jwks_ttl
+        return stale or kid not in self._keys
+
     async def _key(self, kid: str | None) -> tuple[Any, str | None]:
         now = self._clock()
-        stale = self._fetched_at is None or now - self._fetched_at >= self.jwks_ttl
-        if stale or kid not in self._keys:
+        if self._needs_fetch(kid, now):
             async with self._lock:
-                fetched = self._fetched_at
-                stale = fetched is None or now - fetched >= self.jwks_ttl
-                may_refresh = fetched is None or now - fetched >= self.min_refresh
-                if (stale or kid not in self._keys) and may_refresh:
+                if self._needs_fetch(kid, now):  # not done meanwhile by another request
+                    self._tried_at = now
                     try:
                         await self._refresh()
-                    except FetchError:
+                    except FetchError as e:
+                        self._last_failure = str(e)
                         if not self._keys:
                             raise
                         # The issuer is unreachable: the keys we have stay in use.
+        if not self._keys:
+            raise FetchError(self.issuer, f"no signing keys yet (last try: {self._last_failure})")
         key = self._keys.get(kid)
         if key is None and kid is None and len(self._keys) == 1:
             key = next(iter(self._keys.values()))

@@ -17,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from .._exceptions import InvalidToken
 from .._http._interface import HTTPClient
-from ._fetch import FetchError, fetch_json
+from ._fetch import FetchError, basic_auth, fetch_json
 from ._principal import Principal, scope_set
 
 
@@ -124,16 +124,6 @@ class IntrospectionVerifier:
         self._http = http_client
         self._clock = clock
 
-    def _auth_headers(self) -> dict[str, str]:
-        if self._client_id is None:
-            return {}
-        import base64
-        from urllib.parse import quote
-
-        # RFC 6749 2.3.1: each part form-urlencoded before the Basic encoding.
-        pair = f"{quote(self._client_id, safe='')}:{quote(self._client_secret or '', safe='')}"
-        return {"authorization": "Basic " + base64.b64encode(pair.encode()).decode()}
-
     async def verify(self, token: str) -> Principal:
         key = _digest(token)
         now = self._clock()
@@ -148,7 +138,9 @@ class IntrospectionVerifier:
                 self._http,
                 self.endpoint,
                 form={"token": token, "token_type_hint": "access_token"},
-                headers=self._auth_headers(),
+                headers=basic_auth(self._client_id, self._client_secret or "")
+                if self._client_id
+                else {},
             )
         except FetchError as e:
             raise FetchError(self.endpoint, f"introspection failed: {e}", e.status) from None
@@ -180,7 +172,7 @@ class IntrospectionVerifier:
         sub = answer.get("sub")
         return Principal(
             subject=sub if isinstance(sub, str) else None,
-            client_id=_client_of(answer),
+            client_id=client_of(answer),
             scopes=scope_set(answer.get("scope")),
             issuer=iss if isinstance(iss, str) else None,
             audience=audience,
@@ -189,7 +181,7 @@ class IntrospectionVerifier:
         )
 
 
-def _client_of(claims: Mapping[str, Any]) -> str | None:
+def client_of(claims: Mapping[str, Any]) -> str | None:
     for name in ("client_id", "azp", "cid"):
         value = claims.get(name)
         if isinstance(value, str):
@@ -221,6 +213,3 @@ def canonical_resource(url: str) -> str:
 def same_resource(a: str, b: str) -> bool:
     """Whether two resource identifiers name the same server (see :func:`canonical_resource`)."""
     return canonical_resource(a) == canonical_resource(b)
-
-
-client_of = _client_of

@@ -1,58 +1,44 @@
-"""Per-operation scopes on the server side: who called, and whether they may.
+"""Per-operation scopes where a request is served: who called, and whether they may.
 
 Over HTTP the app's authorization gate already refused a request lacking a tool's,
-resource's or prompt's scopes (with the 403 step-up challenge); this guard is the same
-check where the request is served, so that no path around the gate (a batch, a task, a
-transport added later) reaches a protected handler, and so that a scoped tool served over
-HTTP without any authorization configured is refused rather than open.
+resource's or prompt's scopes (with the 403 step-up challenge); the handlers check again
+where they serve, so that no path around the gate (a batch, a task, a transport added later)
+reaches a protected target, and so that a scoped target served over HTTP without any
+authorization configured is refused rather than open. The handlers only call here when the
+server has scoped registrations at all: an unscoped server pays one truth test per call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
-
 from .._auth._principal import principal_of
 from .._exceptions import INVALID_REQUEST, ProtocolError
 from .._session._base import RequestContext
-from ._registry import Registry
-
-#: The methods whose target may carry its own required scopes.
-GUARDED = ("tools/call", "resources/read", "resources/subscribe", "prompts/get")
-
-Handler = Callable[[Any, Any], Awaitable[Any]]
 
 
-def guard_scopes(table: Mapping[str, Handler], registry: Registry) -> dict[str, Handler]:
-    """``table`` with the guarded methods checking their target's scopes first."""
-    guarded = dict(table)
-    for method in GUARDED:
-        handler = table.get(method)
-        if handler is not None:
-            guarded[method] = _guard(method, handler, registry)
-    return guarded
+def authorize(rc: RequestContext, needed: tuple[str, ...]) -> None:
+    """Refuse the request ``rc`` serves unless its caller holds every scope of ``needed``."""
+    if not needed:
+        return
+    over_http, principal = principal_of(rc)
+    if principal is None:
+        if not over_http:
+            return  # stdio and in-memory peers are local: no OAuth (authorization.mdx)
+        raise ProtocolError(
+            INVALID_REQUEST,
+            f"Forbidden: this needs scope {' '.join(needed)}, and the server checks no "
+            "access tokens (give it auth=ResourceServer(...))",
+            {"requiredScopes": list(needed)},
+        )
+    missing = principal.missing(needed)
+    if missing:
+        raise ProtocolError(
+            INVALID_REQUEST,
+            f"Forbidden: this needs scope {' '.join(missing)}",
+            {"requiredScopes": list(needed)},
+        )
 
 
-def _guard(method: str, handler: Handler, registry: Registry) -> Handler:
-    async def checked(rc: RequestContext, params: Any) -> Any:
-        if registry.scopes:
-            needed = registry.scopes_for(method, params)
-            if needed:
-                over_http, principal = principal_of(rc)
-                if over_http and principal is None:
-                    raise ProtocolError(
-                        INVALID_REQUEST,
-                        f"Forbidden: this needs scope {' '.join(needed)}, and the server "
-                        "checks no access tokens (give it auth=ResourceServer(...))",
-                        {"requiredScopes": list(needed)},
-                    )
-                missing = principal.missing(needed) if principal is not None else []
-                if missing:
-                    raise ProtocolError(
-                        INVALID_REQUEST,
-                        f"Forbidden: this needs scope {' '.join(missing)}",
-                        {"requiredScopes": list(needed)},
-                    )
-        return await handler(rc, params)
-
-    return checked
+def caller_key(rc: RequestContext) -> str | None:
+    """The verified caller's identity (for binding state to it), or None."""
+    principal = principal_of(rc)[1]
+    return principal.key if principal is not None else None

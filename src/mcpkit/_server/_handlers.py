@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .._exceptions import InvalidParams, MethodNotFound, ProtocolError
 from .._session._base import RequestContext, RequestHandlerFn
 from .._session._server import ServerSession
+from ._auth import authorize, caller_key
 from ._context import Context
 from ._listen import serve_listen
 from ._logging import LEVELS, current_context
@@ -78,7 +79,8 @@ class Handlers:
     ) -> Any:
         """Run a handler that may ask the client for input, under a stateless revision: its
         questions end the request with an ``InputRequiredResult`` (see ``_mrtr``)."""
-        rc.state = rounds = RoundState(self.server.stateless, rc.method, params)
+        # The state is sealed to the verified caller: another caller cannot replay it.
+        rc.state = rounds = RoundState(self.server.stateless, rc.method, params, caller_key(rc))
         try:
             return await run()
         except BaseException as e:
@@ -99,6 +101,8 @@ class Handlers:
             if type(name) is not str:
                 raise InvalidParams(message="Invalid params: 'name' must be a string")
             raise InvalidParams(message=f"Unknown tool: {name}", data={"name": name})
+        if self.registry.scopes:
+            authorize(rc, self.registry.scopes_for("tools/call", params))
         args = params.get("arguments")
         if args is None:
             args = {}
@@ -145,6 +149,8 @@ class Handlers:
 
     async def resources_read(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
         uri = uri_param(params)
+        if self.registry.scopes:
+            authorize(rc, self.registry.scopes_for("resources/read", params))
         n = rc.negotiated
         if n is not None and n.stateless:
             result = await self._rounds(rc, params, lambda: self._read(uri, rc))
@@ -169,6 +175,8 @@ class Handlers:
         uri = uri_param(params)
         if not self.registry.resolves(uri):
             raise not_found(uri)
+        if self.registry.scopes:
+            authorize(rc, self.registry.scopes_for("resources/subscribe", params))
         state_of(rc.session).subscriptions.add(uri)
         return {}
 
@@ -187,6 +195,8 @@ class Handlers:
         prompt = self.registry.prompts.get(name)
         if prompt is None:
             raise InvalidParams(message=f"Unknown prompt: {name}", data={"name": name})
+        if self.registry.scopes:
+            authorize(rc, self.registry.scopes_for("prompts/get", params))
         args = params.get("arguments") if params else None
         if args is None:
             args = {}

@@ -17,7 +17,6 @@ from .._exceptions import MCPError
 from .._middleware import MiddlewareFn, wrap_handlers
 from .._session._server import ServerSession
 from .._transports._base import Transport
-from ._auth import guard_scopes
 from ._context import Context, StateT
 from ._func import FuncInfo, describe
 from ._handlers import Handlers
@@ -182,16 +181,12 @@ class Server(Generic[StateT]):
         self._protocol = Handlers(self)
         #: Around every request served, the first outermost (see :mod:`mcpkit.middleware`).
         self.middleware = list(middleware)
-        self._handlers = self._build_handlers()
-
-    def _build_handlers(self) -> dict[str, Any]:
-        # Scopes are checked innermost: middleware sees (and may log) a refused request.
-        return wrap_handlers(guard_scopes(self._protocol.table(), self.registry), self.middleware)
+        self._handlers = wrap_handlers(self._protocol.table(), self.middleware)
 
     def add_middleware(self, middleware: MiddlewareFn) -> None:
         """Add ``middleware`` innermost; sessions created from now on serve through it."""
         self.middleware.append(middleware)
-        self._handlers = self._build_handlers()
+        self._handlers = wrap_handlers(self._protocol.table(), self.middleware)
 
     @property
     def page_size(self) -> int | None:

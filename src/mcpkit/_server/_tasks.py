@@ -21,9 +21,9 @@ import anyio
 import anyio.lowlevel
 from anyio.abc import TaskGroup
 
-from .._auth._principal import principal_of
 from .._exceptions import InvalidParams, InvalidRequest, MCPError, ProtocolError
 from .._session._base import RequestContext
+from ._auth import caller_key
 from ._logging import current_context
 from ._registry import decode_cursor, encode_cursor
 from ._session import state_of
@@ -373,9 +373,9 @@ class TaskManager:
         else:
             # Behind authorization, a task belongs to the verified caller: theirs from any
             # of their sessions, nobody else's.
-            verified = principal_of(rc)[1]
+            verified = caller_key(rc)
             if verified is not None:
-                return f"principal:{verified.key}"
+                return f"principal:{verified}"
         return f"session:{state_of(rc.session).task_owner}"
 
     async def _purge(self, *, force: bool = False) -> None:
