@@ -32,26 +32,90 @@ scenario goes through :class:`mcpkit.Client` alone (no hand-made HTTP):
   ``requestState`` echoed (and none when none was given), and a tool called meanwhile, from
   the elicitation handler, carries nothing of that exchange.
 
-Other scenarios (authorization) connect and list the tools.
+Authorization scenarios (``auth/*``) connect with the ``auth=`` the scenario calls for, list
+the tools and call ``test-tool``: :class:`~mcpkit.auth.OAuth` (authorization code with PKCE;
+the "browser" here follows the authorization server's redirect without a person, and the
+client's metadata document URL is the suite's CIMD one), pre-registered credentials for
+``auth/pre-registration``, :class:`~mcpkit.auth.ClientCredentials` with a secret or a private
+key, :class:`~mcpkit.auth.JWTBearer` with the workload token, and
+:class:`~mcpkit.auth.EnterpriseAuth` with the IdP's ID token, all from the context. The
+scenarios where a careful client must refuse (a resource or issuer that does not match)
+end with the client's error, as the suite expects.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import os
 import sys
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 
 from mcpkit import Client
+from mcpkit.auth import ClientCredentials, EnterpriseAuth, JWTBearer, OAuth, OAuthFlow
 from mcpkit.types import ElicitRequestFormParams
 from mcpkit.types._revisions import SUPPORTED_PROTOCOL_VERSIONS
 
 #: Seconds the whole run may take (the harness gives a client 30).
 RUN_TIMEOUT = 25.0
+#: The suite's client metadata document URL (a CIMD client id) and redirect URI.
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+REDIRECT_URI = "http://localhost:3000/callback"
+
+
+def follow_authorization(url: str) -> str:
+    """The suite's authorization servers approve at once: where the first redirect goes."""
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.netloc, timeout=10)
+    try:
+        conn.request("GET", parts.path + ("?" + parts.query if parts.query else ""))
+        resp = conn.getresponse()
+        location = resp.getheader("location")
+        if resp.status not in (301, 302, 303, 307, 308) or not location:
+            raise RuntimeError(f"the authorization endpoint answered HTTP {resp.status}")
+        return location
+    finally:
+        conn.close()
+
+
+async def browser(url: str) -> str:
+    return await anyio.to_thread.run_sync(follow_authorization, url)
+
+
+def auth_for(scenario: str, ctx: Mapping[str, Any]) -> OAuthFlow:
+    """The ``auth=`` an authorization scenario calls for (its data from the context)."""
+    if scenario == "auth/client-credentials-jwt":
+        return ClientCredentials(
+            ctx["client_id"],
+            private_key=ctx["private_key_pem"],
+            algorithm=ctx.get("signing_algorithm") or "ES256",
+        )
+    if scenario == "auth/client-credentials-basic":
+        return ClientCredentials(ctx["client_id"], ctx["client_secret"])
+    if scenario == "auth/wif-jwt-bearer":
+        return JWTBearer(ctx["valid_jwt"], client_id=ctx.get("client_id"))
+    if scenario == "auth/enterprise-managed-authorization":
+        return EnterpriseAuth(
+            id_token=ctx["idp_id_token"],
+            idp_token_endpoint=ctx["idp_token_endpoint"],
+            idp_client_id=ctx["idp_client_id"],
+            client_id=ctx["client_id"],
+            client_secret=ctx["client_secret"],
+        )
+    pre = scenario == "auth/pre-registration"
+    return OAuth(
+        redirect_handler=browser,
+        redirect_uri=REDIRECT_URI,
+        client_metadata_url=CIMD_URL,
+        client_id=ctx.get("client_id") if pre else None,
+        client_secret=ctx.get("client_secret") if pre else None,
+        client_name="mcpkit-conformance-client",
+    )
 
 
 class Conformance:
@@ -89,6 +153,8 @@ class Conformance:
         if version in SUPPORTED_PROTOCOL_VERSIONS:
             # A stateless revision makes the client stateless, a handshake one initialize.
             options["protocol_version"] = version
+        if self.scenario.startswith("auth/"):
+            options["auth"] = auth_for(self.scenario, self.context)
         if self.scenario == "request-metadata":
             # Declare every optional client capability, for the scenario to check each.
             options.update(roots=[], sampling_handler=self.sample)
@@ -98,7 +164,9 @@ class Conformance:
         async with Client(self.url, **self.client_options()) as client:
             self.client = client
             step = getattr(self, "_" + self.scenario.replace("-", "_").replace("/", "_"), None)
-            if step is None:
+            if self.scenario.startswith("auth/"):
+                await self._authorized()
+            elif step is None:
                 await self._list_tools()
             else:
                 await step()
@@ -113,6 +181,14 @@ class Conformance:
         await _check(await self.client.call_tool(name, dict(arguments or {})), name)
 
     # ------------------------------------------------------------------ scenarios
+
+    async def _authorized(self) -> None:
+        # List, then call: a call may need more scopes (step-up) or meet a moved
+        # authorization server.
+        assert self.client is not None
+        names = [t.name for t in await self.client.list_tools()]
+        if "test-tool" in names:
+            await self._call("test-tool")
 
     async def _tools_call(self) -> None:
         await self._call("add_numbers", {"a": 2, "b": 3})

@@ -36,9 +36,21 @@ Verifiers: :class:`JWTVerifier` (JWT access tokens, keys from the issuer's JWKS)
 any object with ``async verify(token) -> Principal`` (:class:`TokenVerifier`). The errors
 are :class:`~mcpkit.InvalidToken` and :class:`~mcpkit.InsufficientScope`.
 
-On the client side, :class:`ClientCredentials` is an ``auth=`` for machine clients: it finds
-the authorization server from the server's 401 challenge, gets a token with the client
-credentials grant for the server's resource, and steps up on 403 ``insufficient_scope``::
+On the client side, each OAuth grant is an ``auth=`` for :class:`mcpkit.Client`; every one
+finds the authorization server from the server's 401 challenge (Protected Resource Metadata,
+then RFC 8414 / OpenID metadata, checked), asks for a token for the server's resource (RFC
+8707), refreshes it, steps up on 403 ``insufficient_scope``, and binds it with DPoP where the
+authorization server supports it:
+
+- :class:`OAuth`: a person's client, the authorization code grant with PKCE (the redirect
+  handler shows the user the authorization page; :class:`LoopbackRedirect` opens the
+  browser); client registration by metadata document, pre-registered id, or dynamically.
+- :class:`ClientCredentials`: a machine client with a secret or a private key.
+- :class:`JWTBearer`: a workload with a platform-issued identity token.
+- :class:`EnterpriseAuth`: a user signed in at an enterprise IdP (identity assertion grant).
+
+Tokens and registrations live in a :class:`TokenStore`: :class:`MemoryTokenStore` by
+default, :class:`FileTokenStore` (a 0600 file) for tools that log in once::
 
     auth = ClientCredentials("my-agent", "its-secret")
     # async with Client("https://mcp.example.com/mcp", auth=auth) as client: ...
@@ -46,18 +58,31 @@ credentials grant for the server's resource, and steps up on 403 ``insufficient_
 
 from __future__ import annotations
 
-from ._auth._client import ClientCredentials
+from ._auth._client import ClientCredentials, EnterpriseAuth, JWTBearer
+from ._auth._flow import OAuthFlow, Token
 from ._auth._jwt import JWTVerifier  # builds only with PyJWT: the [auth] extra
+from ._auth._loopback import LoopbackRedirect
+from ._auth._oauth import OAuth
 from ._auth._principal import Principal
 from ._auth._resource import ResourceServer
+from ._auth._store import FileTokenStore, MemoryTokenStore, TokenStore
 from ._auth._verifiers import IntrospectionVerifier, StaticTokenVerifier, TokenVerifier
 
 __all__ = [
     "ClientCredentials",
+    "EnterpriseAuth",
+    "FileTokenStore",
     "IntrospectionVerifier",
+    "JWTBearer",
     "JWTVerifier",
+    "LoopbackRedirect",
+    "MemoryTokenStore",
+    "OAuth",
+    "OAuthFlow",
     "Principal",
     "ResourceServer",
     "StaticTokenVerifier",
+    "Token",
+    "TokenStore",
     "TokenVerifier",
 ]

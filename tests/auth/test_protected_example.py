@@ -178,5 +178,5 @@ async def test_wrong_client_credentials_fail_clearly(served: str) -> None:
     with pytest.raises(ProtocolError, match="invalid_client") as info:
         async with Client(served, auth=auth) as c:
             await c.call_tool("whoami", {})
-    assert info.value.data == {"authError": "invalid_token"}
+    assert info.value.data == {"authError": "invalid_client"}
     assert "wrong-secret" not in str(info.value)

@@ -24,6 +24,7 @@ from mcpkit.auth import (
     IntrospectionVerifier,
     JWTVerifier,
     ResourceServer,
+    Token,
     TokenVerifier,
 )
 from mcpkit.lowlevel import ASGIClient
@@ -331,8 +332,14 @@ async def test_a_step_up_is_not_asked_when_the_challenge_names_nothing_new() -> 
     """ClientCredentials retries a 403 only for scopes it does not hold yet: a server
     refusing for another reason gets no token request (and no loop)."""
     auth = ClientCredentials("c", "s")
-    auth._granted = ["mcp:tools", "mcp:admin"]  # as after a token covering both
+    # As after a token covering both scopes.
+    auth._token = Token("t", scopes=["mcp:tools", "mcp:admin"], issuer="https://as.example")
+
+    def refused(challenge: str | None) -> dict[str, str]:
+        return {"www-authenticate": challenge} if challenge else {}
+
     challenge = 'Bearer error="insufficient_scope", scope="mcp:admin"'
-    assert await auth.on_challenge(RESOURCE, 403, challenge) is False
-    assert await auth.on_challenge(RESOURCE, 403, 'Bearer error="invalid_token"') is False
-    assert await auth.on_challenge(RESOURCE, 500, None) is False
+    assert await auth.on_challenge("POST", RESOURCE, 403, refused(challenge)) is False
+    refusal = refused('Bearer error="invalid_token"')
+    assert await auth.on_challenge("POST", RESOURCE, 403, refusal) is False
+    assert await auth.on_challenge("POST", RESOURCE, 500, refused(None)) is False

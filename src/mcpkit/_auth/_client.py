@@ -1,74 +1,63 @@
-"""The OAuth client side for machines: client credentials, found from the server's challenge.
+"""The OAuth client for machines: grants without a person at a browser.
 
-:class:`ClientCredentials` is an ``auth=`` for :class:`mcpkit.Client` (and the HTTP
-transports): it adds the bearer token to every request, and when the server answers 401
-(or 403 ``insufficient_scope``) it follows the specification's discovery (the challenge's
-``resource_metadata``, else the well-known paths; the Protected Resource Metadata names the
-authorization server; its RFC 8414 / OpenID metadata names the token endpoint), asks for a
-token with ``grant_type=client_credentials`` and the RFC 8707 ``resource`` of the server,
-and the request is sent again once.
+- :class:`ClientCredentials`: the client credentials grant, the client authenticated by a
+  secret (``client_secret_basic`` / ``client_secret_post``) or by a signed JWT
+  (``private_key_jwt``, RFC 7523), as the ``oauth-client-credentials`` extension describes.
+- :class:`JWTBearer`: the RFC 7523 JWT bearer grant with a workload identity token (the
+  ``wif`` extension: a token a platform gives the workload, e.g. a Kubernetes service
+  account token), read afresh for every login.
+- :class:`EnterpriseAuth`: enterprise-managed authorization (the ``enterprise-managed-
+  authorization`` extension): the user's identity token from the enterprise IdP is
+  exchanged there (RFC 8693) for an identity assertion grant (ID-JAG) for the MCP
+  server's authorization server, which gives the access token for it (RFC 7523).
+
+All three find the authorization server from the server's challenge and ask for a token
+for the server's resource (RFC 8707), as :class:`OAuthFlow` does.
 """
 
 from __future__ import annotations
 
-import re
+import inspect
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-import anyio
-
-from .._exceptions import AuthServerError, InsufficientScope, InvalidToken
+from .._exceptions import AuthError
 from .._http._interface import HTTPClient
-from ._fetch import basic_auth, fetch_json, first_json, issuer_metadata
-from ._jwt import check_fetch_url, metadata_urls
-from ._resource import WELL_KNOWN
-from ._verifiers import canonical_resource
+from ._discovery import Discovery
+from ._flow import ClientAuthentication, DPoPSetting, OAuthFlow, pick_method
+from ._jwt import check_fetch_url
+from ._store import TokenStore
 
-_PARAM = re.compile(r'([A-Za-z_][A-Za-z0-9_-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
+#: The RFC 7523 authorization grant type (a JWT as the grant).
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+#: The RFC 8693 token exchange grant type.
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
+ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 
-
-def parse_challenge(value: str) -> dict[str, str]:
-    """The parameters of a ``Bearer`` challenge of a ``WWW-Authenticate`` value."""
-    start = value.lower().find("bearer")
-    if start < 0:
-        return {}
-    return {
-        m.group(1).lower(): (
-            re.sub(r"\\(.)", r"\1", m.group(2)) if m.group(2) is not None else m.group(3)
-        )
-        for m in _PARAM.finditer(value[start + len("bearer") :])
-    }
+#: A token given as it is, or a function (sync or async) returning a fresh one.
+TokenSource = str | Callable[[], "str | Awaitable[str]"]
 
 
-def prm_urls(server_url: str, named: str | None) -> list[str]:
-    """Where the Protected Resource Metadata may be: the challenge's, else RFC 9728's
-    path-aware well-known URL, then the root one."""
-    parts = urlsplit(server_url)
-
-    def at(path: str) -> str:
-        return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
-
-    urls = [named] if named else []
-    path = parts.path.rstrip("/")
-    if path:
-        urls.append(at(WELL_KNOWN + path))
-    urls.append(at(WELL_KNOWN))
-    return urls
+async def _read(source: TokenSource) -> str:
+    value = source() if callable(source) else source
+    if inspect.isawaitable(value):
+        value = await value
+    return str(value).strip()
 
 
-class ClientCredentials:
+class ClientCredentials(OAuthFlow):
     """OAuth 2.1 client credentials for a machine client: give it as ``auth=``.
 
     Args:
-        client_id, client_secret: the credentials registered with the authorization server.
-        scopes: scopes to ask for (default: those the server's challenge names, else its
-            metadata's ``scopes_supported``, else none).
-        method: how the client authenticates at the token endpoint:
-            ``client_secret_basic`` (default) or ``client_secret_post``.
-        http_client: what talks to the metadata and token endpoints (default: mcpkit's).
-        clock: the time source (Unix seconds), for tests.
+        client_id: the client's identifier at the authorization server.
+        client_secret: its secret (``client_secret_basic`` or ``client_secret_post``) ...
+        private_key: ... or a PEM private key for ``private_key_jwt`` (``algorithm``,
+            default ES256): no secret ever leaves the client.
+        method: the token endpoint authentication method (default: ``private_key_jwt``
+            with a key, else ``client_secret_basic``).
+        scopes, store, dpop, http_client, clock: as :class:`OAuthFlow`.
 
     Example::
 
@@ -80,116 +69,176 @@ class ClientCredentials:
     def __init__(
         self,
         client_id: str,
-        client_secret: str,
+        client_secret: str | None = None,
         *,
+        private_key: str | None = None,
+        algorithm: str = "ES256",
+        method: str | None = None,
         scopes: Iterable[str] | None = None,
-        method: str = "client_secret_basic",
+        store: TokenStore | None = None,
+        dpop: DPoPSetting = "auto",
         http_client: HTTPClient | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if method not in ("client_secret_basic", "client_secret_post"):
+        super().__init__(
+            scopes=scopes, store=store, dpop=dpop, http_client=http_client, clock=clock
+        )
+        if (client_secret is None) == (private_key is None):
+            raise ValueError("give a client_secret or a private_key (one of them)")
+        method = method or ("private_key_jwt" if private_key else "client_secret_basic")
+        allowed = (
+            ("private_key_jwt",) if private_key else ("client_secret_basic", "client_secret_post")
+        )
+        if method not in allowed:
             raise ValueError(f"unsupported token endpoint auth method {method!r}")
         self.client_id = client_id
-        self._secret = client_secret
-        self.scopes = list(scopes) if scopes is not None else None
         self.method = method
-        self._http = http_client
-        self._clock = clock
-        self._token: str | None = None
-        self._expires: float | None = None
-        self._granted: list[str] = []
-        self._lock = anyio.Lock()
-        #: The issuer the current token came from.
-        self.issuer: str | None = None
+        self._auth = ClientAuthentication(client_id, client_secret, method, private_key, algorithm)
 
-    def __repr__(self) -> str:  # never the secret or the token
-        return f"ClientCredentials(client_id={self.client_id!r})"
+    def __repr__(self) -> str:  # never the secret, the key or the token
+        return f"ClientCredentials(client_id={self.client_id!r}, method={self.method!r})"
 
-    # ------------------------------------------------------------------ the header hook
+    @property
+    def issuer(self) -> str | None:
+        """The issuer the current token came from."""
+        return self.found.issuer if self.found is not None and self.token else None
 
-    def __call__(self) -> dict[str, str]:
-        token = self._token
-        if token is None or (self._expires is not None and self._clock() >= self._expires):
-            return {}
-        return {"authorization": f"Bearer {token}"}
+    async def _client(self, found: Discovery) -> ClientAuthentication:
+        return self._auth
 
-    async def on_challenge(self, url: str, status: int, challenge: str | None) -> bool:
-        """The server refused ``url`` with ``status``: get a (better) token; True to retry."""
-        params = parse_challenge(challenge or "")
-        wanted = params.get("scope", "").split()
-        if status == 403:
-            # A step-up helps only if the challenge asks for a scope we do not hold yet
-            # (the HTTP client retries a request once; this keeps it from asking in vain).
-            if params.get("error") != "insufficient_scope" or set(wanted) <= set(self._granted):
-                return False
-        elif status != 401:
-            return False
-        async with self._lock:
-            await self._fetch_token(url, params.get("resource_metadata"), wanted)
-        return True
-
-    # ------------------------------------------------------------------ discovery, token
-
-    async def _fetch_token(self, url: str, named: str | None, challenged: list[str]) -> None:
-        prm = await self._protected_resource(url, named)
-        servers = prm.get("authorization_servers")
-        if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
-            raise AuthServerError(f"{url}: the server's metadata names no authorization server")
-        issuer = servers[0]
-        meta = await issuer_metadata(self._http, issuer, metadata_urls(issuer))
-        endpoint = meta.get("token_endpoint")
-        if not isinstance(endpoint, str):
-            raise AuthServerError(f"{issuer}: the authorization server has no token endpoint")
-        check_fetch_url(endpoint, "token endpoint")
-        if self.scopes is not None:
-            scopes = self.scopes
-        elif challenged:
-            scopes = challenged
-        else:
-            supported = prm.get("scopes_supported")
-            scopes = (
-                [s for s in supported if isinstance(s, str)] if isinstance(supported, list) else []
-            )
-        # Step-up keeps what was granted before (the union), as the specification asks.
-        scopes = list(dict.fromkeys([*self._granted, *scopes])) if challenged else scopes
-        resource = prm.get("resource") if isinstance(prm.get("resource"), str) else None
-        await self._token_request(endpoint, scopes, resource or canonical_resource(url))
-        self.issuer = issuer
-
-    async def _protected_resource(self, url: str, named: str | None) -> dict[str, Any]:
-        where, doc = await first_json(
-            self._http, prm_urls(url, named), "protected resource metadata"
-        )
-        resource = doc.get("resource")
-        if isinstance(resource, str) and not canonical_resource(url).startswith(
-            canonical_resource(resource)
-        ):
-            # RFC 9728 3.3: metadata for another resource must not be used.
-            raise AuthServerError(f"{where}: the metadata is for {resource!r}, not {url!r}")
-        return doc
-
-    async def _token_request(self, endpoint: str, scopes: list[str], resource: str) -> None:
-        form = {"grant_type": "client_credentials", "resource": resource}
+    async def _grant(self, found: Discovery, scopes: list[str]) -> dict[str, Any]:
+        form = {"grant_type": "client_credentials"}
         if scopes:
             form["scope"] = " ".join(scopes)
-        headers: dict[str, str] = {}
-        if self.method == "client_secret_basic":
-            headers = basic_auth(self.client_id, self._secret)
-        else:
-            form["client_id"] = self.client_id
-            form["client_secret"] = self._secret
-        status, answer = await fetch_json(self._http, endpoint, form=form, headers=headers)
-        token = answer.get("access_token")
-        if status != 200 or not isinstance(token, str):
-            error = answer.get("error", f"HTTP {status}")
-            description = answer.get("error_description", "")
-            if error == "invalid_scope":
-                raise InsufficientScope(f"the authorization server refused scope: {description}")
-            raise InvalidToken(f"no token from {endpoint}: {error} {description}".strip())
-        expires = answer.get("expires_in")
-        self._token = token
-        self._expires = (
-            self._clock() + float(expires) - 5 if isinstance(expires, (int, float)) else None
+        return await self.token_request(found, form, self._auth)
+
+
+class JWTBearer(OAuthFlow):
+    """The JWT bearer grant (RFC 7523) with a workload identity token: give it as ``auth=``.
+
+    Args:
+        assertion: the JWT, or a function returning a fresh one (read for every login:
+            platform tokens rotate), e.g. ``lambda: Path(TOKEN_FILE).read_text()``.
+        client_id: sent with the grant when the authorization server wants it.
+        scopes, store, dpop, http_client, clock: as :class:`OAuthFlow`.
+
+    A refused grant (``invalid_grant``, ``invalid_scope``, ``unauthorized_client``) is one
+    clear error: the grant is not tried again and no other grant is tried instead.
+
+    Example::
+
+        auth = JWTBearer(lambda: Path("/var/run/secrets/tokens/mcp").read_text())
+    """
+
+    def __init__(
+        self,
+        assertion: TokenSource,
+        *,
+        client_id: str | None = None,
+        scopes: Iterable[str] | None = None,
+        store: TokenStore | None = None,
+        dpop: DPoPSetting = "auto",
+        http_client: HTTPClient | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(
+            scopes=scopes, store=store, dpop=dpop, http_client=http_client, clock=clock
         )
-        granted = answer.get("scope")
-        self._granted = granted.split() if isinstance(granted, str) else list(scopes)
+        self._assertion = assertion
+        self.client_id = client_id
+        self._failed: AuthError | None = None
+
+    def __repr__(self) -> str:
+        return f"JWTBearer(client_id={self.client_id!r})"
+
+    async def _grant(self, found: Discovery, scopes: list[str]) -> dict[str, Any]:
+        if self._failed is not None:
+            raise self._failed  # a refused assertion is not sent again
+        form = {"grant_type": JWT_BEARER, "assertion": await _read(self._assertion)}
+        if scopes:
+            form["scope"] = " ".join(scopes)
+        client = ClientAuthentication(self.client_id) if self.client_id else None
+        try:
+            return await self.token_request(found, form, client)
+        except AuthError as e:
+            self._failed = e
+            raise
+
+
+class EnterpriseAuth(OAuthFlow):
+    """Enterprise-managed authorization (identity assertion grants): give it as ``auth=``.
+
+    Args:
+        id_token: the user's OpenID Connect ID token from the enterprise IdP, or a function
+            returning a fresh one.
+        idp_token_endpoint: the IdP's token endpoint (the token exchange happens there).
+        idp_client_id, idp_client_secret: this client at the IdP.
+        client_id, client_secret: this client at the MCP server's authorization server.
+        scopes, store, dpop, http_client, clock: as :class:`OAuthFlow`.
+
+    Example::
+
+        auth = EnterpriseAuth(
+            id_token=sso.id_token, idp_token_endpoint="https://idp.example.com/token",
+            idp_client_id="chat-app", client_id="chat-app-at-mcp", client_secret=SECRET,
+        )
+    """
+
+    def __init__(
+        self,
+        *,
+        id_token: TokenSource,
+        idp_token_endpoint: str,
+        idp_client_id: str,
+        client_id: str,
+        client_secret: str | None = None,
+        idp_client_secret: str | None = None,
+        scopes: Iterable[str] | None = None,
+        store: TokenStore | None = None,
+        dpop: DPoPSetting = "auto",
+        http_client: HTTPClient | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(
+            scopes=scopes, store=store, dpop=dpop, http_client=http_client, clock=clock
+        )
+        check_fetch_url(idp_token_endpoint, "IdP token endpoint")
+        self._id_token = id_token
+        self.idp_token_endpoint = idp_token_endpoint
+        self._idp = ClientAuthentication(
+            idp_client_id,
+            idp_client_secret,
+            "client_secret_basic" if idp_client_secret else "none",
+        )
+        self.client_id = client_id
+        self._secret = client_secret
+
+    def __repr__(self) -> str:
+        return f"EnterpriseAuth(client_id={self.client_id!r})"
+
+    async def _client(self, found: Discovery) -> ClientAuthentication:
+        method = pick_method(found, self._secret is not None)
+        return ClientAuthentication(self.client_id, self._secret, method)
+
+    async def _grant(self, found: Discovery, scopes: list[str]) -> dict[str, Any]:
+        exchange = {
+            "grant_type": TOKEN_EXCHANGE,
+            "subject_token": await _read(self._id_token),
+            "subject_token_type": ID_TOKEN,
+            "requested_token_type": ID_JAG,
+            "audience": found.issuer,
+            "resource": found.resource,
+        }
+        if scopes:
+            exchange["scope"] = " ".join(scopes)
+        answer = await self.token_request(
+            found, exchange, self._idp, endpoint=self.idp_token_endpoint, resource=False
+        )
+        if answer.get("issued_token_type") not in (None, ID_JAG):
+            raise AuthError(
+                "the IdP did not issue an identity assertion grant", error="invalid_grant"
+            )
+        form = {"grant_type": JWT_BEARER, "assertion": str(answer["access_token"])}
+        if scopes:
+            form["scope"] = " ".join(scopes)
+        return await self.token_request(found, form, await self._client(found))

@@ -64,6 +64,21 @@ async def fetch_json(
     Non-2xx answers with a JSON object body are returned too (an OAuth error body); any
     other failure raises :class:`FetchError`.
     """
+    status, doc, _ = await request_json(client, url, form=form, headers=headers, timeout=timeout)
+    return status, doc
+
+
+async def request_json(
+    client: HTTPClient | None,
+    url: str,
+    *,
+    form: Mapping[str, str] | None = None,
+    json: Mapping[str, Any] | None = None,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = FETCH_TIMEOUT,
+) -> tuple[int, dict[str, Any], Any]:
+    """As :func:`fetch_json` (a JSON body instead of a form too), with the answer's
+    headers (case-insensitive ``get``: a ``DPoP-Nonce``, say)."""
     own = client is None
     http: Any = H11Client(timeout=timeout) if client is None else client
     sent = {"accept": "application/json", **(headers or {})}
@@ -73,12 +88,17 @@ async def fetch_json(
         method = "POST"
         content = urlencode(form).encode()
         sent["content-type"] = "application/x-www-form-urlencoded"
+    elif json is not None:
+        method = "POST"
+        content = orjson.dumps(dict(json))
+        sent["content-type"] = "application/json"
     try:
         with anyio.fail_after(timeout):
             async with http.stream(
                 method, url, content=content, headers=sent, timeout=timeout
             ) as resp:
                 status = resp.status_code
+                answer_headers = resp.headers  # case-insensitive .get()
                 body = await _read(resp, url)
     except TimeoutError:
         raise FetchError(url, f"no answer within {timeout:g} s") from None
@@ -93,7 +113,7 @@ async def fetch_json(
         raise FetchError(url, f"HTTP {status}, not JSON", status) from None
     if not isinstance(doc, dict):
         raise FetchError(url, f"HTTP {status}, not a JSON object", status)
-    return status, doc
+    return status, doc, answer_headers
 
 
 async def first_json(
@@ -105,16 +125,21 @@ async def first_json(
     raises :class:`FetchError` naming every place tried when none has ``what``.
     """
     errors: list[str] = []
+    statuses: list[int | None] = []
     for url in urls:
         try:
             status, doc = await fetch_json(client, url)
         except FetchError as e:
             errors.append(str(e))
+            statuses.append(e.status)
             continue
         if status == 200:
             return url, doc
         errors.append(f"{url}: HTTP {status}")
-    raise FetchError(urls[0] if urls else "", f"no {what}: " + "; ".join(errors))
+        statuses.append(status)
+    # 404 everywhere: the document does not exist (which callers may treat as an answer).
+    missing = 404 if statuses and all(s == 404 for s in statuses) else None
+    raise FetchError(urls[0] if urls else "", f"no {what}: " + "; ".join(errors), missing)
 
 
 async def issuer_metadata(

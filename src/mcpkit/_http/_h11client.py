@@ -26,6 +26,37 @@ from .. import _exceptions as _exc
 Timeouts = tuple["float | None", "float | None"]
 HeaderHook = Callable[[], "Mapping[str, str] | Awaitable[Mapping[str, str]]"]
 
+#: How often one request may go again after the auth hook answered a 401/403 (a token,
+#: then a DPoP nonce, then a step-up); the hook itself decides whether a retry can help.
+MAX_AUTH_RETRIES = 3
+
+
+async def auth_headers(auth: Any, method: str, url: str) -> Mapping[str, str]:
+    """The headers an ``auth=`` hook adds to one request: ``auth.headers_for(method, url)``
+    when it has one (an OAuth client signing each request, as DPoP does), else ``auth()``."""
+    per_request = getattr(auth, "headers_for", None)
+    extra = per_request(method, url) if per_request is not None else auth()
+    if inspect.isawaitable(extra):
+        extra = await extra
+    return dict(extra)
+
+
+async def auth_retry(auth: Any, method: str, url: str, resp: Any) -> bool:
+    """Whether the ``auth=`` hook made a refused request worth sending again: it gets the
+    response's status and headers (``on_challenge``), closing the response either way."""
+    on_challenge = getattr(auth, "on_challenge", None)
+    if on_challenge is None:
+        return False
+    try:
+        retry = bool(await on_challenge(method, url, resp.status_code, resp.headers))
+    except BaseException:
+        await resp.aclose()  # its connection is not left open
+        raise
+    if retry:
+        await resp.aclose()
+    return retry
+
+
 _READ_SIZE = 65536
 _MAX_IDLE_PER_ORIGIN = 8
 
@@ -251,28 +282,22 @@ class H11Client:
         to another origin sends no credentials (``Authorization``, ``Cookie``, the auth
         hook's headers). At most :data:`MAX_REDIRECTS` hops."""
         origin = _origin(url)
-        challenged = False
+        retries = 0
         hops = 0
         while hops <= MAX_REDIRECTS:
             same = _origin(url) == origin
             sent = headers if same else _without_credentials(headers)
             resp = await self._send(method, url, content, sent, timeout, use_auth=same)
-            if resp.status_code in (401, 403) and same and not challenged:
-                # An OAuth auth hook gets one chance to fetch a (better) token, then the
-                # request goes again (the body is bytes we still have).
-                on_challenge = getattr(self._auth, "on_challenge", None)
-                if on_challenge is not None:
-                    try:
-                        retry = await on_challenge(
-                            url, resp.status_code, resp.headers.get("www-authenticate")
-                        )
-                    except BaseException:
-                        await resp.aclose()  # its connection is not left open
-                        raise
-                    if retry:
-                        await resp.aclose()
-                        challenged = True
-                        continue
+            # An OAuth auth hook may fetch a (better) token, then the request goes again
+            # (the body is bytes we still have).
+            if (
+                resp.status_code in (401, 403)
+                and same
+                and retries < MAX_AUTH_RETRIES
+                and await auth_retry(self._auth, method, url, resp)
+            ):
+                retries += 1
+                continue
             hops += 1
             location = resp.headers.get("location")
             if resp.status_code not in _REDIRECTS or not location:
@@ -313,10 +338,8 @@ class H11Client:
         if headers:
             hdrs.update({k.lower(): v for k, v in headers.items()})
         if self._auth is not None and use_auth:
-            extra = self._auth()
-            if inspect.isawaitable(extra):
-                extra = await extra
-            hdrs.update({k.lower(): v for k, v in dict(extra).items()})
+            extra = await auth_headers(self._auth, method, url)
+            hdrs.update({k.lower(): v for k, v in extra.items()})
         if content or method in ("POST", "PUT", "PATCH"):
             hdrs["content-length"] = str(len(content))
         connect_t, read_t = self._timeouts(timeout)
@@ -423,13 +446,12 @@ class HttpxAdapter:
         #: Headers to add to each request (``auth=`` given as a callable).
         self._hook = header_hook
 
-    async def _headers(self, headers: Mapping[str, str] | None) -> Mapping[str, str] | None:
+    async def _headers(
+        self, headers: Mapping[str, str] | None, method: str, url: str
+    ) -> Mapping[str, str] | None:
         if self._hook is None:
             return headers
-        extra = self._hook()
-        if inspect.isawaitable(extra):
-            extra = await extra
-        return {**(headers or {}), **dict(extra)}
+        return {**(headers or {}), **await auth_headers(self._hook, method, url)}
 
     def _t(self, timeout: Timeouts | float | None) -> Any:
         if timeout is None:
@@ -456,14 +478,11 @@ class HttpxAdapter:
         headers: Mapping[str, str] | None = None,
         timeout: Timeouts | float | None = None,
     ) -> AsyncIterator[Any]:
-        headers = await self._headers(headers)
+        resp = await self._send(method, url, content, headers, timeout, stream=True)
         try:
-            async with self._client.stream(
-                method, url, content=content, headers=headers, timeout=self._t(timeout)
-            ) as r:
-                yield _AdaptedResponse(r, self)
-        except self._httpx.HTTPError as e:
-            raise self._map(e) from e
+            yield resp
+        finally:
+            await resp.aclose()
 
     async def request(
         self,
@@ -474,14 +493,42 @@ class HttpxAdapter:
         headers: Mapping[str, str] | None = None,
         timeout: Timeouts | float | None = None,
     ) -> Any:
-        headers = await self._headers(headers)
-        try:
-            r = await self._client.request(
-                method, url, content=content, headers=headers, timeout=self._t(timeout)
-            )
-        except self._httpx.HTTPError as e:
-            raise self._map(e) from e
-        return _AdaptedResponse(r, self)
+        resp = await self._send(method, url, content, headers, timeout, stream=False)
+        await resp.aclose()
+        return resp
+
+    async def _send(
+        self,
+        method: str,
+        url: str,
+        content: bytes,
+        headers: Mapping[str, str] | None,
+        timeout: Timeouts | float | None,
+        *,
+        stream: bool,
+    ) -> _AdaptedResponse:
+        # As the h11 client: the auth hook's headers per request, and its chance to answer
+        # a 401/403 (a token, a DPoP nonce, a step-up) before the request goes again.
+        retries = 0
+        while True:
+            sent = await self._headers(headers, method, url)
+            try:
+                request = self._client.build_request(
+                    method, url, content=content, headers=sent, timeout=self._t(timeout)
+                )
+                r = await self._client.send(request, stream=stream)
+            except self._httpx.HTTPError as e:
+                raise self._map(e) from e
+            resp = _AdaptedResponse(r, self)
+            if (
+                r.status_code in (401, 403)
+                and retries < MAX_AUTH_RETRIES
+                and self._hook is not None
+                and await auth_retry(self._hook, method, url, resp)
+            ):
+                retries += 1
+                continue
+            return resp
 
     async def post(
         self,
