@@ -32,6 +32,9 @@ const provider = new Provider(issuer, {
   scopes: ['openid', 'offline_access', ...scopes],
   clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'],
   pkce: { required: () => true },
+  // Refresh tokens for every client registered for the grant: OpenID Connect's rule
+  // (offline_access only with prompt=consent) is not what MCP clients follow.
+  issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
   findAccount: async (ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
   ttl: { AccessToken: config.accessTokenTTL ?? 600, ClientCredentials: config.accessTokenTTL ?? 600 },
   features: {
@@ -76,13 +79,13 @@ provider.use(async (ctx, next) => {
   const grant = details.grantId
     ? await provider.Grant.find(details.grantId)
     : new provider.Grant({ accountId: details.session.accountId, clientId: params.client_id });
-  const asked = String(params.scope ?? '').split(' ').filter(Boolean);
-  grant.addOIDCScope(asked.filter((s) => s === 'openid' || s === 'offline_access').join(' '));
-  const resource = params.resource;
-  if (resource) {
-    for (const r of Array.isArray(resource) ? resource : [resource]) {
-      grant.addResourceScope(r, asked.filter((s) => s !== 'openid' && s !== 'offline_access').join(' '));
-    }
+  // Consent to whatever the prompt says is missing: scopes at the provider level, and the
+  // scopes of each resource indicator.
+  const missing = prompt.details ?? {};
+  if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
+  if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
+  for (const [resource, scopes] of Object.entries(missing.missingResourceScopes ?? {})) {
+    grant.addResourceScope(resource, scopes.join(' '));
   }
   const grantId = await grant.save();
   return provider.interactionFinished(ctx.req, ctx.res, { consent: { grantId } }, { mergeWithLastSubmission: true });

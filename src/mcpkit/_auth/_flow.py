@@ -189,7 +189,9 @@ class OAuthFlow:
                 stored = await self.store.get(key)
                 self._token = Token.from_dict(stored) if stored else None
         token = self._token
-        if token is None or (self._expired(token) and token.refresh_token is None):
+        if token is not None and self._expired(token):
+            token = await self._refresh_expired(token)
+        if token is None:
             return {"dpop": self._key.proof(method, url)} if self._key else {}
         if token.token_type.lower() == "dpop" and self._key is not None:
             return {
@@ -197,6 +199,20 @@ class OAuthFlow:
                 "dpop": self._key.proof(method, url, token.access_token),
             }
         return {"authorization": f"Bearer {token.access_token}"}
+
+    async def _refresh_expired(self, token: Token) -> Token | None:
+        """An expired token refreshed before use (no 401 round trip); None when it cannot
+        be (the request goes without, and its 401 starts a login)."""
+        async with self._lock:
+            if self._token is not token:
+                return self._token  # refreshed meanwhile by another request
+            found = self.found
+            if token.refresh_token is None or found is None or found.issuer != token.issuer:
+                return None
+            if await self._refresh(found, token):
+                return self._token
+            self._token = None  # refused: the 401 that follows starts a new login
+            return None
 
     async def on_challenge(
         self, method: str, url: str, status: int, headers: Mapping[str, str] | Any
