@@ -16,6 +16,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "call": ("mcpkit._client._cli", "call a tool of a server"),
     "read": ("mcpkit._client._cli", "read a resource of a server"),
     "prompt": ("mcpkit._client._cli", "get a prompt of a server, filled with arguments"),
+    "auth": ("mcpkit._client._login", "log in to (or out of) a protected server over OAuth"),
     "install": ("mcpkit._install", "add a server to Claude Desktop, Cursor, VS Code or mcp.json"),
     "proxy": ("mcpkit._proxy", "serve any server (command, file, URL) over another transport"),
 }
@@ -35,6 +36,10 @@ def _load(module: str) -> ModuleType:
         from . import _proxy
 
         return _proxy
+    if module == "mcpkit._client._login":
+        from ._client import _login
+
+        return _login
     from ._client import _cli as client_cli
 
     return client_cli

@@ -147,4 +147,4 @@ async def test_a_tampered_or_refused_authorization_is_one_clear_error(
         async with Client(served, auth=auth) as client:
             await client.call_tool("whoami", {})
     assert info.value.data == {"authError": error}
-    assert auth.token is None and not any(k.startswith("token:") for k in store.keys())  # noqa: SIM118 - a store, not a dict
+    assert auth.token is None and not any(k.startswith("token:") for k in store.names())

@@ -58,7 +58,7 @@ class MemoryTokenStore:
     async def delete(self, key: str) -> None:
         self._data.pop(key, None)
 
-    def keys(self) -> list[str]:
+    def names(self) -> list[str]:
         """The keys held (for tools that list logins)."""
         return sorted(self._data)
 
@@ -131,6 +131,6 @@ class FileTokenStore:
             if data.pop(key, None) is not None:
                 self._save(data)
 
-    def keys(self) -> list[str]:
+    def names(self) -> list[str]:
         """The keys held (for ``mcpkit auth status``)."""
         return sorted(self._load())

@@ -25,6 +25,7 @@ import orjson
 
 from .._exceptions import MCPError
 from ._client import Client
+from ._login import stored_login
 from ._targets import is_url
 
 KINDS = {
@@ -128,8 +129,12 @@ def _client(ns: argparse.Namespace) -> Client:
     env = _pairs(ns.env, "=", "--env")
     if not is_url(target) and not target.strip():
         raise _UsageError("the target is empty: give a command line or a URL")
+    given = any(k.lower() == "authorization" for k in headers)
+    # A server logged in to with `mcpkit auth login` gets its (refreshed) token.
+    auth = stored_login(target) if is_url(target) and not given else None
     return Client(
         target,
+        auth=auth,
         headers=headers or None,
         env=env or None,
         timeout=ns.timeout,
@@ -387,8 +392,16 @@ def main(command: str, argv: list[str]) -> int:
     except BaseException as e:  # every error is a message, never a traceback
         if isinstance(e, (SystemExit, GeneratorExit)):
             raise
-        print(f"mcpkit {command}: error: {_message(e)}", file=sys.stderr)
+        print(f"mcpkit {command}: error: {_message(e)}{_hint(e, ns.target)}", file=sys.stderr)
         return 1
+
+
+def _hint(e: BaseException, target: str) -> str:
+    """What to do about a refusal the user can fix: a server wanting a login."""
+    data = getattr(e, "data", None)
+    if isinstance(data, dict) and data.get("httpStatus") == 401:
+        return f"\n(the server wants an OAuth login: run `mcpkit auth login {target}`)"
+    return ""
 
 
 def _message(e: BaseException) -> str:

@@ -1,0 +1,149 @@
+"""``mcpkit auth login|logout|status``: a person's OAuth login to a protected server, kept
+for the other commands.
+
+``login`` opens the browser at the server's authorization server (the loopback redirect of
+:class:`~mcpkit.auth.LoopbackRedirect`), registers the CLI there when it must, and keeps
+the tokens in the user's token file (:class:`~mcpkit.auth.FileTokenStore`, mode 0600).
+``mcpkit list|call|read|prompt URL`` then use (and refresh) that login. ``logout`` forgets
+a server's tokens; ``status`` lists the logins (never a token).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import webbrowser
+from typing import Any
+
+import anyio
+
+from .._auth._loopback import LoopbackRedirect
+from .._auth._oauth import OAuth
+from .._auth._store import FileTokenStore
+from .._auth._verifiers import canonical_resource
+from .._exceptions import AuthError
+from ._client import Client
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mcpkit auth", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="action", required=True)
+    login = sub.add_parser("login", help="log in to a protected server (opens the browser)")
+    login.add_argument("url", help="the server's MCP endpoint (http or https)")
+    login.add_argument("--scope", action="append", default=None, help="a scope to ask for")
+    login.add_argument("--client-id", help="a client id registered for this CLI")
+    login.add_argument("--client-secret", help="its secret, if it has one")
+    login.add_argument(
+        "--client-metadata-url", help="an https URL of this client's metadata document (CIMD)"
+    )
+    login.add_argument("--port", type=int, default=0, help="loopback port for the redirect")
+    login.add_argument("--no-browser", action="store_true", help="only print the URL to visit")
+    login.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for it")
+    logout = sub.add_parser("logout", help="forget the tokens of a server")
+    logout.add_argument("url")
+    status = sub.add_parser("status", help="list the servers logged in to")
+    for q in (login, logout, status):
+        q.add_argument("--auth-file", help="the token file (default: ~/.config/mcpkit/auth.json)")
+    return p
+
+
+def stored_login(url: str) -> OAuth | None:
+    """The ``auth=`` of a URL the user logged in to with ``mcpkit auth login``, else None.
+
+    It refreshes the tokens by itself; when a new login is needed, the request fails with
+    a message saying to run ``mcpkit auth login`` again (a command never opens a browser
+    unasked)."""
+    store = FileTokenStore()
+    if "token:" + canonical_resource(url) not in store.names():
+        return None
+
+    def relogin(authorization_url: str) -> str:
+        raise AuthError(
+            f"the login has expired: run `mcpkit auth login {url}`", error="login_required"
+        )
+
+    # The redirect URI is never visited (the handler refuses first); it names the CLI.
+    return OAuth(redirect_handler=relogin, redirect_uri="http://127.0.0.1/callback", store=store)
+
+
+async def _login(ns: argparse.Namespace, store: FileTokenStore) -> int:
+    await store.delete("token:" + canonical_resource(ns.url))
+    redirect = LoopbackRedirect(
+        ns.port, open_browser=None if ns.no_browser else webbrowser.open, timeout=ns.timeout
+    )
+    auth = OAuth(
+        redirect_handler=redirect,
+        store=store,
+        scopes=ns.scope,
+        client_id=ns.client_id,
+        client_secret=ns.client_secret,
+        client_metadata_url=ns.client_metadata_url,
+        client_name="mcpkit CLI",
+    )
+    try:
+        async with Client(ns.url, auth=auth, name="mcpkit-cli") as client:
+            if client.server_capabilities.tools is not None:
+                await client.list_tools()  # a server may let initialize through unauthenticated
+            else:
+                await client.ping()
+    finally:
+        redirect.close()
+    token = auth.token
+    if token is None:
+        print(f"{ns.url} needs no login (it never asked for a token)")
+        return 0
+    scopes = " ".join(token.scopes) or "(none named)"
+    print(f"logged in to {ns.url} through {token.issuer}; scopes: {scopes}")
+    return 0
+
+
+async def _logout(ns: argparse.Namespace, store: FileTokenStore) -> int:
+    key = "token:" + canonical_resource(ns.url)
+    if key not in store.names():
+        print(f"not logged in to {ns.url}", file=sys.stderr)
+        return 1
+    await store.delete(key)
+    print(f"logged out of {ns.url}")
+    return 0
+
+
+async def _status(store: FileTokenStore) -> int:
+    logins = [k for k in store.names() if k.startswith("token:")]
+    if not logins:
+        print(f"no logins in {store.path}")
+        return 0
+    for key in logins:
+        entry: dict[str, Any] = await store.get(key) or {}
+        expires = entry.get("expires_at")
+        left = (
+            ""
+            if not isinstance(expires, (int, float))
+            else f", expires in {int(expires - time.time())} s"
+        )
+        refresh = ", refreshable" if entry.get("refresh_token") else ""
+        print(
+            f"{key[6:]}: {entry.get('issuer')} scopes={' '.join(entry.get('scopes') or [])}{left}{refresh}"
+        )
+    return 0
+
+
+def main(command: str, argv: list[str]) -> int:
+    """Run ``mcpkit auth ...``; returns the exit status."""
+    try:
+        ns = _parser().parse_args(argv)
+    except SystemExit as e:
+        return int(e.code or 0) if isinstance(e.code, int) else 2
+    store = FileTokenStore(ns.auth_file)
+    try:
+        if ns.action == "login":
+            return anyio.run(_login, ns, store)
+        if ns.action == "logout":
+            return anyio.run(_logout, ns, store)
+        return anyio.run(_status, store)
+    except KeyboardInterrupt:
+        print("mcpkit auth: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # every error is one line, never a traceback
+        print(f"mcpkit auth {ns.action}: error: {e}", file=sys.stderr)
+        return 1
