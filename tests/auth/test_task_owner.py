@@ -31,6 +31,7 @@ def tasks_server() -> Server:
     return server
 
 
+@pytest.mark.req("TASKS-BIND-AUTH")
 async def test_a_task_follows_its_principal_not_its_session() -> None:
     async with ASGIClient(tasks_server().http_app()) as h:
 
