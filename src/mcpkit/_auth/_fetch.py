@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
+from contextlib import aclosing
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -43,11 +44,13 @@ class FetchError(AuthServerError):
 async def _read(resp: Any, url: str) -> bytes:
     chunks: list[bytes] = []
     size = 0
-    async for chunk in resp.aiter_bytes():
-        size += len(chunk)
-        if size > MAX_DOCUMENT:
-            raise FetchError(url, f"the document is larger than {MAX_DOCUMENT} bytes")
-        chunks.append(chunk)
+    # Closed at once when the document is cut short (trio warns of a generator left open).
+    async with aclosing(resp.aiter_bytes()) as body:
+        async for chunk in body:
+            size += len(chunk)
+            if size > MAX_DOCUMENT:
+                raise FetchError(url, f"the document is larger than {MAX_DOCUMENT} bytes")
+            chunks.append(chunk)
     return b"".join(chunks)
 
 

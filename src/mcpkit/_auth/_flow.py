@@ -30,6 +30,9 @@ from ._verifiers import canonical_resource
 
 #: How many step-ups (403 ``insufficient_scope``) one flow makes before giving up.
 MAX_STEP_UPS = 2
+#: At most this many logins (new grants after a 401) per minute: a server refusing every
+#: token would otherwise get a login (for a person: a browser window) per request.
+MAX_LOGINS_PER_MINUTE = 3
 #: Seconds before its stated expiry a token is treated as expired (clock skew, latency).
 EXPIRY_MARGIN = 30.0
 #: The client assertion type of RFC 7523 (``private_key_jwt``).
@@ -158,6 +161,7 @@ class OAuthFlow:
         self._key: DPoPKey | None = None
         self._lock = anyio.Lock()
         self._step_ups = 0
+        self._logins: list[float] = []
         #: Whether a refresh token is worth asking for (``offline_access``).
         self.offline = False
         #: The last discovery made (the server's resource and authorization server).
@@ -235,6 +239,11 @@ class OAuthFlow:
             same_issuer = presented is not None and presented.issuer == found.issuer
             if same_issuer and presented is not None and await self._refresh(found, presented):
                 return True
+            now = self._clock()
+            self._logins = [t for t in self._logins if now - t < 60]
+            if len(self._logins) >= MAX_LOGINS_PER_MINUTE:
+                return False  # it refuses every token: its 401 is the answer
+            self._logins.append(now)
             await self._login(
                 found, choose_scopes(wanted, found, self.scopes, offline=self.offline)
             )
