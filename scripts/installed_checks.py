@@ -163,11 +163,32 @@ def check_proxy_without_httpx2() -> None:
     print("ok: a proxy in the environment without httpx2 names the extra to install")
 
 
+def check_auth_client() -> None:
+    """The OAuth client builds without the [auth] extra (secrets need no PyJWT), and
+    ``mcpkit auth status`` runs as a user types it."""
+    from mcpkit.auth import ClientCredentials, OAuth
+
+    OAuth(redirect_handler=lambda url: url, redirect_uri="http://127.0.0.1:1/callback")
+    ClientCredentials("agent", "secret")
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "MCPKIT_AUTH_FILE": str(Path(tmp) / "auth.json")}
+        out = subprocess.run(
+            [sys.executable, "-m", "mcpkit", "auth", "status"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert out.returncode == 0 and "no logins" in out.stdout, out
+    print("ok: the OAuth client builds and `mcpkit auth status` runs")
+
+
 def check_auth(flavor: str) -> None:
     from mcpkit import InvalidToken
     from mcpkit.auth import JWTVerifier, ResourceServer, StaticTokenVerifier
 
     ResourceServer(StaticTokenVerifier({"t": ["s"]}), resource="http://127.0.0.1/mcp")
+    check_auth_client()
     if flavor not in ("auth", "all"):
         try:
             JWTVerifier("https://as.example", "https://rs.example/mcp")
