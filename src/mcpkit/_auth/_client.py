@@ -18,16 +18,15 @@ for the server's resource (RFC 8707), as :class:`OAuthFlow` does.
 from __future__ import annotations
 
 import inspect
-import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from typing_extensions import Unpack
+
 from .._exceptions import AuthError
-from .._http._interface import HTTPClient
 from ._discovery import Discovery
-from ._flow import ClientAuthentication, DPoPSetting, OAuthFlow, pick_method
+from ._flow import ClientAuthentication, FlowOptions, OAuthFlow, pick_method
 from ._jwt import check_fetch_url
-from ._store import TokenStore
 
 #: The RFC 7523 authorization grant type (a JWT as the grant).
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
@@ -74,15 +73,9 @@ class ClientCredentials(OAuthFlow):
         private_key: str | None = None,
         algorithm: str = "ES256",
         method: str | None = None,
-        scopes: Iterable[str] | None = None,
-        store: TokenStore | None = None,
-        dpop: DPoPSetting = "auto",
-        http_client: HTTPClient | None = None,
-        clock: Callable[[], float] = time.time,
+        **options: Unpack[FlowOptions],
     ) -> None:
-        super().__init__(
-            scopes=scopes, store=store, dpop=dpop, http_client=http_client, clock=clock
-        )
+        super().__init__(**options)
         if (client_secret is None) == (private_key is None):
             raise ValueError("give a client_secret or a private_key (one of them)")
         method = method or ("private_key_jwt" if private_key else "client_secret_basic")
@@ -135,15 +128,9 @@ class JWTBearer(OAuthFlow):
         assertion: TokenSource,
         *,
         client_id: str | None = None,
-        scopes: Iterable[str] | None = None,
-        store: TokenStore | None = None,
-        dpop: DPoPSetting = "auto",
-        http_client: HTTPClient | None = None,
-        clock: Callable[[], float] = time.time,
+        **options: Unpack[FlowOptions],
     ) -> None:
-        super().__init__(
-            scopes=scopes, store=store, dpop=dpop, http_client=http_client, clock=clock
-        )
+        super().__init__(**options)
         self._assertion = assertion
         self.client_id = client_id
         self._failed: AuthError | None = None
@@ -193,15 +180,9 @@ class EnterpriseAuth(OAuthFlow):
         client_id: str,
         client_secret: str | None = None,
         idp_client_secret: str | None = None,
-        scopes: Iterable[str] | None = None,
-        store: TokenStore | None = None,
-        dpop: DPoPSetting = "auto",
-        http_client: HTTPClient | None = None,
-        clock: Callable[[], float] = time.time,
+        **options: Unpack[FlowOptions],
     ) -> None:
-        super().__init__(
-            scopes=scopes, store=store, dpop=dpop, http_client=http_client, clock=clock
-        )
+        super().__init__(**options)
         check_fetch_url(idp_token_endpoint, "IdP token endpoint")
         self._id_token = id_token
         self.idp_token_endpoint = idp_token_endpoint

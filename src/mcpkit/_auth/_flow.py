@@ -16,7 +16,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import anyio
 
@@ -39,6 +39,16 @@ EXPIRY_MARGIN = 30.0
 JWT_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
 DPoPSetting = bool | Literal["auto"]
+
+
+class FlowOptions(TypedDict, total=False):
+    """The options every grant takes (see :class:`OAuthFlow`)."""
+
+    scopes: Iterable[str] | None
+    store: TokenStore | None
+    dpop: DPoPSetting
+    http_client: HTTPClient | None
+    clock: Callable[[], float]
 
 
 @dataclass

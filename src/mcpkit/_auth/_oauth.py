@@ -16,17 +16,16 @@ import base64
 import hashlib
 import inspect
 import secrets
-import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from typing_extensions import Unpack
+
 from .._exceptions import AuthError, AuthServerError
-from .._http._interface import HTTPClient
 from ._discovery import Discovery, token_error
 from ._fetch import request_json
-from ._flow import ClientAuthentication, DPoPSetting, OAuthFlow, pick_method
-from ._store import TokenStore
+from ._flow import ClientAuthentication, FlowOptions, OAuthFlow, pick_method
 
 #: A redirect handler: given the authorization URL, it has the user visit it and returns
 #: the URL the authorization server redirected back to (with ``code`` and ``state``).
@@ -86,15 +85,9 @@ class OAuth(OAuthFlow):
         client_name: str = "mcpkit",
         application_type: str | None = None,
         offline_access: bool = True,
-        scopes: Iterable[str] | None = None,
-        store: TokenStore | None = None,
-        dpop: DPoPSetting = "auto",
-        http_client: HTTPClient | None = None,
-        clock: Callable[[], float] = time.time,
+        **options: Unpack[FlowOptions],
     ) -> None:
-        super().__init__(
-            scopes=scopes, store=store, dpop=dpop, http_client=http_client, clock=clock
-        )
+        super().__init__(**options)
         uri = redirect_uri or getattr(redirect_handler, "redirect_uri", None)
         if not isinstance(uri, str) or not uri:
             raise ValueError("OAuth needs a redirect_uri (or a handler that has one)")
@@ -228,8 +221,3 @@ class OAuth(OAuthFlow):
         if not code:
             raise AuthError("the authorization response has no code", error="invalid_request")
         return code
-
-
-def callback_params(callback: str) -> Mapping[str, str]:
-    """The query parameters of a redirect back (for handlers that check them)."""
-    return {k: v[0] for k, v in parse_qs(urlsplit(callback).query).items()}
