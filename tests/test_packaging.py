@@ -69,7 +69,7 @@ def test_extras_say_what_they_are() -> None:
         assert _names(extras[name]) <= _names(extras["all"]), name
         assert not (_names(extras[name]) & base), f"[{name}] repeats a core dependency"
     assert "uvicorn" in _names(extras["http"]) and "trio" in _names(extras["trio"])
-    assert _names(extras["auth"]) == {"pyjwt"}
+    assert _names(extras["auth"]) == {"pyjwt", "cryptography"}
 
 
 def test_auth_imports_without_pyjwt_and_says_which_extra() -> None:
