@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import orjson
 import pytest
 from tests.auth._as import INTROSPECTOR, OPAQUE_RESOURCE, AuthorizationServer
@@ -23,6 +24,7 @@ from mcpkit.auth import (
     ClientCredentials,
     IntrospectionVerifier,
     JWTVerifier,
+    Principal,
     ResourceServer,
     Token,
     TokenVerifier,
@@ -343,3 +345,40 @@ async def test_a_step_up_is_not_asked_when_the_challenge_names_nothing_new() -> 
     refusal = refused('Bearer error="invalid_token"')
     assert await auth.on_challenge("POST", RESOURCE, 403, refusal) is False
     assert await auth.on_challenge("POST", RESOURCE, 500, refused(None)) is False
+
+
+class _ExpiringSoon:
+    """A verifier whose every token expires ``ttl`` seconds after it is checked."""
+
+    def __init__(self, ttl: float) -> None:
+        self.ttl = ttl
+
+    async def verify(self, token: str) -> Principal:
+        return Principal(
+            subject="u", scopes=frozenset({"mcp:tools"}), expires_at=time.time() + self.ttl
+        )
+
+
+async def test_a_listening_stream_ends_when_its_token_expires() -> None:
+    """The GET stream is cut when the token that opened it expires (a stream outlives no
+    token), and ended cleanly: the client sees its end, then comes back with a new token."""
+    server = protected(_ExpiringSoon(0.5))
+    async with ASGIClient(server.http_app()) as h:
+        resp = await post(h, INIT, "t")
+        sid = resp.headers.get("mcp-session-id")
+        assert resp.status_code == 200 and sid
+        headers = {
+            "authorization": "Bearer t",
+            "accept": "text/event-stream",
+            "mcp-session-id": sid,
+            "mcp-protocol-version": "2025-11-25",
+        }
+        with anyio.fail_after(10):  # the wait is bounded; the stream's end is the event
+            async with h.stream("GET", RESOURCE, headers=headers) as stream:
+                assert stream.status_code == 200
+                async for _ in stream.aiter_bytes():
+                    pass
+        # The session lives on: the client's next request (a fresh token) is served.
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+        extra = {"mcp-session-id": sid, "mcp-protocol-version": "2025-11-25"}
+        assert (await post(h, ping, "t2", **extra)).status_code == 200

@@ -10,9 +10,11 @@ insufficient scope is the HTTP 403 step-up challenge and not an error deep in a 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+import time
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 
+import anyio
 import orjson
 
 from .._auth._principal import CURRENT_PRINCIPAL, Principal
@@ -114,16 +116,23 @@ class AuthGate:
         headers: dict[str, str],
         scope: Scope,
         send: Send,
-        serve: Callable[[], Awaitable[None]],
+        serve: Callable[[Send], Awaitable[None]],
     ) -> None:
-        """Run ``serve()`` for an admitted request, with its principal current (the session
-        owner check and ``ctx.principal`` read it); answer a refused one."""
+        """Run ``serve(send)`` for an admitted request, with its principal current (the
+        session owner check and ``ctx.principal`` read it); answer a refused one.
+
+        A GET stream (the server's listening stream, a legacy SSE session) outlives no
+        token: it ends when the token that opened it expires, and the client comes back
+        with a fresh one (a resumable stream loses nothing)."""
         principal = await self.admit(headers, scope, send)
         if principal is None:
             return
         token = CURRENT_PRINCIPAL.set(principal)
         try:
-            await serve()
+            if scope.get("method") == "GET" and principal.expires_at is not None:
+                await _until(principal.expires_at, send, serve)
+            else:
+                await serve(send)
         finally:
             CURRENT_PRINCIPAL.reset(token)
 
@@ -148,3 +157,22 @@ class AuthGate:
             await self.refuse(send, e)
             return False
         return True
+
+
+async def _until(expires_at: float, send: Send, serve: Callable[[Send], Awaitable[None]]) -> None:
+    """``serve(send)`` cut at ``expires_at`` (Unix time), its response then ended cleanly
+    (the last body chunk sent) instead of dropped."""
+    started = ended = False
+
+    async def tracked(message: MutableMapping[str, Any]) -> None:
+        nonlocal started, ended
+        if message["type"] == "http.response.start":
+            started = True
+        elif message["type"] == "http.response.body" and not message.get("more_body"):
+            ended = True
+        await send(message)
+
+    with anyio.move_on_after(max(0.0, expires_at - time.time())) as scope:
+        await serve(tracked)
+    if scope.cancelled_caught and started and not ended:
+        await send({"type": "http.response.body", "body": b"", "more_body": False})

@@ -114,7 +114,7 @@ class SSEApp:
             await self._dispatch(scope, headers, receive, send)
         else:
             await self.gate.serve(
-                headers, scope, send, lambda: self._dispatch(scope, headers, receive, send)
+                headers, scope, send, lambda out: self._dispatch(scope, headers, receive, out)
             )
 
     async def _dispatch(
