@@ -17,7 +17,15 @@ import pytest
 from tests.http._http_helpers import ThreadServer, running
 
 from mcpkit import Client, ProtocolError
-from mcpkit.auth import ClientCredentials, FileTokenStore, OAuth, Token
+from mcpkit.auth import (
+    ClientCredentials,
+    FileTokenStore,
+    JWTBearer,
+    MemoryTokenStore,
+    OAuth,
+    Token,
+)
+from mcpkit.lowlevel import ASGIClient
 
 pytestmark = pytest.mark.anyio
 
@@ -34,6 +42,10 @@ class Hostile:
         self.token_answer: tuple[int, dict[str, Any]] = (200, {"access_token": "t1"})
         self.always_401 = False
         self.hits: list[str] = []
+        #: The forms POSTed to the token endpoint.
+        self.forms: list[dict[str, str]] = []
+        #: Assertions the token endpoint refuses (``invalid_grant``).
+        self.refused_assertions: set[str] = set()
 
     def defaults(self) -> dict[str, Any]:
         b = self.base
@@ -60,8 +72,12 @@ class Hostile:
             return
         path = scope["path"]
         self.hits.append(path)
-        while (await receive()).get("more_body"):
-            pass
+        raw_body = b""
+        while True:
+            message = await receive()
+            raw_body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
         headers = dict(scope["headers"])
         status, body, extra = 404, {"error": "not_found"}, []
         docs = {**self.defaults(), **self.docs}
@@ -74,7 +90,11 @@ class Hostile:
                 status, body = 401, {"error": "invalid_token"}
                 extra = [(b"www-authenticate", challenge.encode())]
         elif path == "/token":
+            form = {k: v[0] for k, v in parse_qs(raw_body.decode()).items()}
+            self.forms.append(form)
             status, body = self.token_answer
+            if form.get("assertion") in self.refused_assertions:
+                status, body = 400, {"error": "invalid_grant"}
         elif path in docs:
             status, body = 200, docs[path]
         raw = body if isinstance(body, bytes) else json.dumps(body).encode()
@@ -219,3 +239,69 @@ async def test_the_token_file_is_private_and_a_damaged_one_is_not_overwritten(
     with pytest.raises(ValueError, match="not a JSON token store"):
         await store.set("token:y", {"access_token": "u"})
     assert path.read_text() == "{not json"
+
+
+async def test_a_token_is_kept_under_the_server_it_was_asked_for(
+    hostile: tuple[Hostile, ThreadServer], tmp_path: Path
+) -> None:
+    """The resource metadata may name a wider resource (the origin): the token is still
+    found again for the endpoint the client talks to, by a later client (another run)."""
+    app, srv = hostile
+    app.docs["/.well-known/oauth-protected-resource/mcp"] = {
+        "resource": app.base,  # the whole origin
+        "authorization_servers": [app.base],
+    }
+    store = FileTokenStore(tmp_path / "auth.json")
+    first = ClientCredentials("c", "s", store=store)
+    challenge = {
+        "www-authenticate": f'Bearer resource_metadata="{app.base}/.well-known/oauth-protected-resource/mcp"'
+    }
+    assert await first.on_challenge("POST", srv.url, 401, challenge) is True
+    assert app.forms[-1]["resource"] == app.base  # asked for the resource the metadata names
+    later = ClientCredentials("c", "s", store=store)
+    assert await later.headers_for("POST", srv.url) == {"authorization": "Bearer t1"}
+    assert len(app.forms) == 1  # no second token request
+
+
+async def test_a_kept_dpop_token_without_its_key_is_not_sent() -> None:
+    """DPoP keys live in memory only: a DPoP-bound token from an earlier run would be
+    refused (or worse, sent as a bearer token); the client logs in again instead."""
+    store = MemoryTokenStore()
+    url = "http://127.0.0.1:1/mcp"
+    await store.set("token:" + url, Token("bound", token_type="DPoP").to_dict())
+    assert await ClientCredentials("c", "s", store=store).headers_for("POST", url) == {}
+    await store.set("token:" + url, Token("plain").to_dict())
+    kept = await ClientCredentials("c", "s", store=store).headers_for("POST", url)
+    assert kept == {"authorization": "Bearer plain"}
+
+
+async def test_a_refused_workload_assertion_is_not_sent_again_but_a_rotated_one_is(
+    hostile: tuple[Hostile, ThreadServer],
+) -> None:
+    app, srv = hostile
+    app.refused_assertions = {"old-jwt"}
+    current = ["old-jwt"]
+    auth = JWTBearer(lambda: current[0])
+    challenge = {
+        "www-authenticate": f'Bearer resource_metadata="{app.base}/.well-known/oauth-protected-resource/mcp"'
+    }
+    for _ in range(2):
+        with pytest.raises(Exception, match="invalid_grant"):
+            await auth.on_challenge("POST", srv.url, 401, challenge)
+    assert [f["assertion"] for f in app.forms] == ["old-jwt"]  # the refused one, once
+    current[0] = "new-jwt"  # the platform rotated the token
+    assert await auth.on_challenge("POST", srv.url, 401, challenge) is True
+    assert [f["assertion"] for f in app.forms] == ["old-jwt", "new-jwt"]
+    assert app.forms[-1]["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+
+async def test_auth_with_an_mcpkit_http_client_is_refused_not_dropped() -> None:
+    """An ASGIClient has no auth hook: auth= with it is an error, not requests sent
+    without credentials."""
+    from mcpkit import Server, http
+
+    async with ASGIClient(Server("s").http_app()) as h:
+        with pytest.raises(TypeError, match="auth= cannot be used"):
+            target = http("http://127.0.0.1/mcp", http_client=h, auth=ClientCredentials("c", "s"))
+            async with Client(target):
+                pass

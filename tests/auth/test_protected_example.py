@@ -123,6 +123,23 @@ async def test_a_machine_client_logs_in_by_itself_and_steps_up(
     assert "machine-secret" not in repr(auth)
 
 
+async def test_a_login_goes_through_a_users_own_httpx2_client(
+    auth_server: AuthorizationServer, served: str
+) -> None:
+    """``http(url, http_client=httpx2.AsyncClient(), auth=...)``: the OAuth flow's headers
+    and its answer to the 401 and the 403 go through the user's client too (the adapter
+    dropped the auth= before)."""
+    import httpx2
+
+    async with httpx2.AsyncClient() as mine:
+        auth = ClientCredentials(*MACHINE)
+        async with Client(http(served, http_client=mine, auth=auth)) as c:
+            assert (await c.call_tool("admin_echo", {"text": "via httpx2"})).content[0].text == (  # type: ignore[union-attr]
+                "via httpx2"
+            )
+    assert auth.token is not None and "mcp:admin" in auth.token.scopes
+
+
 async def test_wrong_client_credentials_fail_clearly(served: str) -> None:
     auth = ClientCredentials(MACHINE[0], "wrong-secret")
     with pytest.raises(ProtocolError, match="invalid_client") as info:

@@ -12,6 +12,7 @@ import io
 import json
 import stat
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -99,10 +100,7 @@ async def test_a_person_logs_in_once_and_the_login_is_kept(
 async def test_an_expired_token_is_refreshed_without_the_browser(
     auth_server: AuthorizationServer, served: str
 ) -> None:
-    now = [1_000_000.0]
-    import time
-
-    now[0] = time.time()
+    now = [time.time()]
     browser, handler = stopping_browser()
     auth = OAuth(redirect_handler=handler, redirect_uri=NOWHERE, clock=lambda: now[0])
     async with Client(served, auth=auth) as client:

@@ -116,7 +116,8 @@ class JWTBearer(OAuthFlow):
         scopes, store, dpop, http_client, clock: as :class:`OAuthFlow`.
 
     A refused grant (``invalid_grant``, ``invalid_scope``, ``unauthorized_client``) is one
-    clear error: the grant is not tried again and no other grant is tried instead.
+    clear error: that assertion is not sent again (a rotated one is) and no other grant is
+    tried instead.
 
     Example::
 
@@ -133,22 +134,24 @@ class JWTBearer(OAuthFlow):
         super().__init__(**options)
         self._assertion = assertion
         self.client_id = client_id
-        self._failed: AuthError | None = None
+        #: The assertion the authorization server refused, and its answer.
+        self._refused: tuple[str, AuthError] | None = None
 
     def __repr__(self) -> str:
         return f"JWTBearer(client_id={self.client_id!r})"
 
     async def _grant(self, found: Discovery, scopes: list[str]) -> dict[str, Any]:
-        if self._failed is not None:
-            raise self._failed  # a refused assertion is not sent again
-        form = {"grant_type": JWT_BEARER, "assertion": await _read(self._assertion)}
+        assertion = await _read(self._assertion)
+        if self._refused is not None and self._refused[0] == assertion:
+            raise self._refused[1]  # a refused assertion is not sent again (a rotated one is)
+        form = {"grant_type": JWT_BEARER, "assertion": assertion}
         if scopes:
             form["scope"] = " ".join(scopes)
         client = ClientAuthentication(self.client_id) if self.client_id else None
         try:
             return await self.token_request(found, form, client)
         except AuthError as e:
-            self._failed = e
+            self._refused = (assertion, e)
             raise
 
 

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from .._exceptions import AuthServerError
 from .._http._interface import HTTPClient
-from ._fetch import FetchError, fetch_json, first_json
+from ._fetch import FetchError, fetch_json, first_json, issuer_metadata
 from ._jwt import check_fetch_url, metadata_urls
 from ._resource import WELL_KNOWN
 from ._verifiers import canonical_resource
@@ -65,6 +65,8 @@ def prm_urls(server_url: str, named: str | None) -> list[str]:
 class Discovery:
     """What discovery found for one server: its resource, the issuer and its metadata."""
 
+    #: The MCP endpoint discovery started from (tokens are kept under it).
+    url: str
     #: The canonical resource URL tokens are asked for (RFC 8707).
     resource: str
     #: The authorization server's issuer identifier.
@@ -121,12 +123,9 @@ async def discover(http: HTTPClient | None, url: str, named: str | None) -> Disc
         raise AuthServerError(f"{url}: the server's metadata names no authorization server")
     issuer = servers[0]
     check_fetch_url(issuer, "authorization server")
-    url_found, meta = await first_json(
-        http, metadata_urls(issuer), f"metadata for authorization server {issuer}"
-    )
-    if meta.get("issuer") != issuer:  # RFC 8414 3.3, simple string comparison
-        raise AuthServerError(f"{url_found}: the metadata names issuer {meta.get('issuer')!r}")
-    return Discovery(str(prm["resource"]), issuer, meta, prm)
+    # RFC 8414 3.3: the metadata must name the issuer asked for (simple string comparison).
+    meta = await issuer_metadata(http, issuer, metadata_urls(issuer))
+    return Discovery(url, str(prm["resource"]), issuer, meta, prm)
 
 
 async def _legacy(http: HTTPClient | None, url: str) -> Discovery:
@@ -145,7 +144,7 @@ async def _legacy(http: HTTPClient | None, url: str) -> Discovery:
         }
     elif meta.get("issuer") not in (origin, origin + "/"):
         raise AuthServerError(f"{origin}: the metadata names issuer {meta.get('issuer')!r}")
-    return Discovery(canonical_resource(url), str(meta["issuer"]), meta)
+    return Discovery(url, canonical_resource(url), str(meta["issuer"]), meta)
 
 
 async def _optional_json(http: HTTPClient | None, url: str) -> tuple[int, dict[str, Any]]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from contextlib import aclosing
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -16,8 +15,10 @@ import anyio
 import orjson
 
 from .._exceptions import AuthServerError, HTTPError
+from .._http._client_common import read_limited
 from .._http._h11client import H11Client
 from .._http._interface import HTTPClient
+from .._http._sse import MessageTooLarge
 
 #: Largest OAuth document accepted (metadata and key sets are a few KiB).
 MAX_DOCUMENT = 256 * 1024
@@ -42,16 +43,10 @@ class FetchError(AuthServerError):
 
 
 async def _read(resp: Any, url: str) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    # Closed at once when the document is cut short (trio warns of a generator left open).
-    async with aclosing(resp.aiter_bytes()) as body:
-        async for chunk in body:
-            size += len(chunk)
-            if size > MAX_DOCUMENT:
-                raise FetchError(url, f"the document is larger than {MAX_DOCUMENT} bytes")
-            chunks.append(chunk)
-    return b"".join(chunks)
+    try:
+        return await read_limited(resp, MAX_DOCUMENT)
+    except MessageTooLarge:
+        raise FetchError(url, f"the document is larger than {MAX_DOCUMENT} bytes") from None
 
 
 async def fetch_json(

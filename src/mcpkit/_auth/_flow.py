@@ -41,6 +41,12 @@ JWT_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 DPoPSetting = bool | Literal["auto"]
 
 
+def token_key(url: str) -> str:
+    """The store key of the tokens for the MCP server at ``url`` (its endpoint, as the
+    client is given it: the resource its metadata names may be wider, e.g. the origin)."""
+    return "token:" + canonical_resource(url)
+
+
 class FlowOptions(TypedDict, total=False):
     """The options every grant takes (see :class:`OAuthFlow`)."""
 
@@ -167,7 +173,7 @@ class OAuthFlow:
         self._http = http_client
         self._clock = clock
         self._token: Token | None = None
-        self._loaded: set[str] = set()
+        self._loaded = False
         self._key: DPoPKey | None = None
         self._lock = anyio.Lock()
         self._step_ups = 0
@@ -187,21 +193,11 @@ class OAuthFlow:
 
     # ------------------------------------------------------------------ the HTTP hook
 
-    def __call__(self) -> dict[str, str]:
-        """The headers of a request whose method and URL are unknown (no DPoP proof)."""
-        token = self._token
-        if token is None or token.token_type.lower() == "dpop" or self._expired(token):
-            return {}
-        return {"authorization": f"Bearer {token.access_token}"}
-
     async def headers_for(self, method: str, url: str) -> dict[str, str]:
         """The headers of one request: the token, and its DPoP proof when it is bound."""
-        key = "token:" + canonical_resource(url)
-        if key not in self._loaded:
-            self._loaded.add(key)
-            if self._token is None:
-                stored = await self.store.get(key)
-                self._token = Token.from_dict(stored) if stored else None
+        if not self._loaded:
+            self._loaded = True
+            await self._load(url)
         token = self._token
         if token is not None and self._expired(token):
             token = await self._refresh_expired(token)
@@ -213,6 +209,16 @@ class OAuthFlow:
                 "dpop": self._key.proof(method, url, token.access_token),
             }
         return {"authorization": f"Bearer {token.access_token}"}
+
+    async def _load(self, url: str) -> None:
+        """The token kept for the server at ``url`` (by an earlier run), if any."""
+        if self._token is not None:
+            return
+        stored = await self.store.get(token_key(url))
+        token = Token.from_dict(stored) if stored else None
+        # A DPoP-bound token is useless without its key, which lives in memory only.
+        if token is not None and token.token_type.lower() != "dpop":
+            self._token = token
 
     async def _refresh_expired(self, token: Token) -> Token | None:
         """An expired token refreshed before use (no 401 round trip); None when it cannot
@@ -348,7 +354,7 @@ class OAuthFlow:
             scopes=granted.split() if isinstance(granted, str) else list(scopes),
             issuer=found.issuer,
         )
-        await self.store.set("token:" + canonical_resource(found.resource), self._token.to_dict())
+        await self.store.set(token_key(found.url), self._token.to_dict())
 
     def _expired(self, token: Token) -> bool:
         return token.expires_at is not None and self._clock() >= token.expires_at - EXPIRY_MARGIN

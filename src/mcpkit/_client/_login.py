@@ -18,10 +18,10 @@ from typing import Any
 
 import anyio
 
+from .._auth._flow import token_key
 from .._auth._loopback import LoopbackRedirect
 from .._auth._oauth import OAuth
 from .._auth._store import FileTokenStore
-from .._auth._verifiers import canonical_resource
 from .._exceptions import AuthError
 from ._client import Client
 
@@ -55,7 +55,7 @@ def stored_login(url: str) -> OAuth | None:
     a message saying to run ``mcpkit auth login`` again (a command never opens a browser
     unasked)."""
     store = FileTokenStore()
-    if "token:" + canonical_resource(url) not in store.names():
+    if token_key(url) not in store.names():
         return None
 
     def relogin(authorization_url: str) -> str:
@@ -68,7 +68,7 @@ def stored_login(url: str) -> OAuth | None:
 
 
 async def _login(ns: argparse.Namespace, store: FileTokenStore) -> int:
-    await store.delete("token:" + canonical_resource(ns.url))
+    await store.delete(token_key(ns.url))
     redirect = LoopbackRedirect(
         ns.port, open_browser=None if ns.no_browser else webbrowser.open, timeout=ns.timeout
     )
@@ -99,7 +99,7 @@ async def _login(ns: argparse.Namespace, store: FileTokenStore) -> int:
 
 
 async def _logout(ns: argparse.Namespace, store: FileTokenStore) -> int:
-    key = "token:" + canonical_resource(ns.url)
+    key = token_key(ns.url)
     if key not in store.names():
         print(f"not logged in to {ns.url}", file=sys.stderr)
         return 1

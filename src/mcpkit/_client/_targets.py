@@ -141,7 +141,8 @@ def http(
 ) -> HTTPTarget:
     """A server at ``url``: ``Client(http("https://mcp.example.com/mcp", headers=...))``.
 
-    ``auth`` is an ``httpx2.Auth`` or a callable returning headers; ``timeout`` bounds
+    ``auth`` is an OAuth flow of :mod:`mcpkit.auth` (``OAuth``, ``ClientCredentials``, ...),
+    an ``httpx2.Auth``, or a callable returning headers; ``timeout`` bounds
     connecting and each read. ``http_client`` replaces our HTTP client: an
     ``httpx2.AsyncClient`` of yours, or :class:`mcpkit.lowlevel.ASGIClient` to reach an ASGI
     app in this process with no socket (tests).

@@ -32,9 +32,9 @@ from ._client_common import (
     _error_text,
     _is_cancel,
     _maybe_close,
-    _read_limited,
     _redirect_text,
     _Sink,
+    read_limited,
 )
 from ._client_sse import SSEClientTransport, open_sse
 from ._errors import HTTPStatusFailure, SessionExpired
@@ -309,7 +309,7 @@ class StreamableHTTPClientTransport:
                     self.session_id = sid
             ctype = resp.headers.get("content-type", "").split(";", 1)[0].strip().lower()
             if ctype == "application/json":
-                body = await _read_limited(resp, self.max_message_size)
+                body = await read_limited(resp, self.max_message_size)
                 await self._incoming(orjson.loads(body))
                 return None
             if ctype == "text/event-stream":
@@ -329,7 +329,7 @@ class StreamableHTTPClientTransport:
         """A 4xx/5xx answer: its JSON-RPC error when the body is one for this request (a
         stateless server refuses that way), else an error naming the HTTP status."""
         if "application/json" in resp.headers.get("content-type", ""):
-            body = await _read_limited(resp, 65536)
+            body = await read_limited(resp, 65536)
             try:
                 msg = orjson.loads(body)
             except orjson.JSONDecodeError:
@@ -511,7 +511,7 @@ class StreamableHTTPClientTransport:
                 logger.info("no new session after a 404: HTTP %s", resp.status_code)
                 return False
             if ctype == "application/json":
-                answer = orjson.loads(await _read_limited(resp, self.max_message_size))
+                answer = orjson.loads(await read_limited(resp, self.max_message_size))
             elif ctype == "text/event-stream":
                 parser = SSEParser(self.max_message_size)
                 async with aclosing(resp.aiter_bytes()) as chunks:

@@ -4,7 +4,7 @@ hand the engine, bounded body reads, and the receive side both feed."""
 from __future__ import annotations
 
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
@@ -21,8 +21,8 @@ from ._sse import MessageTooLarge
 #: HTTP exchange of a request failed (server error, broken stream, expired session).
 HTTP_TRANSPORT_ERROR = -32000
 
-HeaderHook = Callable[[], Mapping[str, str] | Awaitable[Mapping[str, str]]]
-#: An ``httpx2.Auth``, a callable returning headers (sync or async), or None.
+#: An ``httpx2.Auth``, a callable returning headers (sync or async), an object with
+#: ``headers_for(method, url)`` (and ``on_challenge``: the OAuth flows of mcpkit.auth), or None.
 AuthLike = Any
 
 
@@ -39,7 +39,7 @@ def _error(rid: RequestId, message: str, status: int | None = None) -> dict[str,
     return {"jsonrpc": "2.0", "id": rid, "error": err}
 
 
-async def _read_limited(resp: Any, limit: int) -> bytes:
+async def read_limited(resp: Any, limit: int) -> bytes:
     """The whole body, refused as soon as it exceeds ``limit`` (never buffered past it)."""
     declared = resp.headers.get("content-length", "")
     if declared.isdigit():
@@ -112,9 +112,15 @@ def _client(
 ) -> HTTPClient:
     if http_client is not None:
         if is_http_client(http_client):
-            client: HTTPClient = http_client  # ours (e.g. ASGIClient): used as it is
+            if auth is not None:
+                # Ours (e.g. ASGIClient) has no auth hook: a silently dropped auth= would
+                # send every request without credentials.
+                raise TypeError("auth= cannot be used with an mcpkit HTTP client as http_client")
+            client: HTTPClient = http_client  # used as it is
             return client
-        return HttpxAdapter(http_client)
+        if auth is not None and _is_httpx_auth(auth):
+            return HttpxAdapter(http_client, httpx_auth=auth)
+        return HttpxAdapter(http_client, header_hook=auth)
     proxy = proxy_for(url) if url is not None else None
     if (auth is not None and _is_httpx_auth(auth)) or proxy is not None:
         # httpx2 does what our h11 client does not: proxies (from the environment).
@@ -127,8 +133,11 @@ def _client(
         elif auth is not None:
             return HttpxAdapter(httpx2.AsyncClient(**kw), header_hook=auth)
         return HttpxAdapter(httpx2.AsyncClient(**kw))
-    if auth is not None and not callable(auth):
-        raise TypeError("auth must be an httpx2.Auth or a callable returning headers")
+    if auth is not None and not (callable(auth) or hasattr(auth, "headers_for")):
+        raise TypeError(
+            "auth must be an OAuth flow of mcpkit.auth, an httpx2.Auth, or a callable "
+            "returning headers"
+        )
     return H11Client(auth=auth, timeout=timeout, ssl_context=ssl_context)
 
 

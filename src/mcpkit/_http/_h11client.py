@@ -24,21 +24,31 @@ from .. import _exceptions as _exc
 
 #: (connect/write timeout, read timeout) in seconds; None = no limit.
 Timeouts = tuple["float | None", "float | None"]
-HeaderHook = Callable[[], "Mapping[str, str] | Awaitable[Mapping[str, str]]"]
 
 #: How often one request may go again after the auth hook answered a 401/403 (a token,
 #: then a DPoP nonce, then a step-up); the hook itself decides whether a retry can help.
 MAX_AUTH_RETRIES = 3
 
 
-async def auth_headers(auth: Any, method: str, url: str) -> Mapping[str, str]:
-    """The headers an ``auth=`` hook adds to one request: ``auth.headers_for(method, url)``
-    when it has one (an OAuth client signing each request, as DPoP does), else ``auth()``."""
+#: What adds an ``auth=`` hook's headers to one request, given its method and URL.
+HeaderSource = Callable[[str, str], Awaitable[Mapping[str, str]]]
+
+
+def header_source(auth: Any) -> HeaderSource | None:
+    """How the ``auth=`` hook's headers are had, decided once per client (not per request):
+    ``auth.headers_for(method, url)`` when it has one (an OAuth client signing each request,
+    as DPoP does), else ``auth()``; either may be sync or async."""
+    if auth is None:
+        return None
     per_request = getattr(auth, "headers_for", None)
-    extra = per_request(method, url) if per_request is not None else auth()
-    if inspect.isawaitable(extra):
-        extra = await extra
-    return dict(extra)
+    call: Callable[[str, str], Any] = per_request or (lambda method, url: auth())
+
+    async def headers(method: str, url: str) -> Mapping[str, str]:
+        extra = call(method, url)
+        got: Mapping[str, str] = await extra if inspect.isawaitable(extra) else extra
+        return got
+
+    return headers
 
 
 async def auth_retry(auth: Any, method: str, url: str, resp: Any) -> bool:
@@ -173,7 +183,9 @@ class H11Client:
 
     Args:
         headers: sent with every request.
-        auth: a callable (sync or async) returning headers to add to each request.
+        auth: a callable (sync or async) returning headers to add to each request, or an
+            object with ``headers_for(method, url)``; with ``on_challenge`` it may answer a
+            401/403 before the request goes again (see :func:`auth_retry`).
         timeout: default connect/write timeout (and read timeout of :meth:`request`).
         ssl_context: for ``https`` (default: the system's trust store via ``ssl``).
     """
@@ -181,11 +193,12 @@ class H11Client:
     def __init__(
         self,
         *,
-        auth: HeaderHook | None = None,
+        auth: Any = None,
         timeout: float | None = 30.0,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self._auth = auth
+        self._auth_headers = header_source(auth)
         self.timeout = timeout
         self._ssl = ssl_context
         self._idle: dict[tuple[str, str, int], list[_Conn]] = {}
@@ -337,8 +350,8 @@ class H11Client:
         hdrs: dict[str, str] = {"host": parts.netloc, "user-agent": "mcpkit"}
         if headers:
             hdrs.update({k.lower(): v for k, v in headers.items()})
-        if self._auth is not None and use_auth:
-            extra = await auth_headers(self._auth, method, url)
+        if self._auth_headers is not None and use_auth:
+            extra = await self._auth_headers(method, url)
             hdrs.update({k.lower(): v for k, v in extra.items()})
         if content or method in ("POST", "PUT", "PATCH"):
             hdrs["content-length"] = str(len(content))
@@ -438,20 +451,23 @@ class H11Client:
 class HttpxAdapter:
     """Gives an ``httpx2.AsyncClient`` the :class:`H11Client` API (errors mapped to ours)."""
 
-    def __init__(self, client: Any, *, header_hook: HeaderHook | None = None) -> None:
+    def __init__(self, client: Any, *, header_hook: Any = None, httpx_auth: Any = None) -> None:
         import httpx2
 
         self._httpx = httpx2
         self._client = client
-        #: Headers to add to each request (``auth=`` given as a callable).
+        #: The ``auth=`` hook (see :class:`H11Client`).
         self._hook = header_hook
+        self._hook_headers = header_source(header_hook)
+        #: An ``httpx2.Auth`` for a client the user gave (applied per request).
+        self._httpx_auth = httpx_auth
 
     async def _headers(
         self, headers: Mapping[str, str] | None, method: str, url: str
     ) -> Mapping[str, str] | None:
-        if self._hook is None:
+        if self._hook_headers is None:
             return headers
-        return {**(headers or {}), **await auth_headers(self._hook, method, url)}
+        return {**(headers or {}), **await self._hook_headers(method, url)}
 
     def _t(self, timeout: Timeouts | float | None) -> Any:
         if timeout is None:
@@ -516,7 +532,10 @@ class HttpxAdapter:
                 request = self._client.build_request(
                     method, url, content=content, headers=sent, timeout=self._t(timeout)
                 )
-                r = await self._client.send(request, stream=stream)
+                if self._httpx_auth is not None:
+                    r = await self._client.send(request, stream=stream, auth=self._httpx_auth)
+                else:
+                    r = await self._client.send(request, stream=stream)
             except self._httpx.HTTPError as e:
                 raise self._map(e) from e
             resp = _AdaptedResponse(r, self)
