@@ -18,6 +18,7 @@ import anyio
 import orjson
 import pytest
 from tests.auth._as import INTROSPECTOR, OPAQUE_RESOURCE, AuthorizationServer
+from tests.server._harness import HANDSHAKE
 
 from mcpkit import Client, Context, ProtocolError, Server, http
 from mcpkit.auth import (
@@ -34,16 +35,7 @@ from mcpkit.lowlevel import ASGIClient
 pytestmark = pytest.mark.anyio
 
 RESOURCE = "http://127.0.0.1/mcp"
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
+INIT = HANDSHAKE[0]  # initialize at 2025-11-25, id 1
 
 
 @pytest.fixture(scope="module")
