@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import orjson
 import pytest
-from tests._schema import WireRecorder
+from tests._schema import WireRecorder, replay_tap_log
 
 from mcpkit._exceptions import ProtocolError
 from mcpkit._session import ClientSession
@@ -350,19 +349,8 @@ async def test_official_sdk_client_uses_every_feature(tmp_path: Path) -> None:
     assert len(sampled) >= 3 and len(elicited) >= 5
 
     # Replay the traffic as the server saw it, and validate it all.
-    recorder = WireRecorder(_Replay(), side="server")
-    methods_sent: list[str] = []
-    for line in log.read_text(encoding="utf-8").splitlines():
-        entry = orjson.loads(line)
-        raw = entry["line"].rstrip("\n").encode()
-        if entry["to"] == "server":
-            recorder.transport.next = raw
-            await recorder.receive()
-        else:
-            msg = orjson.loads(raw)
-            if "method" in msg:
-                methods_sent.append(msg["method"])
-            await recorder.send(msg)
+    recorder = await replay_tap_log(log)
+    methods_sent = [m["method"] for m in recorder.sent if isinstance(m, dict) and "method" in m]
     assert recorder.check() == "2025-11-25"
     assert {
         "sampling/createMessage",
@@ -374,20 +362,6 @@ async def test_official_sdk_client_uses_every_feature(tmp_path: Path) -> None:
         "notifications/tools/list_changed",
         "notifications/elicitation/complete",
     } <= set(methods_sent)
-
-
-class _Replay:
-    def __init__(self) -> None:
-        self.next = b""
-
-    async def receive(self) -> bytes:
-        return self.next
-
-    async def send(self, message: Any, /, *, related_request_id: Any = None) -> None:
-        pass
-
-    async def aclose(self) -> None:
-        pass
 
 
 async def test_pagination_and_bad_input_over_stdio(tmp_path: Path) -> None:
