@@ -131,7 +131,11 @@ async def test_a_server_ignoring_eof_and_sigterm_is_killed_with_its_children(
     assert process.returncode == -9
     assert 3.5 < elapsed < 10  # stdin close (2 s), SIGTERM (2 s), then SIGKILL
     child = int(pidfile.read_text())
-    assert not _alive(child), "the grandchild outlived the connection"
+    # SIGKILL went to the whole group before the connection closed; the kernel ends the
+    # grandchild asynchronously, so its death is awaited (bounded), not assumed instant.
+    with anyio.fail_after(5):
+        while _alive(child):  # noqa: ASYNC110 (another process's state)
+            await anyio.sleep(0.05)
 
 
 async def test_grandchildren_do_not_outlive_a_clean_shutdown() -> None:
