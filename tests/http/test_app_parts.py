@@ -48,10 +48,10 @@ async def test_the_registry_is_the_seam_sessions_live_behind() -> None:
         status, headers, _ = await asgi_call(app, "POST", HEADERS, INIT)
         sid = headers["mcp-session-id"]
         assert status == 200 and len(registry) == 1
-        entry = registry.lookup(sid, {})
+        entry = await registry.lookup(sid, {})
         assert entry is not None and entry.id == sid
         await registry.terminate(entry)
-        assert registry.lookup(sid, {}) is None and len(registry) == 0
+        assert await registry.lookup(sid, {}) is None and len(registry) == 0
         ping = b'{"jsonrpc":"2.0","id":2,"method":"ping"}'
         status, _, _ = await asgi_call(app, "POST", {**HEADERS, "mcp-session-id": sid}, ping)
         assert status == 404

@@ -15,7 +15,7 @@ from tests._schema import WireRecorder
 from tests.tasks._helpers import make_server, served
 
 from mcpkit import Client, InvalidParams, ProtocolError, SQLiteTaskStore, TaskRecord
-from mcpkit._server._task_store import INTERRUPTED_MESSAGE
+from mcpkit._stores._tasks import INTERRUPTED_MESSAGE
 from mcpkit._transports import spawn_stdio
 
 #: Tasks are a 2025-11-25 core feature (2026-07-28 moved them to an extension).

@@ -122,7 +122,7 @@ async def session_for(
             f"Bad Request: unsupported MCP-Protocol-Version {version!r}",
         )
         return None
-    entry = registry.lookup(sid, headers)
+    entry = await registry.lookup(sid, headers)
     if entry is None:
         await respond_error(send, 404, INVALID_REQUEST, "Not Found: unknown or terminated session")
     return entry

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from .._auth._resource import ResourceServer
 from .._http._asgi import BODY_TIMEOUT
@@ -43,3 +44,6 @@ class HTTPAppOptions:
     legacy_sse: bool = False
     #: Bearer-token authorization (OAuth 2.1 resource server); None: no authorization.
     auth: ResourceServer | None = None
+    #: Where sessions and their events live, shared by many workers (a
+    #: :class:`~mcpkit.lowlevel.SessionBackend`, e.g. Redis); None: in this process.
+    backend: Any = None

@@ -156,7 +156,7 @@ class PostHandler:
                 return
             await self._serve_initialize(entry, msg, receive, send)
             return
-        entry = self.registry.lookup(sid, headers)
+        entry = await self.registry.lookup(sid, headers)
         if entry is None:
             await respond_error(
                 send, 404, INVALID_REQUEST, "Not Found: unknown or terminated session"
@@ -401,6 +401,7 @@ class PostHandler:
                 if got and result is not None:
                     await self._send_one(send, result, [])
                 return
+            await self.registry.publish(entry)
             await self._send_one(send, result, [(SESSION_HEADER, entry.id.encode())])
         finally:
             entry.busy -= 1

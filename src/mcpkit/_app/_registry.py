@@ -97,8 +97,18 @@ class SessionEntry:
 class SessionRegistry(Protocol):
     """Where an app's sessions live: the interface a shared store implements."""
 
-    def lookup(self, sid: str, headers: dict[str, str]) -> SessionEntry | None:
-        """The session ``sid`` if it exists and belongs to the requester; else None."""
+    #: The sessions this process serves right now, by id, most recently active last.
+    sessions: OrderedDict[str, SessionEntry]
+
+    async def lookup(self, sid: str, headers: dict[str, str]) -> SessionEntry | None:
+        """The session ``sid`` if it exists and belongs to the requester; else None.
+
+        A shared registry finds sessions other workers started here too."""
+        ...
+
+    async def publish(self, entry: SessionEntry) -> None:
+        """``entry`` was initialized: make it visible to every worker before its client
+        hears of it (nothing to do for one process)."""
         ...
 
     def create(self, tg: TaskGroup, owner: str | None) -> SessionEntry | None:
@@ -117,7 +127,32 @@ class SessionRegistry(Protocol):
         """End idle sessions as their timeout passes (runs for the app's lifetime)."""
         ...
 
+    async def aclose(self) -> None:
+        """End every session of this process (graceful shutdown)."""
+        ...
+
     def __len__(self) -> int: ...
+
+
+class SessionBackend(Protocol):
+    """Where an app keeps what its sessions share with other workers (e.g. Redis).
+
+    The app asks it for its event store and its session registry once, when it is made.
+    """
+
+    def event_store(self) -> EventStore:
+        """The store of the sessions' SSE events (resumption on any worker)."""
+        ...
+
+    def registry(
+        self,
+        server: SessionFactory,
+        options: HTTPAppOptions,
+        event_store: EventStore | None,
+        ownership: SessionOwnership,
+    ) -> SessionRegistry:
+        """The registry serving ``server``'s sessions from the shared state."""
+        ...
 
 
 class MemorySessionRegistry:
@@ -165,7 +200,7 @@ class MemorySessionRegistry:
     def __len__(self) -> int:
         return len(self.sessions)
 
-    def lookup(self, sid: str, headers: dict[str, str]) -> SessionEntry | None:
+    async def lookup(self, sid: str, headers: dict[str, str]) -> SessionEntry | None:
         entry = self.sessions.get(sid)
         if entry is not None and not self.ownership.allows(entry.owner, headers):
             # Someone else's session: answered as unknown, so ids cannot be probed.
@@ -174,6 +209,9 @@ class MemorySessionRegistry:
             entry.touch()
             self.sessions.move_to_end(sid)
         return entry
+
+    async def publish(self, entry: SessionEntry) -> None:
+        return None
 
     def create(self, tg: TaskGroup, owner: str | None) -> SessionEntry | None:
         self._tg = tg

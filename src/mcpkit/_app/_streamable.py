@@ -47,7 +47,13 @@ from ._common import allow_header, host_origin_refused, serve_lifespan, session_
 from ._legacy import SSEApp
 from ._options import HTTPAppOptions
 from ._post import PostHandler
-from ._registry import MemorySessionRegistry, SessionEntry, SessionFactory
+from ._registry import (
+    MemorySessionRegistry,
+    SessionBackend,
+    SessionEntry,
+    SessionFactory,
+    SessionRegistry,
+)
 from ._streams import StreamHandler
 
 logger = logging.getLogger("mcpkit.http")
@@ -65,13 +71,20 @@ class StreamableHTTPApp:
         self.server = server
         self.options = opts = options if options is not None else HTTPAppOptions()
         self.policy = HostOriginPolicy(opts.allowed_hosts, opts.allowed_origins)
+        backend: SessionBackend | None = opts.backend
         self.event_store: EventStore | None = None
         if opts.resumable and not opts.stateless:
-            self.event_store = opts.event_store or InMemoryEventStore()
+            self.event_store = opts.event_store or (
+                backend.event_store() if backend is not None else InMemoryEventStore()
+            )
         #: Checks bearer tokens when the app is protected (``options.auth``).
         self.gate = AuthGate(opts.auth, server) if opts.auth is not None else None
         self.ownership = SessionOwnership(owner_fn(opts.auth, opts.session_owner))
-        self.registry = MemorySessionRegistry(server, opts, self.event_store, self.ownership)
+        self.registry: SessionRegistry = (
+            backend.registry(server, opts, self.event_store, self.ownership)
+            if backend is not None and not opts.stateless
+            else MemorySessionRegistry(server, opts, self.event_store, self.ownership)
+        )
         self.streams = StreamHandler(opts, self.registry)
         self.posts = PostHandler(
             server,
@@ -102,7 +115,7 @@ class StreamableHTTPApp:
 
     @property
     def sessions(self) -> OrderedDict[str, SessionEntry]:
-        """The live sessions by id, most recently active last."""
+        """The live sessions of this process by id, most recently active last."""
         return self.registry.sessions
 
     # ------------------------------------------------------------------ running
@@ -263,6 +276,7 @@ def create_http_app(
     session_owner: Callable[[dict[str, str]], str | None] | None = None,
     legacy_sse: bool = False,
     auth: ResourceServer | None = None,
+    backend: SessionBackend | None = None,
 ) -> StreamableHTTPApp:
     """An ASGI application serving ``server`` over Streamable HTTP at ``path``.
 
@@ -301,6 +315,9 @@ def create_http_app(
             naming the Protected Resource Metadata (served at its well-known path),
             missing scopes 403; sessions are bound to the token's principal. Default: the
             server's own ``auth`` (``Server(auth=...)``).
+        backend: keep sessions, their events and the routing between workers in a store
+            shared by many workers (see ``mcpkit.RedisBackend``), so any worker serves any
+            request of any session. Default: this process only.
 
     Example::
 
@@ -325,6 +342,7 @@ def create_http_app(
         session_owner=session_owner,
         legacy_sse=legacy_sse,
         auth=auth,
+        backend=backend,
     )
     chosen = _one_of(options, built)
     if chosen.auth is None and getattr(server, "auth", None) is not None:

@@ -74,6 +74,7 @@ class StreamHandler:
                     )
                     return
                 conn, backlog = transport.attach_standalone()
+                backlog += await transport.standalone_attached()
                 await send(
                     {
                         "type": "http.response.start",
@@ -133,6 +134,7 @@ class StreamHandler:
         conn: MemoryObjectReceiveStream[Chunk] | None
         if live is transport.standalone:
             conn, backlog = transport.attach_standalone()
+            backlog += await transport.standalone_attached()
         else:
             conn = live.attach() if live is not None and not live.done else None
         events = await store.events_after(transport.key, stream_id, seq)
@@ -157,6 +159,11 @@ class StreamHandler:
             replayed = s
             if is_final:
                 final = True
+        if conn is None and not final and live is None:
+            # Served by another worker of a shared session: followed from here.
+            tail = await transport.remote_stream(stream_id, replayed)
+            if tail is not None:
+                live, conn = tail
         if conn is None or final:
             if conn is not None and live is not None:
                 live.detach()
@@ -166,6 +173,8 @@ class StreamHandler:
         assert live is not None
         for m in backlog:  # what came while no GET stream was connected
             await transport._deliver_standalone(m)
+        if live.id != stream_id:
+            replayed = 0  # another worker's standalone stream, taken over: new numbering
         await self.pump(
             live, conn, receive, send, replayed=replayed, keepalive=live.request_id is None
         )

@@ -269,6 +269,18 @@ class HTTPServerTransport:
         self._backlog.clear()
         return recv, backlog
 
+    async def standalone_attached(self) -> list[Message]:
+        """A GET connection took the standalone stream: what waited for it elsewhere, to
+        be delivered first (a shared session's backlog kept by another worker; none here)."""
+        return []
+
+    async def remote_stream(
+        self, stream_id: str, after: int
+    ) -> tuple[Stream, MemoryObjectReceiveStream[Chunk]] | None:
+        """Follow ``stream_id``, a stream of this session served by another worker, from
+        event ``after`` on (a shared session resumed here); None: not possible."""
+        return None
+
     def event_bytes(self, stream: Stream, seq: int, message: Message) -> bytes:
         eid = f"{stream.id}_{seq}" if self.event_store is not None else None
         return encode_event(orjson.dumps(message), id=eid)

@@ -4,7 +4,7 @@ from .._exceptions import ResourceNotFound, ToolError
 from ._context import Context, ElicitationResult
 from ._mrtr import StatelessSettings
 from ._server import Server
-from ._task_store import MemoryTaskStore, SQLiteTaskStore, TaskRecord, TaskStore
+from .._stores._tasks import MemoryTaskStore, SQLiteTaskStore, TaskRecord, TaskStore
 from ._tasks import TaskSettings
 
 __all__ = [

@@ -27,7 +27,7 @@ from ._prompts import PromptDef
 from ._registry import Registry
 from ._resources import ResourceDef, TemplateDef
 from ._session import ClientState, state_of
-from ._task_store import TaskStore
+from .._stores._tasks import TaskStore
 from ._tasks import TaskManager, TaskSettings, resolve_task_settings
 from ._tools import ToolDef, check_tool_name
 from ._util import cache_hints, name_of, to_wire

@@ -27,7 +27,7 @@ from ._auth import caller_key
 from ._logging import current_context
 from ._registry import decode_cursor, encode_cursor
 from ._session import state_of
-from ._task_store import TERMINAL, MemoryTaskStore, TaskRecord, TaskStore
+from .._stores._tasks import TERMINAL, MemoryTaskStore, TaskRecord, TaskStore
 
 if TYPE_CHECKING:
     from .._session._server import ServerSession

@@ -1,0 +1,1 @@
+"""Store interfaces and their in-process implementations: what a shared backend replaces."""
