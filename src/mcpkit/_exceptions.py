@@ -250,6 +250,11 @@ class TransportError(MCPError):
     """Bytes could not be moved to or from the peer."""
 
 
+class BackendUnavailable(TransportError):
+    """The shared state of a multi-worker server (Redis) did not answer in time or refused:
+    the request is answered 503 and may be retried once the backend is back."""
+
+
 class ConnectionClosed(TransportError):
     """The connection ended (the peer exited, or we closed it) while it was in use."""
 

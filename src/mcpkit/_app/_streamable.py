@@ -24,7 +24,7 @@ from anyio.abc import TaskGroup
 
 from .._auth._resource import ResourceServer
 from .._backend import start_detached
-from .._exceptions import INTERNAL_ERROR, INVALID_REQUEST
+from .._exceptions import INTERNAL_ERROR, INVALID_REQUEST, BackendUnavailable
 from .._http._asgi import (
     BODY_TIMEOUT,
     ClientGone,
@@ -213,6 +213,8 @@ class StreamableHTTPApp:
     ) -> None:
         method = scope["method"]
         try:
+            if self.options.backend is not None:
+                await self._ensure_host()  # sessions of other workers are restored here
             if method == "POST":
                 # The code serving the POSTed request may read it (ctx.http_request).
                 token = CURRENT_REQUEST.set(request_info(scope, headers))
@@ -236,6 +238,16 @@ class StreamableHTTPApp:
             pass
         except SessionGone:
             await respond_error(send, 404, INVALID_REQUEST, "Not Found: the session ended")
+        except BackendUnavailable as e:
+            # The shared state is down: nothing was lost, the client may retry.
+            logger.warning("%s %s: %s", method, self.options.path, e)
+            await respond_error(
+                send,
+                503,
+                INTERNAL_ERROR,
+                "Service Unavailable: the session store is not answering; retry shortly",
+                headers=[(b"retry-after", b"1")],
+            )
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         await serve_lifespan(receive, send, lambda: self)

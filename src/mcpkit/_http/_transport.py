@@ -62,6 +62,7 @@ class Stream:
         "info",
         "json",
         "message",
+        "remote",
         "reply_id",
         "request_id",
         "result",
@@ -90,6 +91,9 @@ class Stream:
         self.reply_id: RequestId | None = None
         #: The HTTP request that carried this stream's request (None: unknown).
         self.info: HTTPRequestInfo | None = None
+        #: Where another worker follows this stream from (a shared session resumed
+        #: elsewhere); the transport forwards each event there.
+        self.remote: str | None = None
 
     def attach(self) -> MemoryObjectReceiveStream[Chunk]:
         """Route this stream's live events to a new connection (the previous one ends)."""
@@ -141,8 +145,12 @@ class HTTPServerTransport:
         event_store: EventStore | None = None,
         stateless: bool = False,
         retry_ms: int = 1000,
+        stream_prefix: str | None = None,
     ) -> None:
         self.key = key
+        #: What this transport's stream ids start with (the key, and in a shared session
+        #: the worker's id too, so every worker's streams of a session differ).
+        self.stream_prefix = stream_prefix if stream_prefix is not None else f"{key}."
         self.json_response = json_response
         self.event_store = event_store
         self.stateless = stateless
@@ -150,7 +158,7 @@ class HTTPServerTransport:
         self._in_send, self._in_recv = anyio.create_memory_object_stream[Incoming](1024)
         self.requests: dict[RequestId, Stream] = {}
         self._n = 0
-        self.standalone = Stream(f"{key}.0", None, False)
+        self.standalone = Stream(f"{self.stream_prefix}0", None, False)
         self._backlog: deque[Message] = deque(maxlen=STANDALONE_BACKLOG)
         self.closed = False
         self.close_reason = "the HTTP session ended"
@@ -244,7 +252,7 @@ class HTTPServerTransport:
 
     def new_request_stream(self, request_id: RequestId, *, json: bool) -> Stream:
         self._n += 1
-        stream = Stream(f"{self.key}.{self._n}", request_id, json)
+        stream = Stream(f"{self.stream_prefix}{self._n}", request_id, json)
         stream.info = CURRENT_REQUEST.get()  # the HTTP request carrying it (app task)
         self.requests[request_id] = stream
         return stream
@@ -280,6 +288,9 @@ class HTTPServerTransport:
         """Follow ``stream_id``, a stream of this session served by another worker, from
         event ``after`` on (a shared session resumed here); None: not possible."""
         return None
+
+    async def forward(self, stream: Stream, seq: int, message: Message, final: bool) -> None:
+        """Send an event of ``stream`` to the worker following it (``stream.remote``)."""
 
     def event_bytes(self, stream: Stream, seq: int, message: Message) -> bytes:
         eid = f"{stream.id}_{seq}" if self.event_store is not None else None
@@ -333,6 +344,8 @@ class HTTPServerTransport:
         if self.event_store is not None:
             await self.event_store.store_event(self.key, stream.id, seq, message)
         stream.push((seq, self.event_bytes(stream, seq, message), final))
+        if stream.remote is not None:
+            await self.forward(stream, seq, message, final)
         if final:
             stream.done_event.set()
             if stream.conn is not None:

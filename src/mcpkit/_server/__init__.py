@@ -1,10 +1,10 @@
 """The high-level server SDK: :class:`Server`, :class:`Context`, :class:`ToolError`."""
 
 from .._exceptions import ResourceNotFound, ToolError
+from .._stores._tasks import MemoryTaskStore, SQLiteTaskStore, TaskRecord, TaskStore
 from ._context import Context, ElicitationResult
 from ._mrtr import StatelessSettings
 from ._server import Server
-from .._stores._tasks import MemoryTaskStore, SQLiteTaskStore, TaskRecord, TaskStore
 from ._tasks import TaskSettings
 
 __all__ = [

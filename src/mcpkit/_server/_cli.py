@@ -104,6 +104,7 @@ ENVIRONMENT: dict[str, tuple[str, Callable[[str], Any]]] = {
     "MCPKIT_JSON_RESPONSE": ("json_response", lambda v: _flag("MCPKIT_JSON_RESPONSE", v)),
     "MCPKIT_STATELESS": ("stateless", lambda v: _flag("MCPKIT_STATELESS", v)),
     "MCPKIT_LOG_LEVEL": ("log_level", str),
+    "MCPKIT_REDIS_URL": ("redis", str),
 }
 
 
@@ -116,6 +117,7 @@ _HTTP_OPTIONS = (
     "stateless",
     "allowed_host",
     "allowed_origin",
+    "redis",
 )
 
 
@@ -227,6 +229,13 @@ def main(command: str, argv: list[str]) -> int:
         help="HTTP: an Origin to accept (repeatable; default: the allowed hosts)",
     )
     parser.add_argument(
+        "--redis",
+        default=None,
+        metavar="URL",
+        help="HTTP: keep sessions, events and tasks in this Redis, shared by every worker "
+        "(redis://host:6379/0; default: $MCPKIT_REDIS_URL, else this process only)",
+    )
+    parser.add_argument(
         "--log-level",
         choices=("debug", "info", "warning", "error"),
         default=None,
@@ -278,8 +287,10 @@ def main(command: str, argv: list[str]) -> int:
     if transport == "sse":
         for key in ("path", "json_response", "stateless"):
             settings.pop(key, None)  # the legacy transport has fixed paths and no modes
+    if transport == "sse":
+        settings.pop("redis", None)  # the legacy transport keeps its sessions in-process
     try:
-        http_runner()(server, transport, **settings)
+        server.run(transport, **settings)
     except KeyboardInterrupt:
         return 130
     except RuntimeError as e:  # e.g. the [http] extra is not installed

@@ -178,11 +178,13 @@ class Handlers:
         if self.registry.scopes:
             authorize(rc, self.registry.scopes_for("resources/subscribe", params))
         state_of(rc.session).subscriptions.add(uri)
+        await rc.session.state_changed()
         return {}
 
     async def unsubscribe(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
         uri = uri_param(params)
         state_of(rc.session).subscriptions.discard(uri)
+        await rc.session.state_changed()
         return {}
 
     async def prompts_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
@@ -276,6 +278,7 @@ class Handlers:
                 message=f"Invalid params: unknown log level {level!r} (one of {', '.join(LEVELS)})",
             )
         state_of(rc.session).log_threshold = LEVELS[level]
+        await rc.session.state_changed()
         return {}
 
     async def roots_list_changed(

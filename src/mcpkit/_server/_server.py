@@ -16,7 +16,9 @@ from .._auth._resource import ResourceServer
 from .._exceptions import MCPError
 from .._middleware import MiddlewareFn, wrap_handlers
 from .._session._server import ServerSession
+from .._stores._tasks import TaskStore
 from .._transports._base import Transport
+from . import _shared
 from ._context import Context, StateT
 from ._func import FuncInfo, describe
 from ._handlers import Handlers
@@ -27,7 +29,6 @@ from ._prompts import PromptDef
 from ._registry import Registry
 from ._resources import ResourceDef, TemplateDef
 from ._session import ClientState, state_of
-from .._stores._tasks import TaskStore
 from ._tasks import TaskManager, TaskSettings, resolve_task_settings
 from ._tools import ToolDef, check_tool_name
 from ._util import cache_hints, name_of, to_wire
@@ -149,6 +150,8 @@ class Server(Generic[StateT]):
         #: ``on_roots_changed`` hooks, in registration order.
         self.roots_hooks: list[Callable[..., Any]] = []
         self._sessions: set[ServerSession] = set()
+        #: Where resource updates go when sessions are shared by many workers.
+        self._shared: Any = None
         #: True once :meth:`bridge_logging` routed Python logging to clients.
         self.bridges_logging = False
         #: How the stateless revision (2026-07-28) is served: requestState key, caching hints.
@@ -523,8 +526,14 @@ class Server(Generic[StateT]):
         self._changed("resources")
 
     async def notify_resource_updated(self, uri: str) -> None:
-        """Tell every client subscribed to ``uri`` that it changed (``notifications/resources/updated``)."""
+        """Tell every client subscribed to ``uri`` that it changed (``notifications/resources/updated``).
+
+        With shared state (``http_app(redis=...)``) that is every subscribed client of
+        every worker, each told once."""
         self.listeners.post("notifications/resources/updated", {"uri": uri})
+        if self._shared is not None:
+            await self._shared.resource_updated(uri)
+            return
         for session in list(self._sessions):
             if uri in state_of(session).subscriptions and session.initialized:
                 with contextlib.suppress(
@@ -698,6 +707,25 @@ class Server(Generic[StateT]):
         self._sessions.add(session)
         return session
 
+    def session_snapshot(self, session: ServerSession) -> dict[str, Any]:
+        """What another worker needs to serve ``session``: a JSON-able snapshot."""
+        return _shared.snapshot(session)
+
+    def restore_session(self, transport: Transport, snapshot: dict[str, Any]) -> ServerSession:
+        """A session for ``transport`` in the state ``snapshot`` describes (its handshake
+        happened on another worker)."""
+        session = self.create_session(transport)
+        _shared.restore(session, snapshot, self.instructions)
+        return session
+
+    def apply_snapshot(self, session: ServerSession, snapshot: dict[str, Any]) -> None:
+        """Bring a live session to the state ``snapshot`` describes."""
+        _shared.apply(session, snapshot)
+
+    def share_with(self, shared: Any) -> None:
+        """Send resource updates through ``shared`` (a shared registry) from now on."""
+        self._shared = shared
+
     def _unregister(self, session: ServerSession) -> None:
         self._sessions.discard(session)
 
@@ -760,13 +788,17 @@ class Server(Generic[StateT]):
         ``allowed_hosts``, ``allowed_origins``, ``legacy_sse``, ...). Needs the ``[http]``
         extra only to be served by uvicorn, not to be built.
 
+        ``redis="redis://host:6379/0"`` (or ``$MCPKIT_REDIS_URL``) keeps sessions, events,
+        tasks and the routing between workers in Redis, so many workers behind any load
+        balancer serve one deployment (the ``[redis]`` extra; see docs/deploy.md).
+
         Example::
 
             app = server.http_app(json_response=True)   # uvicorn module:app
         """
         from .._app import create_http_app
 
-        return create_http_app(self, path=path, **options)
+        return create_http_app(self, path=path, **_shared.shared_options(self, options))
 
     async def serve_stdio(self) -> None:
         """Serve one client over this process's stdin/stdout."""
@@ -778,7 +810,7 @@ class Server(Generic[StateT]):
     def run(self, transport: str = "stdio", **options: Any) -> None:
         """Serve (blocking): ``"stdio"``, or an HTTP transport when ``mcpkit`` has it.
 
-        ``options`` go to the HTTP transport (``host``, ``port``, ...).
+        ``options`` go to the HTTP transport (``host``, ``port``, ``redis``, ...).
         """
         if transport == "stdio":
             if options:
@@ -789,6 +821,8 @@ class Server(Generic[StateT]):
             return
         from ._cli import http_runner
 
+        if transport != "sse":
+            options = _shared.shared_options(self, options)
         http_runner()(self, transport, **options)
 
     # ================================================================== handlers

@@ -13,9 +13,9 @@ import dataclasses
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import anyio.lowlevel
@@ -23,11 +23,11 @@ from anyio.abc import TaskGroup
 
 from .._exceptions import InvalidParams, InvalidRequest, MCPError, ProtocolError
 from .._session._base import RequestContext
+from .._stores._tasks import TERMINAL, MemoryTaskStore, TaskRecord, TaskStore
 from ._auth import caller_key
 from ._logging import current_context
 from ._registry import decode_cursor, encode_cursor
 from ._session import state_of
-from .._stores._tasks import TERMINAL, MemoryTaskStore, TaskRecord, TaskStore
 
 if TYPE_CHECKING:
     from .._session._server import ServerSession
@@ -215,6 +215,12 @@ def resolve_task_settings(tasks: TaskSettings | None, **legacy: Any) -> TaskSett
     return tasks
 
 
+class SharedTaskStore(TaskStore, Protocol):
+    """A task store many workers share: it tells of changes made by the others."""
+
+    on_change: Callable[[str, str], Awaitable[None]] | None
+
+
 class TaskManager:
     """Runs tasks for a :class:`~mcpkit.Server` and answers the ``tasks/*`` methods."""
 
@@ -236,6 +242,8 @@ class TaskManager:
         #: Wall-clock seconds (task timestamps and TTLs); injectable, so tests need not wait.
         self.clock = clock
         self.store: TaskStore = store if store is not None else MemoryTaskStore()
+        #: True while the store is the default one (shared state may replace it).
+        self._default_store = store is None
         self.default_ttl = default_ttl
         self.max_ttl = max_ttl
         self.poll_interval = poll_interval
@@ -302,6 +310,24 @@ class TaskManager:
         event = self._remote.pop(tid, None) if isinstance(tid, str) else None
         if event is not None:
             event.set()
+
+    def share(self, store: SharedTaskStore) -> None:
+        """Keep tasks in ``store``, shared by many workers, unless a store was chosen; a
+        shared store tells of status changes made by the other workers."""
+        if self._default_store:
+            self.store = store
+            self._default_store = False
+        if self.store is store:
+            store.on_change = self._changed_elsewhere
+
+    async def _changed_elsewhere(self, task_id: str, status: str) -> None:
+        self._wake(task_id)
+        live = self._live.get(task_id)
+        if live is not None and status == "cancelled" and not live.done:
+            # Cancelled through another worker: this one runs it, so this one stops it.
+            live.cancelled = True
+            if live.scope is not None:
+                live.scope.cancel()
 
     def _transition_lock(self) -> anyio.Lock:
         token = anyio.lowlevel.current_token()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -156,6 +156,9 @@ class ServerSession:
         self.peer.set_notification_handlers(notification_handlers or {})
         self.peer.on_initialized(self._client_initialized)
         self.engine = self.peer.engine
+        #: Called when the layer above changed what it keeps for this session (log level,
+        #: subscriptions): a shared registry saves the session for the other workers.
+        self.on_state_change: Callable[[], Awaitable[None]] | None = None
 
     # ------------------------------------------------------------------ properties
 
@@ -388,6 +391,16 @@ class ServerSession:
         if self.instructions is not None:
             result["instructions"] = self.instructions
         return dict(adapt_result("initialize", result, version))
+
+    async def state_changed(self) -> None:
+        """The layer above changed its per-session state: tell whoever shares the session."""
+        if self.on_state_change is not None:
+            await self.on_state_change()
+
+    def mark_initialized(self) -> None:
+        """Take the client as initialized (it said so to another worker of a shared
+        session); nothing happens before ``initialize`` or a second time."""
+        self._client_initialized()
 
     def _client_initialized(self) -> None:
         # Only after a successful initialize, and only once.

@@ -1,0 +1,14 @@
+"""Shared state for many workers, in Redis (or Valkey): sessions, events, tasks, routing."""
+
+from ._backend import RedisBackend
+from ._events import RedisEventStore
+from ._sessions import RedisSessionRegistry, SharedSessionFactory
+from ._tasks import RedisTaskStore
+
+__all__ = [
+    "RedisBackend",
+    "RedisEventStore",
+    "RedisSessionRegistry",
+    "RedisTaskStore",
+    "SharedSessionFactory",
+]

@@ -1,0 +1,280 @@
+"""The Redis backend: one connection pool, this worker's identity and heartbeat, and the bus.
+
+Every worker of a deployment opens one :class:`RedisBackend` on the same Redis (or Valkey).
+It names the worker (a random id), keeps the worker's liveness key fresh (what tells the
+others that the worker died: its tasks fail, its streams end), and carries messages between
+workers over Redis pub/sub: each worker listens on its own channel and on one broadcast
+channel, so a message reaches exactly the worker that needs it (responses, stream events)
+or, for the rare ones only (session ended, cancellation), every worker.
+
+redis-py's asyncio client runs on asyncio only: a worker serving with a Redis backend runs
+on asyncio (uvicorn's default). Every Redis call is bounded by the client's socket timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import orjson
+
+from .._exceptions import BackendUnavailable
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+    from .._app._options import HTTPAppOptions
+    from .._app._registry import SessionFactory
+    from .._http._events import EventStore
+    from .._http._security import SessionOwnership
+    from ._events import RedisEventStore
+    from ._sessions import RedisSessionRegistry
+    from ._tasks import RedisTaskStore
+
+logger = logging.getLogger("mcpkit.redis")
+
+#: A bus message: a dict with its kind under ``"t"``.
+BusMessage = dict[str, Any]
+BusHandler = Callable[[BusMessage], Awaitable[None]]
+
+
+def _redis_errors() -> tuple[type[BaseException], ...]:
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import RedisError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    return (RedisError, RedisConnectionError, RedisTimeoutError, OSError, TimeoutError)
+
+
+class RedisBackend:
+    """Shared state for many workers, in Redis: sessions, events, tasks, routing.
+
+    Args:
+        url: ``redis://[[user]:[password]@]host:port/db`` (``rediss://`` for TLS,
+            ``unix:///path``); Valkey works the same.
+        prefix: put before every key and channel (several deployments on one Redis).
+        timeout: seconds any one Redis call may take before it counts as failed.
+        heartbeat: seconds between the refreshes of this worker's liveness key; a worker
+            silent for ``3 * heartbeat`` counts as dead (its tasks fail, its streams end).
+        max_events_per_stream: SSE events kept per stream for resumption.
+        session_ttl: seconds an unused session is kept (None: the app's
+            ``session_idle_timeout``, or one day when that is None).
+
+    Pass it as ``backend=`` to :func:`mcpkit.create_http_app`, or give
+    ``Server.http_app(redis=url)`` / ``mcpkit run --redis URL`` / ``MCPKIT_REDIS_URL``
+    the URL and mcpkit makes it.
+
+    Example::
+
+        backend = RedisBackend("redis://127.0.0.1:6379/0")
+        app = create_http_app(server, backend=backend)
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = "mcpkit:",
+        timeout: float = 5.0,
+        heartbeat: float = 1.0,
+        max_events_per_stream: int = 1000,
+        session_ttl: float | None = None,
+    ) -> None:
+        try:
+            import redis.asyncio  # noqa: F401
+        except ImportError as e:  # pragma: no cover - the [redis] extra is missing
+            raise RuntimeError(
+                "the Redis backend needs redis-py: pip install 'mcpkit[redis]'"
+            ) from e
+        self.url = url
+        self.prefix = prefix
+        self.timeout = timeout
+        self.heartbeat = heartbeat
+        self.max_events_per_stream = max_events_per_stream
+        self.session_ttl = session_ttl
+        #: This worker's id: in its channel, its stream ids and its server-to-client
+        #: request ids, so the others know where to send what belongs to it.
+        self.worker_id = secrets.token_hex(4)
+        self.errors = _redis_errors()
+        self._client: Redis | None = None
+        self._client_loop: object = None
+        self._handlers: dict[str, BusHandler] = {}
+        self._events: RedisEventStore | None = None
+        self._tasks: RedisTaskStore | None = None
+        self._registry: RedisSessionRegistry | None = None
+        self._serving = 0
+        #: Set while the bus listens (what a bus message sent to this worker needs).
+        self.listening = anyio.Event()
+
+    # ------------------------------------------------------------------ connection
+
+    @property
+    def client(self) -> Redis:
+        """The connection pool (made on first use, on the running event loop)."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            from redis.asyncio import Redis
+
+            self._client = Redis.from_url(
+                self.url,
+                socket_timeout=self.timeout,
+                socket_connect_timeout=self.timeout,
+                health_check_interval=30,
+                retry_on_timeout=False,
+            )
+            self._client_loop = loop
+        return self._client
+
+    def key(self, *parts: str) -> str:
+        """The Redis key (or channel) named by ``parts`` under this backend's prefix."""
+        return self.prefix + ":".join(parts)
+
+    @contextlib.asynccontextmanager
+    async def guard(self, what: str) -> AsyncIterator[None]:
+        """Turn a Redis failure (down, timeout, refused) into :class:`BackendUnavailable`,
+        and bound the whole operation (a Redis that never answers holds nobody)."""
+        try:
+            with anyio.fail_after(self.timeout * 2 + 1):
+                yield
+        except self.errors as e:
+            raise BackendUnavailable(f"Redis unavailable ({what}): {e}") from e
+
+    # ------------------------------------------------------------------ parts
+
+    def event_store(self) -> EventStore:
+        """The shared event store (one per backend)."""
+        from ._events import RedisEventStore
+
+        if self._events is None:
+            self._events = RedisEventStore(self)
+        return self._events
+
+    def task_store(self) -> RedisTaskStore:
+        """The shared task store (one per backend)."""
+        from ._tasks import RedisTaskStore
+
+        if self._tasks is None:
+            self._tasks = RedisTaskStore(self)
+        return self._tasks
+
+    def registry(
+        self,
+        server: SessionFactory,
+        options: HTTPAppOptions,
+        event_store: EventStore | None,
+        ownership: SessionOwnership,
+    ) -> RedisSessionRegistry:
+        """The session registry of an app (see :class:`~mcpkit.lowlevel.SessionBackend`)."""
+        from ._sessions import RedisSessionRegistry
+
+        self._registry = RedisSessionRegistry(self, server, options, event_store, ownership)
+        return self._registry
+
+    # ------------------------------------------------------------------ bus
+
+    def on(self, kind: str, handler: BusHandler) -> None:
+        """Serve bus messages of ``kind`` with ``handler(message)``."""
+        self._handlers[kind] = handler
+
+    async def send_to(self, worker: str, message: BusMessage) -> bool:
+        """Publish ``message`` on ``worker``'s channel; False when no such worker listens."""
+        async with self.guard("publish"):
+            n = await self.client.publish(self.key("w", worker), orjson.dumps(message))
+        return bool(n)
+
+    async def broadcast(self, message: BusMessage) -> None:
+        """Publish ``message`` to every worker (this one included)."""
+        async with self.guard("publish"):
+            await self.client.publish(self.key("all"), orjson.dumps(message))
+
+    async def alive(self, worker: str) -> bool:
+        """Whether ``worker`` refreshed its liveness key lately."""
+        if worker == self.worker_id:
+            return True
+        async with self.guard("liveness"):
+            return bool(await self.client.exists(self.key("worker", worker)))
+
+    async def serve(self) -> None:
+        """Listen on the bus and keep this worker's heartbeat, until cancelled.
+
+        Survives Redis restarts: the listener reconnects with a bounded backoff, and the
+        heartbeat resumes as soon as Redis answers again.
+        """
+        self._serving += 1
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._beat)
+                await self._listen()
+        finally:
+            self._serving -= 1
+            if self._serving == 0:
+                self.listening = anyio.Event()
+                with anyio.CancelScope(shield=True):
+                    await self._goodbye()
+
+    async def _goodbye(self) -> None:
+        client, self._client = self._client, None
+        if client is None:
+            return
+        with contextlib.suppress(*self.errors), anyio.move_on_after(self.timeout):
+            await client.delete(self.key("worker", self.worker_id))
+        with contextlib.suppress(*self.errors), anyio.move_on_after(self.timeout):
+            await client.aclose()
+
+    async def _beat(self) -> None:
+        key = self.key("worker", self.worker_id)
+        ttl_ms = max(1, int(self.heartbeat * 3000))
+        while True:
+            try:
+                with anyio.fail_after(self.timeout + 1):
+                    await self.client.set(key, b"1", px=ttl_ms)
+            except Exception as e:  # Redis down or slow: the next beat tries again
+                logger.warning("Redis heartbeat failed: %s", e)
+            await anyio.sleep(self.heartbeat)
+
+    async def _listen(self) -> None:
+        delay = 0.1
+        while True:
+            pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(self.key("w", self.worker_id), self.key("all"))
+                self.listening.set()
+                delay = 0.1
+                while True:
+                    msg = await pubsub.get_message(timeout=1.0)
+                    if msg is not None and msg.get("type") == "message":
+                        await self._dispatch(msg["data"])
+            except self.errors as e:
+                logger.warning("Redis bus lost (%s); reconnecting in %.1f s", e, delay)
+            finally:
+                with contextlib.suppress(*self.errors), anyio.CancelScope(shield=True):
+                    with anyio.move_on_after(1):
+                        await pubsub.aclose()  # type: ignore[no-untyped-call]
+            self.listening = anyio.Event()
+            await anyio.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+    async def _dispatch(self, data: bytes) -> None:
+        try:
+            message = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            logger.warning("ignored a malformed bus message")
+            return
+        handler = self._handlers.get(str(message.get("t"))) if isinstance(message, dict) else None
+        if handler is None:
+            return
+        try:
+            await handler(message)
+        except BackendUnavailable as e:
+            logger.warning("bus message %r not handled: %s", message.get("t"), e)
+        except Exception:
+            logger.exception("bus message %r failed", message.get("t"))
+
+
+__all__ = ["RedisBackend"]

@@ -1,0 +1,558 @@
+"""Sessions shared by every worker through Redis: any worker serves any request.
+
+A session is one JSON snapshot in Redis (negotiated revision, client capabilities and
+info, log level, subscriptions, task owner, principal), written when ``initialize``
+succeeds and whenever the session's state changes, and read (with its TTL renewed) once
+per request: one round trip. A worker that meets a session it has never seen restores a
+replica from the snapshot; replicas idle on a worker are let go (the session lives on in
+Redis until its TTL passes or its client DELETEs it).
+
+Routing between workers is in :mod:`._transport`; this module keeps the replicas, the
+snapshot, the GET-stream holder and backlog, the subscriptions index, and follows streams
+served by another worker.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any, Protocol
+
+import anyio
+import orjson
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream
+
+from .._app._options import HTTPAppOptions
+from .._app._registry import SessionEntry, SessionFactory
+from .._http._events import EventStore
+from .._http._security import SessionOwnership
+from .._http._transport import Chunk, Stream
+from .._session._server import ServerSession
+from .._transports._base import Message, Transport
+from ._transport import SharedTransport, stream_event
+
+if TYPE_CHECKING:
+    from ._backend import BusMessage, RedisBackend
+
+logger = logging.getLogger("mcpkit.redis")
+
+#: Messages kept for a session's next GET stream while none is connected.
+BACKLOG = 1000
+#: Seconds a replica may sit idle on a worker before it is let go (the session stays).
+REPLICA_IDLE = 60.0
+
+
+class SharedSessionFactory(SessionFactory, Protocol):
+    """A server whose sessions can live in shared state (``mcpkit.Server`` is one)."""
+
+    def session_snapshot(self, session: ServerSession) -> dict[str, Any]:
+        """What another worker needs to serve ``session`` (JSON-able)."""
+        ...
+
+    def restore_session(self, transport: Transport, snapshot: dict[str, Any]) -> ServerSession:
+        """A session for ``transport`` in the state ``snapshot`` describes."""
+        ...
+
+    def apply_snapshot(self, session: ServerSession, snapshot: dict[str, Any]) -> None:
+        """Bring a live replica to the state ``snapshot`` describes."""
+        ...
+
+    def share_with(self, registry: RedisSessionRegistry) -> None:
+        """From now on, notify subscribers on every worker through ``registry``."""
+        ...
+
+
+class SharedEntry(SessionEntry):
+    """A replica of a shared session on this worker, with the snapshot it was last given."""
+
+    __slots__ = ("raw", "subs")
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.raw: bytes | None = None
+        self.subs: frozenset[str] = frozenset()
+
+
+class _Tail:
+    """A stream of another worker followed here: events reordered by sequence."""
+
+    def __init__(self, transport: SharedTransport, stream: Stream, after: int) -> None:
+        self.transport = transport
+        self.stream = stream
+        self.next = after + 1
+        self.pending: dict[int, Any] = {}
+        self.ended = False
+
+    def add(self, seq: int, message: Any) -> None:
+        if self.ended or seq < self.next:
+            return
+        self.pending[seq] = message
+        while self.next in self.pending:
+            chunk = stream_event(
+                self.transport, self.stream, self.next, self.pending.pop(self.next)
+            )
+            self.stream.push(chunk)
+            self.next += 1
+            if chunk[2]:
+                self.end()
+                return
+
+    def end(self) -> None:
+        self.ended = True
+        self.stream.detach()
+
+
+class RedisSessionRegistry:
+    """The :class:`~mcpkit.lowlevel.SessionRegistry` of a :class:`~mcpkit.RedisBackend`."""
+
+    def __init__(
+        self,
+        backend: RedisBackend,
+        server: SessionFactory,
+        options: HTTPAppOptions,
+        event_store: EventStore | None,
+        ownership: SessionOwnership,
+    ) -> None:
+        for need in ("session_snapshot", "restore_session", "apply_snapshot", "share_with"):
+            if not callable(getattr(server, need, None)):
+                raise TypeError(
+                    f"a Redis backend serves an mcpkit.Server (this server has no {need}())"
+                )
+        self.backend = backend
+        self.server: SharedSessionFactory = server  # type: ignore[assignment]
+        self.options = options
+        self.event_store = event_store
+        self.ownership = ownership
+        self.sessions: OrderedDict[str, SessionEntry] = OrderedDict()
+        self.replica_idle = REPLICA_IDLE
+        self._tg: TaskGroup | None = None
+        self._ready = anyio.Event()
+        self._tails: dict[str, _Tail] = {}
+        for kind, handler in (
+            ("in", self._on_in),
+            ("cx", self._on_cancel),
+            ("sa", self._on_standalone),
+            ("drain", self._on_drain),
+            ("ref", self._on_refresh),
+            ("del", self._on_deleted),
+            ("tail", self._on_tail),
+            ("tailok", self._on_tail_ok),
+            ("tailend", self._on_tail_end),
+            ("ev", self._on_event),
+        ):
+            backend.on(kind, handler)
+        self.server.share_with(self)
+
+    def __len__(self) -> int:
+        return len(self.sessions)
+
+    # ------------------------------------------------------------------ keys
+
+    @property
+    def ttl(self) -> int:
+        """Seconds an unused session is kept in Redis."""
+        if self.backend.session_ttl is not None:
+            return max(1, int(self.backend.session_ttl))
+        timeout = self.options.session_idle_timeout
+        return max(1, int(timeout)) if timeout is not None else 86400
+
+    def _k(self, sid: str, part: str = "") -> str:
+        return self.backend.key("s", sid + part)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def reap_forever(self) -> None:
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            tg.start_soon(self.backend.serve)
+            self._ready.set()
+            try:
+                while True:
+                    await anyio.sleep(min(self.replica_idle / 4, 1.0))
+                    self.reap_idle()
+            finally:
+                self._tg = None
+                self._ready = anyio.Event()
+
+    def reap_idle(self) -> None:
+        """Let go of replicas idle here for ``replica_idle`` seconds (sessions stay)."""
+        before = anyio.current_time() - self.replica_idle
+        for entry in list(self.sessions.values()):
+            t = entry.transport
+            if (
+                entry.busy == 0
+                and not t.requests
+                and t.standalone.conn is None
+                and entry.last_active < before
+            ):
+                self.drop(entry)
+
+    async def _host(self) -> TaskGroup:
+        with anyio.fail_after(10):
+            await self._ready.wait()
+        assert self._tg is not None
+        return self._tg
+
+    async def aclose(self) -> None:
+        # One worker stopping ends none of the sessions: the others go on serving them.
+        for entry in list(self.sessions.values()):
+            self.drop(entry)
+
+    # ------------------------------------------------------------------ sessions
+
+    def create(self, tg: TaskGroup, owner: str | None) -> SessionEntry | None:
+        self._make_room()
+        if len(self.sessions) >= self.options.max_sessions:
+            return None
+        sid = secrets.token_urlsafe(24)  # 192 bits from the CSPRNG
+        entry = self._replica(sid, secrets.token_hex(6), None)
+        entry.owner = owner
+        self._start(entry, self._tg or tg)
+        return entry
+
+    def _replica(self, sid: str, key: str, snapshot: dict[str, Any] | None) -> SharedEntry:
+        transport = SharedTransport(
+            self,
+            sid,
+            key,
+            json_response=self.options.json_response,
+            event_store=self.event_store,
+            retry_ms=self.options.retry_ms,
+        )
+        session = (
+            self.server.create_session(transport)
+            if snapshot is None
+            else self.server.restore_session(transport, snapshot)
+        )
+        entry = SharedEntry(sid, transport, session)
+        transport.entry = entry
+        session.on_state_change = lambda: self.save(entry)
+        self.sessions[sid] = entry
+        return entry
+
+    def _start(self, entry: SessionEntry, tg: TaskGroup) -> None:
+        tg.start_soon(self._run, entry)
+
+    async def _run(self, entry: SessionEntry) -> None:
+        with entry.scope:
+            try:
+                await entry.session.run()
+            except Exception:
+                logger.exception("session %s… failed", entry.id[:8])
+        self.drop(entry)
+
+    def _make_room(self) -> None:
+        if len(self.sessions) < self.options.max_sessions:
+            return
+        for entry in list(self.sessions.values()):
+            if len(self.sessions) < self.options.max_sessions:
+                return
+            if entry.busy == 0 and not entry.transport.requests:
+                self.drop(entry)  # a replica only: its session lives on in Redis
+
+    async def lookup(self, sid: str, headers: dict[str, str]) -> SessionEntry | None:
+        b = self.backend
+        async with b.guard("session"):
+            pipe = b.client.pipeline(transaction=False)
+            pipe.getex(self._k(sid), ex=self.ttl)
+            pipe.expire(self._k(sid, ":get"), self.ttl)
+            raw, _ = await pipe.execute()
+        entry = self.sessions.get(sid)
+        if raw is None:
+            if entry is not None:
+                self.drop(entry)  # ended by another worker, or expired
+            return None
+        raw = bytes(raw)
+        if entry is None:
+            snapshot = orjson.loads(raw)
+            if not self.ownership.allows(snapshot.get("owner"), headers):
+                return None
+            tg = await self._host()
+            if sid in self.sessions:  # restored meanwhile by a concurrent request
+                entry = self.sessions[sid]
+            else:
+                new = self._replica(sid, str(snapshot["key"]), snapshot)
+                new.owner = snapshot.get("owner")
+                new.raw = raw
+                new.subs = frozenset(snapshot.get("subs") or ())
+                self._start(new, tg)
+                entry = new
+        elif not self.ownership.allows(entry.owner, headers):
+            return None
+        else:
+            self._apply(entry, raw)
+        entry.touch()
+        self.sessions.move_to_end(sid)
+        return entry
+
+    def _apply(self, entry: SessionEntry, raw: bytes) -> None:
+        assert isinstance(entry, SharedEntry)
+        if raw == entry.raw:
+            return
+        snapshot = orjson.loads(raw)
+        self.server.apply_snapshot(entry.session, snapshot)
+        entry.raw = raw
+        entry.subs = frozenset(snapshot.get("subs") or ())
+
+    async def publish(self, entry: SessionEntry) -> None:
+        await self.save(entry)
+
+    async def initialized(self, transport: SharedTransport) -> None:
+        """The client said ``notifications/initialized`` (to this worker): recorded for all."""
+        entry = transport.entry
+        if entry is not None:
+            entry.session.mark_initialized()
+            await self.save(entry)
+
+    async def save(self, entry: SessionEntry) -> None:
+        """Write ``entry``'s state for every worker, and tell the replicas elsewhere."""
+        assert isinstance(entry, SharedEntry)
+        b = self.backend
+        snapshot = self.server.session_snapshot(entry.session)
+        snapshot["key"] = entry.transport.key
+        snapshot["owner"] = entry.owner
+        raw = orjson.dumps(snapshot)
+        subs = frozenset(snapshot.get("subs") or ())
+        async with b.guard("save session"):
+            pipe = b.client.pipeline(transaction=True)
+            pipe.set(self._k(entry.id), raw, ex=self.ttl)
+            for uri in subs - entry.subs:
+                pipe.sadd(b.key("sub", uri), entry.id)
+                pipe.expire(b.key("sub", uri), self.ttl, gt=True)
+                pipe.expire(b.key("sub", uri), self.ttl, nx=True)
+            for uri in entry.subs - subs:
+                pipe.srem(b.key("sub", uri), entry.id)
+            await pipe.execute()
+        entry.raw = raw
+        entry.subs = subs
+        await b.broadcast({"t": "ref", "sid": entry.id, "from": b.worker_id})
+
+    def drop(self, entry: SessionEntry, *, forget: bool = True) -> None:
+        # Only this worker's replica: the session's state and events stay for the others.
+        if self.sessions.get(entry.id) is entry:
+            del self.sessions[entry.id]
+        entry.transport.close()
+        entry.scope.cancel()
+
+    async def terminate(self, entry: SessionEntry) -> None:
+        assert isinstance(entry, SharedEntry)
+        self.drop(entry)
+        b = self.backend
+        async with b.guard("end session"):
+            pipe = b.client.pipeline(transaction=True)
+            pipe.delete(self._k(entry.id), self._k(entry.id, ":get"), self._k(entry.id, ":bl"))
+            for uri in entry.subs:
+                pipe.srem(b.key("sub", uri), entry.id)
+            await pipe.execute()
+        if self.event_store is not None:
+            await self.event_store.forget_session(entry.transport.key)
+        await b.broadcast({"t": "del", "sid": entry.id})
+
+    async def route_in(self, worker: str, sid: str, message: Message) -> None:
+        """The client's answer to a request ``worker`` sent: delivered there."""
+        if not await self.backend.send_to(worker, {"t": "in", "sid": sid, "m": message}):
+            # That worker is gone, and the request waiting for this answer with it.
+            logger.info("dropped an answer for worker %s: it is gone", worker)
+
+    # ------------------------------------------------------------------ GET stream
+
+    async def to_holder(self, sid: str, message: Message) -> None:
+        """Send a standalone message to the worker holding the session's GET stream, or
+        keep it in the backlog for the next one."""
+        b = self.backend
+        async with b.guard("route"):
+            holder = await b.client.get(self._k(sid, ":get"))
+        if holder is not None:
+            worker = _text(holder)
+            if worker == b.worker_id:
+                entry = self.sessions.get(sid)
+                if isinstance(entry, SharedEntry) and await _here(entry, message):
+                    return
+            elif await b.send_to(worker, {"t": "sa", "sid": sid, "m": message}):
+                return
+        await self._keep(sid, message)
+
+    async def _keep(self, sid: str, message: Message) -> None:
+        b = self.backend
+        async with b.guard("backlog"):
+            pipe = b.client.pipeline(transaction=True)
+            pipe.rpush(self._k(sid, ":bl"), orjson.dumps(message))
+            pipe.ltrim(self._k(sid, ":bl"), -BACKLOG, -1)
+            pipe.expire(self._k(sid, ":bl"), self.ttl)
+            pipe.get(self._k(sid, ":get"))
+            *_, holder = await pipe.execute()
+        if holder is not None:
+            # A GET stream attached meanwhile and may have drained the backlog already.
+            worker = _text(holder)
+            if worker == b.worker_id:
+                await self._on_drain({"sid": sid})
+            else:
+                await b.send_to(worker, {"t": "drain", "sid": sid})
+
+    async def take_backlog(self, sid: str) -> list[Message]:
+        """This worker holds the session's GET stream now: what waited for it."""
+        b = self.backend
+        async with b.guard("take backlog"):
+            pipe = b.client.pipeline(transaction=True)
+            pipe.set(self._k(sid, ":get"), b.worker_id, ex=self.ttl)
+            pipe.lrange(self._k(sid, ":bl"), 0, -1)
+            pipe.delete(self._k(sid, ":bl"))
+            _, items, _ = await pipe.execute()
+        return [orjson.loads(i) for i in items]
+
+    async def resource_updated(self, uri: str) -> None:
+        """``notifications/resources/updated`` to every session subscribed to ``uri``."""
+        b = self.backend
+        async with b.guard("subscribers"):
+            sids = await b.client.smembers(b.key("sub", uri))
+        message: dict[str, Any] = {
+            "jsonrpc": "2.0",
+            "method": "notifications/resources/updated",
+            "params": {"uri": uri},
+        }
+        for raw in sids:
+            await self.to_holder(_text(raw), message)
+
+    # ------------------------------------------------------------------ following
+
+    async def follow(
+        self, transport: SharedTransport, stream_id: str, after: int
+    ) -> tuple[Stream, MemoryObjectReceiveStream[Chunk]] | None:
+        """Follow another worker's stream ``stream_id`` from event ``after`` (the caller
+        replayed up to it); None when its worker is gone (nothing more will come)."""
+        b = self.backend
+        owner = transport.owner_of(stream_id)
+        if owner is None or owner == b.worker_id:
+            return None
+        proxy = Stream(stream_id, None, False)
+        conn = proxy.attach()
+        tail = self._tails[stream_id] = _Tail(transport, proxy, after)
+        asked = {"t": "tail", "sid": transport.session_id, "stream": stream_id, "to": b.worker_id}
+        if not await b.send_to(owner, asked):
+            self._untail(stream_id, tail)
+            conn.close()
+            return None
+        tg = await self._host()
+        tg.start_soon(self._watch, owner, stream_id, tail)
+        return proxy, conn
+
+    def _untail(self, stream_id: str, tail: _Tail) -> None:
+        if self._tails.get(stream_id) is tail:
+            del self._tails[stream_id]
+        if not tail.ended:
+            tail.end()
+
+    async def _watch(self, owner: str, stream_id: str, tail: _Tail) -> None:
+        # The stream's worker may die, and its follower may leave: either ends the tail.
+        while not tail.ended and tail.stream.conn is not None:
+            await anyio.sleep(self.backend.heartbeat)
+            try:
+                alive = await self.backend.alive(owner)
+            except Exception:
+                alive = True  # Redis down: not the owner's death; look again later
+            if not alive:
+                break
+        self._untail(stream_id, tail)
+
+    async def _gap(self, tail: _Tail, upto: int | None) -> None:
+        store = self.event_store
+        if store is None:
+            return
+        events = await store.events_after(tail.transport.key, tail.stream.id, tail.next - 1)
+        for seq, message in events or ():
+            if upto is None or seq <= upto:
+                tail.add(seq, message)
+
+    # ------------------------------------------------------------------ the bus
+
+    def _replica_of(self, message: BusMessage) -> SharedEntry | None:
+        entry = self.sessions.get(str(message.get("sid")))
+        return entry if isinstance(entry, SharedEntry) else None
+
+    async def _on_in(self, message: BusMessage) -> None:
+        entry = self._replica_of(message)
+        if entry is not None:
+            await _transport(entry).feed_here(message["m"])
+
+    async def _on_cancel(self, message: BusMessage) -> None:
+        entry = self._replica_of(message)
+        params = message["m"].get("params") if isinstance(message.get("m"), dict) else None
+        rid = params.get("requestId") if isinstance(params, dict) else None
+        if entry is not None and rid in entry.transport.requests:
+            await _transport(entry).feed_here(message["m"])
+
+    async def _on_standalone(self, message: BusMessage) -> None:
+        entry = self._replica_of(message)
+        if entry is None or not await _here(entry, message["m"]):
+            await self._keep(str(message["sid"]), message["m"])
+
+    async def _on_drain(self, message: BusMessage) -> None:
+        entry = self._replica_of(message)
+        if entry is None or entry.transport.standalone.conn is None:
+            return
+        for m in await self.take_backlog(entry.id):
+            if not await _here(entry, m):
+                await self._keep(entry.id, m)
+
+    async def _on_refresh(self, message: BusMessage) -> None:
+        entry = self._replica_of(message)
+        if entry is None or message.get("from") == self.backend.worker_id:
+            return
+        async with self.backend.guard("session"):
+            raw = await self.backend.client.get(self._k(entry.id))
+        if raw is None:
+            self.drop(entry)
+        else:
+            self._apply(entry, raw if isinstance(raw, bytes) else raw.encode())
+
+    async def _on_deleted(self, message: BusMessage) -> None:
+        entry = self._replica_of(message)
+        if entry is not None:
+            self.drop(entry)
+
+    async def _on_tail(self, message: BusMessage) -> None:
+        entry = self._replica_of(message)
+        stream_id, to = str(message.get("stream")), str(message.get("to"))
+        stream = entry.transport.stream_for_id(stream_id) if entry is not None else None
+        b = self.backend
+        if stream is None or stream.done or stream.request_id is None:
+            await b.send_to(to, {"t": "tailend", "stream": stream_id})
+            return
+        stream.remote = to
+        await b.send_to(to, {"t": "tailok", "stream": stream_id, "seq": stream.seq})
+
+    async def _on_tail_ok(self, message: BusMessage) -> None:
+        tail = self._tails.get(str(message.get("stream")))
+        if tail is not None:
+            await self._gap(tail, int(message.get("seq") or 0))
+
+    async def _on_tail_end(self, message: BusMessage) -> None:
+        stream_id = str(message.get("stream"))
+        tail = self._tails.get(stream_id)
+        if tail is not None:
+            await self._gap(tail, None)
+            self._untail(stream_id, tail)
+
+    async def _on_event(self, message: BusMessage) -> None:
+        tail = self._tails.get(str(message.get("stream")))
+        if tail is not None:
+            tail.add(int(message.get("seq") or 0), message.get("m"))
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _transport(entry: SessionEntry) -> SharedTransport:
+    transport = entry.transport
+    assert isinstance(transport, SharedTransport)
+    return transport
+
+
+async def _here(entry: SessionEntry, message: Message) -> bool:
+    return await _transport(entry).deliver_here(message)
+
+
+__all__ = ["RedisSessionRegistry", "SharedEntry", "SharedSessionFactory"]

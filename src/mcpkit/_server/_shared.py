@@ -1,0 +1,71 @@
+"""A server's sessions in shared state: what a session is as a snapshot, and the Redis setting.
+
+A session served by many workers (``Server.http_app(redis=...)``) is restored on each from
+a JSON snapshot of what the handshake settled and what the client set since: revision,
+capabilities, client info, whether it said ``initialized``, its log level, its
+subscriptions and the owner of its tasks.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from .._session._base import Negotiated
+from .._session._server import ServerSession
+from ._session import state_of
+
+if TYPE_CHECKING:
+    from ._server import Server
+
+#: The environment variable naming the Redis of a multi-worker deployment.
+REDIS_ENV = "MCPKIT_REDIS_URL"
+
+
+def snapshot(session: ServerSession) -> dict[str, Any]:
+    """What another worker needs to serve ``session`` (JSON-able)."""
+    n = session.negotiated
+    state = state_of(session)
+    return {
+        "v": n.protocol_version if n is not None else None,
+        "caps": n.peer_capabilities if n is not None else {},
+        "info": n.peer_info if n is not None else {},
+        "init": session.initialized,
+        "lvl": state.log_threshold,
+        "subs": sorted(state.subscriptions),
+        "tasks": state.task_owner,
+    }
+
+
+def apply(session: ServerSession, snap: dict[str, Any]) -> None:
+    """Bring ``session`` (a live replica) to the state ``snap`` describes."""
+    state = state_of(session)
+    state.log_threshold = int(snap.get("lvl") or 0)
+    state.subscriptions = set(snap.get("subs") or ())
+    if isinstance(snap.get("tasks"), str):
+        state.task_owner = snap["tasks"]
+    if snap.get("init"):
+        session.mark_initialized()
+
+
+def restore(session: ServerSession, snap: dict[str, Any], instructions: str | None) -> None:
+    """Put a new ``session`` in the state ``snap`` describes (its handshake done elsewhere)."""
+    version = snap.get("v")
+    if isinstance(version, str):
+        session.negotiated = Negotiated(
+            version, dict(snap.get("caps") or {}), dict(snap.get("info") or {}), instructions
+        )
+    apply(session, snap)
+
+
+def shared_options(server: Server, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` of an HTTP app with ``redis=`` (or ``$MCPKIT_REDIS_URL``) turned into a
+    Redis backend; the server's tasks move to Redis too unless it was given a task store."""
+    url = options.pop("redis", None) or os.environ.get(REDIS_ENV) or None
+    if url is None or options.get("stateless") or options.get("backend") is not None:
+        return options
+    from .._redis import RedisBackend
+
+    backend = RedisBackend(url)
+    server.tasks_manager.share(backend.task_store())
+    return {**options, "backend": backend}

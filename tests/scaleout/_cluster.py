@@ -1,0 +1,191 @@
+"""A real Redis server and a cluster of mcpkit workers behind the round-robin proxy.
+
+``redis_server()`` starts the system's ``redis-server`` on a free port (no persistence);
+``cluster()`` starts N ``mcpkit run FILE --transport http --redis URL`` workers and the
+proxy in front of them. As a script (what the conformance harness starts), it runs a
+cluster until it gets SIGTERM: ``python tests/scaleout/_cluster.py --port P --redis URL``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+EVERYTHING = ROOT / "examples" / "everything.py"
+PROXY = Path(__file__).with_name("_rrproxy.py")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_port(port: int, proc: subprocess.Popen[bytes] | None = None, timeout: float = 30) -> None:
+    """Until ``port`` accepts connections (bounded; fails at once if ``proc`` exited)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.returncode} before listening")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"nothing listens on port {port} after {timeout} s")
+
+
+def redis_binary() -> str:
+    found = shutil.which("redis-server") or (
+        "/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server") else None
+    )
+    if found is None:
+        raise RuntimeError("redis-server is not installed (apt-get install redis-server)")
+    return found
+
+
+@dataclass
+class RedisServer:
+    port: int
+    proc: subprocess.Popen[bytes]
+    workdir: Path
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.proc = _spawn_redis(self.port, self.workdir)
+        wait_port(self.port, self.proc)
+
+    def stop(self) -> None:
+        _stop(self.proc)
+
+
+def _spawn_redis(port: int, workdir: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--dir", str(workdir)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+@contextlib.contextmanager
+def redis_server(workdir: Path) -> Iterator[RedisServer]:
+    port = free_port()
+    server = RedisServer(port, _spawn_redis(port, workdir), workdir)
+    try:
+        wait_port(port, server.proc)
+        yield server
+    finally:
+        server.stop()
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+@dataclass
+class Cluster:
+    url: str
+    workers: list[subprocess.Popen[bytes]]
+    worker_urls: list[str]
+    proxy: subprocess.Popen[bytes]
+    logs: list[Path] = field(default_factory=list)
+
+
+def _mcpkit() -> list[str]:
+    exe = Path(sys.executable).parent / "mcpkit"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "mcpkit"]
+
+
+def start_worker(
+    redis_url: str, target: Path, port: int, log: Path, extra: list[str] | None = None
+) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "MCPKIT_REDIS_URL": redis_url}
+    with open(log, "ab") as out:
+        return subprocess.Popen(
+            [*_mcpkit(), "run", str(target), "--transport", "http", "--port", str(port),
+             *(extra or [])],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
+
+
+@contextlib.contextmanager
+def cluster(
+    redis_url: str,
+    logdir: Path,
+    *,
+    workers: int = 3,
+    target: Path = EVERYTHING,
+    port: int | None = None,
+    extra: list[str] | None = None,
+) -> Iterator[Cluster]:
+    procs: list[subprocess.Popen[bytes]] = []
+    urls: list[str] = []
+    logs: list[Path] = []
+    proxy: subprocess.Popen[bytes] | None = None
+    try:
+        for i in range(workers):
+            p = free_port()
+            log = logdir / f"worker{i}.log"
+            procs.append(start_worker(redis_url, target, p, log, extra))
+            urls.append(f"http://127.0.0.1:{p}")
+            logs.append(log)
+        for u, proc in zip(urls, procs, strict=True):
+            wait_port(int(u.rsplit(":", 1)[1]), proc)
+        front = port or free_port()
+        proxy = subprocess.Popen(
+            [sys.executable, str(PROXY), str(front), *urls],
+            stdout=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+        )
+        wait_port(front, proxy)
+        yield Cluster(f"http://127.0.0.1:{front}/mcp", procs, urls, proxy, logs)
+    finally:
+        for proc in [*procs, *([proxy] if proxy else [])]:
+            _stop(proc)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--redis", required=True)
+    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--logdir", default=None)
+    args = parser.parse_args()
+    stop = False
+
+    def on_term(*_: object) -> None:
+        nonlocal stop
+        stop = True
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
+    logdir = Path(args.logdir) if args.logdir else Path.cwd()
+    with cluster(args.redis, logdir, workers=args.workers, port=args.port):
+        while not stop:
+            time.sleep(0.2)
+
+
+if __name__ == "__main__":
+    main()
