@@ -73,8 +73,19 @@ class RedisServer:
 
 def _spawn_redis(port: int, workdir: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", str(workdir)],
+        [
+            redis_binary(),
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(workdir),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -121,8 +132,16 @@ def start_worker(
     env = {**os.environ, "MCPKIT_REDIS_URL": redis_url}
     with open(log, "ab") as out:
         return subprocess.Popen(
-            [*_mcpkit(), "run", str(target), "--transport", "http", "--port", str(port),
-             *(extra or [])],
+            [
+                *_mcpkit(),
+                "run",
+                str(target),
+                "--transport",
+                "http",
+                "--port",
+                str(port),
+                *(extra or []),
+            ],
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,

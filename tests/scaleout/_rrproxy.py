@@ -49,16 +49,25 @@ class RoundRobin:
             body += m.get("body", b"")
             if not m.get("more_body"):
                 break
-        i = next(self.turn)
-        self.count[i] += 1
-        url = self.upstreams[i] + scope["path"]
-        if scope.get("query_string"):
-            url += "?" + scope["query_string"].decode()
         headers = [(k, v) for k, v in scope["headers"] if k.lower() not in _HOP]
-        try:
+        response = None
+        # A worker that refuses connections is skipped (nothing reached it, so the request
+        # is safe to send to the next): what a load balancer's passive health check does.
+        for _ in range(len(self.upstreams)):
+            i = next(self.turn)
+            url = self.upstreams[i] + scope["path"]
+            if scope.get("query_string"):
+                url += "?" + scope["query_string"].decode()
             request = self.client.build_request(scope["method"], url, headers=headers, content=body)
-            response = await self.client.send(request, stream=True)
-        except httpx2.HTTPError:
+            try:
+                response = await self.client.send(request, stream=True)
+            except httpx2.ConnectError:
+                continue
+            except httpx2.HTTPError:
+                break
+            self.count[i] += 1
+            break
+        if response is None:
             await send({"type": "http.response.start", "status": 502, "headers": []})
             await send({"type": "http.response.body", "body": b"upstream unreachable"})
             return
@@ -69,7 +78,9 @@ class RoundRobin:
                 if k.encode().lower() not in _HOP
             ]
             out.append((b"x-upstream", str(i).encode()))
-            await send({"type": "http.response.start", "status": response.status_code, "headers": out})
+            await send(
+                {"type": "http.response.start", "status": response.status_code, "headers": out}
+            )
             try:
                 async for chunk in response.aiter_raw():
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})

@@ -1,0 +1,199 @@
+"""Three workers sharing one real Redis, behind a strict round-robin proxy.
+
+Every HTTP request goes to the next worker, so no two requests of a session meet the same
+worker in a row: sessions, server-to-client requests, the GET stream, subscriptions and
+tasks all have to go through the shared state.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from tests.scaleout._cluster import Cluster, RedisServer, cluster
+from tests.scaleout._wire import call, headers, initialize, sse_messages
+from tests.scaleout.conftest import JOBS
+
+import mcpkit
+from mcpkit.types import ElicitResult
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(180)]
+
+
+@pytest.fixture(scope="module")
+def jobs(redis: RedisServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    with cluster(redis.url, tmp_path_factory.mktemp("logs"), target=JOBS) as c:
+        yield c
+
+
+async def _confirm(params: Any, ctx: Any) -> ElicitResult:
+    return ElicitResult(action="accept", content={"ok": True})
+
+
+async def test_tasks_run_on_one_worker_and_answer_on_every_other(jobs: Cluster) -> None:
+    progress: list[float] = []
+    async with mcpkit.Client(
+        jobs.url, protocol_version="2025-11-25", elicitation_handler=_confirm
+    ) as client:
+        with anyio.fail_after(30):
+            handle = await client.call_tool_as_task("build", {"steps": 4})
+            result = await handle.result()
+            assert result.content[0].text == "built in 4 steps"  # type: ignore[union-attr]
+            assert (await handle.status()).status == "completed"
+            # Cancelled through one worker while another runs it: it stops, and stays so.
+            held = await client.call_tool_as_task("hold", {})
+            assert (await held.status()).status == "working"
+            cancelled = await held.cancel()
+            assert cancelled.status == "cancelled"
+            for _ in range(3):
+                assert (await held.status()).status == "cancelled"
+            # A task asks the client something: the question goes out on the GET stream
+            # (held by some worker), the answer is POSTed to another, and reaches the task.
+            asked = await client.call_tool_as_task("confirm", {})
+            confirmed = await asked.result()
+            assert confirmed.content[0].text == "confirmed"  # type: ignore[union-attr]
+            listed = await client.list_tasks()
+            ids = {t.task_id for t in listed}
+            assert {handle.task_id, held.task_id, asked.task_id} <= ids
+        # Plain calls with progress, many times: each lands on the next worker.
+        for _ in range(6):
+            r = await client.call_tool(
+                "build", {"steps": 2}, progress_handler=lambda p, t, m: progress.append(p)
+            )
+            assert r.content[0].text == "built in 2 steps"  # type: ignore[union-attr]
+    assert progress.count(2.0) == 6
+
+
+async def test_a_resource_update_reaches_each_subscriber_once(jobs: Cluster) -> None:
+    updates: list[str] = []
+    got = anyio.Event()
+
+    async def on_update(params: Any) -> None:
+        updates.append(params.uri)
+        got.set()
+
+    async with mcpkit.Client(
+        jobs.url, protocol_version="2025-11-25", resource_updated_handler=on_update
+    ) as client:
+        await client.subscribe("note://board")
+        for _ in range(3):
+            await client.list_tools()  # the session now has a replica on every worker
+        await client.call_tool("touch", {"uri": "note://board"})
+        with anyio.fail_after(10):
+            await got.wait()
+        await client.call_tool("touch", {"uri": "note://other"})
+        await client.unsubscribe("note://board")
+        await client.call_tool("touch", {"uri": "note://board"})
+        await client.list_tools()
+    assert updates == ["note://board"]
+
+
+async def test_log_level_set_on_one_worker_holds_on_the_others(jobs: Cluster) -> None:
+    async with httpx2.AsyncClient(timeout=20) as http:
+        sid = await initialize(http, jobs.url)
+        r = await call(http, jobs.url, sid, "logging/setLevel", {"level": "error"})
+        assert r["result"] == {}
+        # Whichever worker serves the next requests knows the level (and the session).
+        for _ in range(3):
+            r = await call(http, jobs.url, sid, "ping", None)
+            assert r["result"] == {}
+        gone = await http.delete(jobs.url, headers=headers(sid))
+        assert gone.status_code == 200
+        for _ in range(3):  # ended for every worker
+            r = await http.post(
+                jobs.url, headers=headers(sid), content=b'{"jsonrpc":"2.0","id":9,"method":"ping"}'
+            )
+            assert r.status_code == 404
+
+
+def test_every_key_in_redis_expires(jobs: Cluster, redis: RedisServer) -> None:
+    import redis as redis_py
+
+    client = redis_py.Redis(port=redis.port)
+    try:
+        keys = client.keys("mcpkit:*")
+        assert keys, "the tests above left nothing in Redis"
+        lasting = [k for k in keys if client.ttl(k) == -1 and k != b"mcpkit:taskseq"]
+        assert lasting == [], f"keys without a TTL: {lasting}"
+    finally:
+        client.close()
+
+
+# ---------------------------------------------------------------------- a worker dies
+
+
+@pytest.fixture
+def doomed(redis: RedisServer, tmp_path: Path) -> Iterator[Cluster]:
+    with cluster(redis.url, tmp_path, target=JOBS) as c:
+        yield c
+
+
+async def _read_events(response: httpx2.Response, n: int) -> tuple[bytes, list[Any]]:
+    buf = b""
+    async for chunk in response.aiter_raw():
+        buf += chunk
+        if len([m for _, m in sse_messages(buf)]) >= n and buf.endswith(b"\n\n"):
+            break
+    return buf, [m for _, m in sse_messages(buf)]
+
+
+async def test_a_killed_worker_loses_nothing_of_a_session(doomed: Cluster) -> None:
+    first = doomed.worker_urls[0] + "/mcp"
+    second = doomed.worker_urls[1] + "/mcp"
+    async with httpx2.AsyncClient(timeout=20) as http:
+        sid = await initialize(http, doomed.url)
+        # A task on the first worker, and a request streaming from it.
+        started = await call(
+            http, first, sid, "tools/call", {"name": "hold", "arguments": {}, "task": {}}
+        )
+        task_id = started["result"]["task"]["taskId"]
+        chatter = {
+            "jsonrpc": "2.0",
+            "id": "chat",
+            "method": "tools/call",
+            "params": {"name": "chatter", "arguments": {"n": 3}, "_meta": {"progressToken": 7}},
+        }
+        import orjson
+
+        async with http.stream(
+            "POST", first, headers=headers(sid), content=orjson.dumps(chatter)
+        ) as r:
+            with anyio.fail_after(10):
+                seen, messages = await _read_events(r, 3)
+            # The priming event (no data) names where the stream starts.
+            priming = seen.split(b"id:", 1)[1].split(b"\n", 1)[0].strip().decode()
+            assert priming.endswith("_0")
+            assert [m["params"]["progress"] for m in messages] == [1, 2, 3]
+            os.kill(doomed.workers[0].pid, signal.SIGKILL)
+            doomed.workers[0].wait(10)
+        # The session goes on through the others (the proxy skips the dead worker).
+        for _ in range(6):
+            r2 = await call(
+                http, doomed.url, sid, "tools/call", {"name": "build", "arguments": {"steps": 1}}
+            )
+            assert r2["result"]["content"][0]["text"] == "built in 1 steps"
+        # The stream resumed on another worker replays what the dead one sent, then ends.
+        resume = headers(sid, **{"last-event-id": priming})
+        with anyio.fail_after(20):
+            got = await http.get(second, headers=resume)
+        assert got.status_code == 200
+        replayed = [m for _, m in sse_messages(got.content)]
+        assert [m["params"]["progress"] for m in replayed] == [1, 2, 3]
+        # The task it ran ends as failed instead of `working` forever.
+        status: dict[str, Any] = {}
+        with anyio.fail_after(20):
+            while True:
+                status = (await call(http, doomed.url, sid, "tasks/get", {"taskId": task_id}))[
+                    "result"
+                ]
+                if status["status"] != "working":
+                    break
+                await anyio.sleep(0.2)
+        assert status["status"] == "failed"
+        assert "worker" in status["statusMessage"]
