@@ -212,6 +212,52 @@ def check_auth(flavor: str) -> None:
     print("ok: [auth] verifies JWTs (PyJWT with cryptography installed)")
 
 
+def check_redis(flavor: str) -> None:
+    from mcpkit import RedisBackend
+
+    if flavor not in ("redis", "all"):
+        try:
+            RedisBackend("redis://127.0.0.1:6379/0")
+        except RuntimeError as e:
+            assert "mcpkit[redis]" in str(e), e
+            print("ok: without [redis], RedisBackend names the extra to install")
+            return
+        raise AssertionError("RedisBackend built without redis-py")
+    import shutil
+    import socket
+    import subprocess
+
+    exe = shutil.which("redis-server")
+    if exe is None:
+        raise AssertionError("redis-server is not installed (CI installs it)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [exe, "--port", str(port), "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        backend = RedisBackend(f"redis://127.0.0.1:{port}/0")
+
+        async def ping() -> None:
+            for _ in range(100):
+                try:
+                    async with backend.guard("ping"):
+                        assert await backend.client.ping()
+                    return
+                except Exception:
+                    await anyio.sleep(0.05)
+            raise AssertionError("redis-server did not answer")
+
+        anyio.run(ping)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    print("ok: [redis] talks to a real redis-server")
+
+
 def main(flavor: str) -> None:
     check_package()
     with tempfile.TemporaryDirectory() as tmp:
@@ -224,6 +270,7 @@ def main(flavor: str) -> None:
     if flavor in ("otel", "all"):
         check_otel()
     check_auth(flavor)
+    check_redis(flavor)
     if flavor == "":
         check_proxy_without_httpx2()
     if flavor == "all":

@@ -28,7 +28,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 #: Each extra, and the checks (scripts/installed_checks.py) a venv with only it must pass.
-FLAVORS = {"": "bare", "http": "http", "trio": "trio", "otel": "otel", "auth": "auth", "all": "all"}
+FLAVORS = {
+    "": "bare",
+    "http": "http",
+    "trio": "trio",
+    "otel": "otel",
+    "auth": "auth",
+    "redis": "redis",
+    "all": "all",
+}
 TIMEOUT = 300
 
 

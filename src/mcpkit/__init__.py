@@ -54,6 +54,7 @@ if _TYPE_CHECKING:
     from ._exceptions import (
         AuthError,
         AuthServerError,
+        BackendUnavailable,
         CapabilityError,
         ConnectionClosed,
         HeaderMismatch,
@@ -85,6 +86,7 @@ if _TYPE_CHECKING:
     from ._http import EventStore, InMemoryEventStore
     from ._http._request_info import HTTPRequestInfo
     from ._proxy import Proxy
+    from ._redis import RedisBackend
     from ._server import (
         Context,
         ElicitationResult,
@@ -120,6 +122,8 @@ _LAZY: dict[str, str] = {
     "TaskHandle": "._client",
     "AuthError": "._exceptions",
     "AuthServerError": "._exceptions",
+    "BackendUnavailable": "._exceptions",
+    "RedisBackend": "._redis",
     "InsufficientScope": "._exceptions",
     "InvalidToken": "._exceptions",
     "CapabilityError": "._exceptions",
@@ -174,6 +178,7 @@ __all__ = [
     "Audio",
     "AuthError",
     "AuthServerError",
+    "BackendUnavailable",
     "CapabilityError",
     "Client",
     "ClientGroup",
@@ -211,6 +216,7 @@ __all__ = [
     "ProgressHandler",
     "ProtocolError",
     "Proxy",
+    "RedisBackend",
     "RequestTimeout",
     "ResourceNotFound",
     "ResourceUpdatedHandler",

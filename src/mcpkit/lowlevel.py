@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from ._app import (
         HTTPAppOptions,
         MemorySessionRegistry,
+        SessionBackend,
         SessionEntry,
         SessionRegistry,
         StreamableHTTPApp,
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
         open_sse,
         open_streamable_http,
     )
+    from ._redis import RedisEventStore, RedisSessionRegistry, RedisTaskStore
 
 #: Public names of this module, and where the lazily imported ones live (the HTTP client's
 #: and the HTTP app's modules load only when one of them is used).
@@ -62,7 +64,11 @@ _LAZY = {
     "open_streamable_http": "_http",
     "HTTPAppOptions": "_app",
     "MemorySessionRegistry": "_app",
+    "SessionBackend": "_app",
     "SessionEntry": "_app",
+    "RedisEventStore": "_redis",
+    "RedisSessionRegistry": "_redis",
+    "RedisTaskStore": "_redis",
     "SessionRegistry": "_app",
     "StreamableHTTPApp": "_app",
 }
@@ -80,8 +86,12 @@ __all__ = [
     "MemorySessionRegistry",
     "MemoryTransport",
     "Negotiated",
+    "RedisEventStore",
+    "RedisSessionRegistry",
+    "RedisTaskStore",
     "RequestContext",
     "ServerSession",
+    "SessionBackend",
     "SessionEntry",
     "SessionRegistry",
     "StdioClientTransport",
@@ -106,6 +116,10 @@ def __getattr__(name: str) -> Any:
         from . import _app
 
         value = getattr(_app, name)
+    elif where == "_redis":
+        from . import _redis
+
+        value = getattr(_redis, name)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value

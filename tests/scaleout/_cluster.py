@@ -58,43 +58,33 @@ class RedisServer:
     port: int
     proc: subprocess.Popen[bytes]
     workdir: Path
+    durable: bool = False
 
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
-        self.proc = _spawn_redis(self.port, self.workdir)
+        self.proc = _spawn_redis(self.port, self.workdir, self.durable)
         wait_port(self.port, self.proc)
 
     def stop(self) -> None:
         _stop(self.proc)
 
 
-def _spawn_redis(port: int, workdir: Path) -> subprocess.Popen[bytes]:
+def _spawn_redis(port: int, workdir: Path, durable: bool = False) -> subprocess.Popen[bytes]:
+    # Durable: every write in the append-only file before it is acknowledged.
+    aof = ["--appendonly", "yes", "--appendfsync", "always"] if durable else ["--appendonly", "no"]
+    args = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", *aof, "--dir", str(workdir)]
     return subprocess.Popen(
-        [
-            redis_binary(),
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(workdir),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        [redis_binary(), *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
 
 
 @contextlib.contextmanager
-def redis_server(workdir: Path) -> Iterator[RedisServer]:
+def redis_server(workdir: Path, *, durable: bool = False) -> Iterator[RedisServer]:
     port = free_port()
-    server = RedisServer(port, _spawn_redis(port, workdir), workdir)
+    server = RedisServer(port, _spawn_redis(port, workdir, durable), workdir, durable)
     try:
         wait_port(port, server.proc)
         yield server

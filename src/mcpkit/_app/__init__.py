@@ -14,7 +14,13 @@
 
 from ._legacy import SSEApp, create_sse_app
 from ._options import HTTPAppOptions
-from ._registry import MemorySessionRegistry, SessionEntry, SessionFactory, SessionRegistry
+from ._registry import (
+    MemorySessionRegistry,
+    SessionBackend,
+    SessionEntry,
+    SessionFactory,
+    SessionRegistry,
+)
 from ._serve import run, serve_app, serve_http, serve_sse
 from ._streamable import StreamableHTTPApp, close_sse_stream, create_http_app
 
@@ -22,6 +28,7 @@ __all__ = [
     "HTTPAppOptions",
     "MemorySessionRegistry",
     "SSEApp",
+    "SessionBackend",
     "SessionEntry",
     "SessionFactory",
     "SessionRegistry",

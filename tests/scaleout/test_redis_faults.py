@@ -1,0 +1,145 @@
+"""Redis going away, coming back, or never answering: clear errors, bounded waits, recovery."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import httpx2
+import orjson
+import pytest
+from tests.scaleout._cluster import (
+    RedisServer,
+    _stop,
+    free_port,
+    redis_server,
+    start_worker,
+    wait_port,
+)
+from tests.scaleout._wire import call, headers, initialize
+from tests.scaleout.conftest import JOBS
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(120)]
+
+PING = b'{"jsonrpc":"2.0","id":5,"method":"ping"}'
+
+
+@pytest.fixture
+def durable_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A Redis that keeps its data across a restart (append-only file, fsync always)."""
+    with redis_server(tmp_path, durable=True) as server:
+        yield server
+
+
+async def test_redis_restarted_under_a_worker(durable_redis: RedisServer, tmp_path: Path) -> None:
+    port = free_port()
+    worker = start_worker(durable_redis.url, JOBS, port, tmp_path / "worker.log")
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        wait_port(port, worker)
+        async with httpx2.AsyncClient(timeout=30) as http:
+            sid = await initialize(http, url)
+            assert (await call(http, url, sid, "ping", None))["result"] == {}
+            durable_redis.stop()
+            # Down: a clear 503 with Retry-After, at once, not a hang or a 500.
+            with anyio.fail_after(15):
+                r = await http.post(url, headers=headers(sid), content=PING)
+            assert r.status_code == 503
+            assert r.headers["retry-after"] == "1"
+            assert "session store" in r.json()["error"]["message"]
+            durable_redis.start()
+            # Back: the same session goes on (its state was kept by Redis), the worker too.
+            with anyio.fail_after(20):
+                while True:
+                    r = await http.post(url, headers=headers(sid), content=PING)
+                    if r.status_code != 503:
+                        break
+                    await anyio.sleep(0.2)
+            assert r.status_code == 200, r.text
+            built = await call(
+                http, url, sid, "tools/call", {"name": "build", "arguments": {"steps": 1}}
+            )
+            assert built["result"]["content"][0]["text"] == "built in 1 steps"
+    finally:
+        _stop(worker)
+    assert worker.returncode == -signal.SIGTERM  # it stopped on SIGTERM, not stuck (SIGKILL)
+
+
+class BlackHole:
+    """A TCP server that accepts connections and never says a word (a wedged Redis)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        self.conns: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(conn)
+
+    def close(self) -> None:
+        self.sock.close()
+        for c in self.conns:
+            c.close()
+
+
+async def test_a_redis_that_never_answers_holds_no_worker(tmp_path: Path) -> None:
+    hole = BlackHole()
+    port = free_port()
+    worker = start_worker(f"redis://127.0.0.1:{hole.port}/0", JOBS, port, tmp_path / "worker.log")
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        wait_port(port, worker)
+        async with httpx2.AsyncClient(timeout=30) as http:
+            init = {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "0"},
+                },
+            }
+            for _ in range(2):  # bounded each time, and the worker keeps answering
+                with anyio.fail_after(20):
+                    r = await http.post(url, headers=headers(), content=orjson.dumps(init))
+                assert r.status_code == 503, r.text
+            # What needs no shared state is still served: a stateless (2026-07-28) request.
+            listing = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/list",
+                "params": {
+                    "_meta": {
+                        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                        "io.modelcontextprotocol/clientCapabilities": {},
+                        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+                    }
+                },
+            }
+            with anyio.fail_after(10):
+                r = await http.post(
+                    url,
+                    headers=headers(
+                        **{"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list"}
+                    ),
+                    content=orjson.dumps(listing),
+                )
+            assert r.status_code == 200, r.text
+    finally:
+        _stop(worker)
+        hole.close()
+    assert worker.returncode == -signal.SIGTERM  # nothing held it: no SIGKILL needed
