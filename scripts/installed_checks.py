@@ -247,7 +247,7 @@ def check_redis(flavor: str) -> None:
                     async with backend.guard("ping"):
                         assert await backend.client.ping()
                     return
-                except Exception:
+                except Exception:  # noqa: PERF203 (not up yet: try again)
                     await anyio.sleep(0.05)
             raise AssertionError("redis-server did not answer")
 

@@ -172,9 +172,26 @@ class RedisSessionRegistry:
                 while True:
                     await anyio.sleep(min(self.replica_idle / 4, 1.0))
                     self.reap_idle()
+                    await self._hold_streams()
             finally:
                 self._tg = None
                 self._ready = anyio.Event()
+
+    async def _hold_streams(self) -> None:
+        # The GET streams held here stay named as held (their keys expire otherwise):
+        # one pipelined round trip a second for all of them, off the request path.
+        held = [e.id for e in self.sessions.values() if e.transport.standalone.conn is not None]
+        if not held:
+            return
+        b = self.backend
+        try:
+            async with b.guard("hold streams"):
+                pipe = b.client.pipeline(transaction=False)
+                for sid in held:
+                    pipe.set(self._k(sid, ":get"), b.worker_id, ex=self.ttl)
+                await pipe.execute()
+        except Exception as e:  # Redis down: the next round tries again
+            logger.warning("could not renew the GET streams held here: %s", e)
 
     def reap_idle(self) -> None:
         """Let go of replicas idle here for ``replica_idle`` seconds (sessions stay)."""
@@ -255,10 +272,8 @@ class RedisSessionRegistry:
     async def lookup(self, sid: str, headers: dict[str, str]) -> SessionEntry | None:
         b = self.backend
         async with b.guard("session"):
-            pipe = b.client.pipeline(transaction=False)
-            pipe.getex(self._k(sid), ex=self.ttl)
-            pipe.expire(self._k(sid, ":get"), self.ttl)
-            raw, _ = await pipe.execute()
+            # The one round trip of a request: the session's state, its TTL renewed.
+            raw = await b.client.getex(self._k(sid), ex=self.ttl)
         entry = self.sessions.get(sid)
         if raw is None:
             if entry is not None:
