@@ -279,7 +279,7 @@ class RedisSessionRegistry:
             if entry is not None:
                 self.drop(entry)  # ended by another worker, or expired
             return None
-        raw = bytes(raw)
+        raw = raw if isinstance(raw, bytes) else raw.encode()
         if entry is None:
             snapshot = orjson.loads(raw)
             if not self.ownership.allows(snapshot.get("owner"), headers):
