@@ -58,7 +58,7 @@ def _names(requirements: list[str]) -> frozenset[str]:
 
 def test_extras_say_what_they_are() -> None:
     extras = PROJECT["optional-dependencies"]
-    assert set(extras) == {"http", "trio", "otel", "auth", "all", "test"}
+    assert set(extras) == {"http", "trio", "otel", "auth", "redis", "all", "test"}
     contents = [_names(reqs) for reqs in extras.values()]
     assert all(contents), "an empty extra"
     assert len(set(contents)) == len(contents), "two extras with the same content"
@@ -70,6 +70,22 @@ def test_extras_say_what_they_are() -> None:
         assert not (_names(extras[name]) & base), f"[{name}] repeats a core dependency"
     assert "uvicorn" in _names(extras["http"]) and "trio" in _names(extras["trio"])
     assert _names(extras["auth"]) == {"pyjwt", "cryptography"}
+    assert _names(extras["redis"]) == {"redis"}
+
+
+def test_redis_backend_without_redis_py_says_which_extra() -> None:
+    """A bare install imports mcpkit; only building a RedisBackend needs [redis]."""
+    code = (
+        "import sys\n"
+        "sys.modules['redis'] = None\n"
+        "import mcpkit\n"
+        "try:\n"
+        "    mcpkit.RedisBackend('redis://127.0.0.1:6379/0')\n"
+        "except RuntimeError as e:\n"
+        "    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "mcpkit[redis]" in out.stdout, out.stdout + out.stderr
 
 
 def test_auth_imports_without_pyjwt_and_says_which_extra() -> None:
