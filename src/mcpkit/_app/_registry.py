@@ -94,6 +94,16 @@ class SessionEntry:
         self.touch()
 
 
+async def run_session(entry: SessionEntry) -> None:
+    """Serve ``entry``'s session until it ends (or its scope is cancelled); a failure is
+    logged, never raised into the registry's task group."""
+    with entry.scope:
+        try:
+            await entry.session.run()
+        except Exception:
+            logger.exception("session %s… failed", entry.id[:8])
+
+
 class SessionRegistry(Protocol):
     """Where an app's sessions live: the interface a shared store implements."""
 
@@ -248,11 +258,7 @@ class MemorySessionRegistry:
                     self.drop(entry)
 
     async def _run(self, entry: SessionEntry) -> None:
-        with entry.scope:
-            try:
-                await entry.session.run()
-            except Exception:
-                logger.exception("session %s… failed", entry.id[:8])
+        await run_session(entry)
         self.drop(entry)
 
     def drop(self, entry: SessionEntry, *, forget: bool = True) -> None:

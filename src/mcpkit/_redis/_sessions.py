@@ -25,7 +25,7 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .._app._options import HTTPAppOptions
-from .._app._registry import SessionEntry, SessionFactory
+from .._app._registry import SessionEntry, SessionFactory, run_session
 from .._http._events import EventStore
 from .._http._security import SessionOwnership
 from .._http._transport import Chunk, Stream
@@ -253,11 +253,7 @@ class RedisSessionRegistry:
         tg.start_soon(self._run, entry)
 
     async def _run(self, entry: SessionEntry) -> None:
-        with entry.scope:
-            try:
-                await entry.session.run()
-            except Exception:
-                logger.exception("session %s… failed", entry.id[:8])
+        await run_session(entry)
         self.drop(entry)
 
     def _make_room(self) -> None:
