@@ -120,12 +120,20 @@ class RedisBackend:
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:
             from redis.asyncio import Redis
+            from redis.asyncio.retry import Retry
+            from redis.backoff import NoBackoff
+            from redis.exceptions import ConnectionError as RedisConnectionError
 
             self._client = Redis.from_url(
                 self.url,
                 socket_timeout=self.timeout,
                 socket_connect_timeout=self.timeout,
                 health_check_interval=30,
+                # After a Redis restart every pooled connection is stale: a call that meets
+                # one tries once more on a fresh connection rather than failing the request.
+                # A timeout is not retried (a wedged Redis must not double the wait).
+                retry=Retry(NoBackoff(), 1),
+                retry_on_error=[RedisConnectionError],
                 retry_on_timeout=False,
             )
             self._client_loop = loop
