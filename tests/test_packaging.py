@@ -81,7 +81,7 @@ def test_redis_backend_without_redis_py_says_which_extra() -> None:
         "import mcpkit\n"
         "try:\n"
         "    mcpkit.RedisBackend('redis://127.0.0.1:6379/0')\n"
-        "except RuntimeError as e:\n"
+        "except ImportError as e:\n"
         "    print(e)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

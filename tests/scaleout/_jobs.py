@@ -35,12 +35,22 @@ async def confirm(ctx: Context) -> str:
 
 
 @server.tool()
-async def chatter(n: int, ctx: Context) -> str:
-    """Send ``n`` progress notifications, then wait (a stream that stays open)."""
+async def chatter(n: int, ctx: Context, wait: float = 3600) -> str:
+    """Send ``n`` progress notifications, wait ``wait`` seconds (a stream that stays open),
+    send one more, and finish."""
     for i in range(n):
-        await ctx.report_progress(i + 1, n, f"said {i + 1}")
-    await anyio.sleep(3600)
+        await ctx.report_progress(i + 1, n + 1, f"said {i + 1}")
+    await anyio.sleep(wait)
+    await ctx.report_progress(n + 1, n + 1, "said the last")
     return "done"
+
+
+@server.tool()
+async def log_twice(ctx: Context) -> str:
+    """Log one record at info and one at error: the session's level decides what is sent."""
+    await ctx.info("quiet")
+    await ctx.error("loud")
+    return "logged"
 
 
 @server.tool()

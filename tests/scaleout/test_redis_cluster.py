@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 import httpx2
+import orjson
 import pytest
 from tests.scaleout._cluster import Cluster, RedisServer, cluster
 from tests.scaleout._wire import call, headers, initialize, sse_messages
@@ -99,10 +100,19 @@ async def test_log_level_set_on_one_worker_holds_on_the_others(jobs: Cluster) ->
         sid = await initialize(http, jobs.url)
         r = await call(http, jobs.url, sid, "logging/setLevel", {"level": "error"})
         assert r["result"] == {}
-        # Whichever worker serves the next requests knows the level (and the session).
+        # Three calls, three workers: each sends the error record and drops the info one.
         for _ in range(3):
-            r = await call(http, jobs.url, sid, "ping", None)
-            assert r["result"] == {}
+            body = orjson.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "tools/call",
+                    "params": {"name": "log_twice", "arguments": {}},
+                }
+            )
+            got = await http.post(jobs.url, headers=headers(sid), content=body)
+            logs = [m["params"] for _, m in sse_messages(got.content) if "method" in m]
+            assert logs == [{"level": "error", "data": "loud"}], logs
         gone = await http.delete(jobs.url, headers=headers(sid))
         assert gone.status_code == 200
         for _ in range(3):  # ended for every worker
@@ -112,17 +122,124 @@ async def test_log_level_set_on_one_worker_holds_on_the_others(jobs: Cluster) ->
             assert r.status_code == 404
 
 
-def test_every_key_in_redis_expires(jobs: Cluster, redis: RedisServer) -> None:
+async def test_a_cancellation_reaches_the_worker_serving_the_request(jobs: Cluster) -> None:
+    first, second = (u + "/mcp" for u in jobs.worker_urls[:2])
+    async with httpx2.AsyncClient(timeout=20) as http:
+        sid = await initialize(http, jobs.url)
+        chat = {
+            "jsonrpc": "2.0",
+            "id": "talk",
+            "method": "tools/call",
+            "params": {"name": "chatter", "arguments": {"n": 1}, "_meta": {"progressToken": 1}},
+        }
+        async with http.stream(
+            "POST", first, headers=headers(sid), content=orjson.dumps(chat)
+        ) as r:
+            cancel = {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": "talk", "reason": "enough"},
+            }
+
+            talking = anyio.Event()
+
+            async def cancel_once_talking() -> None:
+                await talking.wait()  # the call surely runs: its progress came
+                sent = await http.post(second, headers=headers(sid), content=orjson.dumps(cancel))
+                assert sent.status_code == 202
+
+            buf = b""
+            with anyio.fail_after(10):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(cancel_once_talking)
+                    # The first worker cancels the call and ends its stream, unanswered.
+                    async for chunk in r.aiter_raw():
+                        buf += chunk
+                        if b"notifications/progress" in buf:
+                            talking.set()
+        messages = [m for _, m in sse_messages(buf)]
+        assert [m["method"] for m in messages] == ["notifications/progress"]
+
+
+async def test_a_live_stream_resumed_on_another_worker_is_followed_to_its_end(
+    jobs: Cluster,
+) -> None:
+    first, second = (u + "/mcp" for u in jobs.worker_urls[:2])
+    async with httpx2.AsyncClient(timeout=20) as http:
+        sid = await initialize(http, jobs.url)
+        chat = {
+            "jsonrpc": "2.0",
+            "id": "slow",
+            "method": "tools/call",
+            "params": {
+                "name": "chatter",
+                "arguments": {"n": 3, "wait": 2},
+                "_meta": {"progressToken": 1},
+            },
+        }
+        async with http.stream(
+            "POST", first, headers=headers(sid), content=orjson.dumps(chat)
+        ) as r:
+            with anyio.fail_after(10):
+                seen, _ = await _read_events(r, 3)
+        # The client went away; it resumes on another worker while the call still runs
+        # there: what was sent is replayed, then the rest arrives as the first sends it.
+        priming = seen.split(b"id:", 1)[1].split(b"\n", 1)[0].strip().decode()
+        with anyio.fail_after(15):
+            got = await http.get(second, headers=headers(sid, **{"last-event-id": priming}))
+        messages = [m for _, m in sse_messages(got.content)]
+        assert [m["params"]["progress"] for m in messages if "method" in m] == [1, 2, 3, 4]
+        assert messages[-1]["id"] == "slow"
+        assert messages[-1]["result"]["content"][0]["text"] == "done"
+
+
+async def test_a_message_waits_for_the_next_get_stream_on_any_worker(jobs: Cluster) -> None:
+    async with httpx2.AsyncClient(timeout=20) as http:
+        sid = await initialize(http, jobs.url)
+        await call(http, jobs.url, sid, "resources/subscribe", {"uri": "note://board"})
+        # No GET stream anywhere: the update waits in the session's backlog...
+        await call(
+            http,
+            jobs.url,
+            sid,
+            "tools/call",
+            {"name": "touch", "arguments": {"uri": "note://board"}},
+        )
+        # ...and goes out first on the GET stream opened later, whichever worker takes it.
+        async with http.stream("GET", jobs.url, headers=headers(sid)) as r:
+            assert r.status_code == 200
+            with anyio.fail_after(10):
+                _, messages = await _read_events(r, 1)
+        assert messages == [
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/resources/updated",
+                "params": {"uri": "note://board"},
+            }
+        ]
+
+
+async def test_every_key_in_redis_expires(jobs: Cluster, redis: RedisServer) -> None:
     import redis as redis_py
 
-    client = redis_py.Redis(port=redis.port)
+    # A session with a task, a subscription, a GET stream held and a backlog: every kind
+    # of key this backend writes.
+    async with mcpkit.Client(jobs.url, protocol_version="2025-11-25") as client:
+        await client.subscribe("note://board")
+        await (await client.call_tool_as_task("build", {"steps": 1})).result()
+        await client.call_tool("build", {"steps": 1})
+    keys_client = redis_py.Redis(port=redis.port)
     try:
-        keys = client.keys("mcpkit:*")
-        assert keys, "the tests above left nothing in Redis"
-        lasting = [k for k in keys if client.ttl(k) == -1 and k != b"mcpkit:taskseq"]
+        kinds = {k.split(b":")[1] for k in keys_client.keys("mcpkit:*")}
+        assert {b"s", b"ev", b"evs", b"sub", b"task", b"tasks", b"worker"} <= kinds, kinds
+        lasting = [
+            k
+            for k in keys_client.keys("mcpkit:*")
+            if keys_client.ttl(k) == -1 and k != b"mcpkit:taskseq"
+        ]
         assert lasting == [], f"keys without a TTL: {lasting}"
     finally:
-        client.close()
+        keys_client.close()
 
 
 # ---------------------------------------------------------------------- a worker dies
@@ -134,11 +251,15 @@ def doomed(redis: RedisServer, tmp_path: Path) -> Iterator[Cluster]:
         yield c
 
 
-async def _read_events(response: httpx2.Response, n: int) -> tuple[bytes, list[Any]]:
+async def _read_events(
+    response: httpx2.Response, n: int, *, to_end: bool = False
+) -> tuple[bytes, list[Any]]:
+    """What a streamed response sent until ``n`` messages arrived (or, ``to_end``, until
+    it ended, after at least ``n``)."""
     buf = b""
     async for chunk in response.aiter_raw():
         buf += chunk
-        if len([m for _, m in sse_messages(buf)]) >= n and buf.endswith(b"\n\n"):
+        if not to_end and len(sse_messages(buf)) >= n and buf.endswith(b"\n\n"):
             break
     return buf, [m for _, m in sse_messages(buf)]
 
@@ -159,8 +280,6 @@ async def test_a_killed_worker_loses_nothing_of_a_session(doomed: Cluster) -> No
             "method": "tools/call",
             "params": {"name": "chatter", "arguments": {"n": 3}, "_meta": {"progressToken": 7}},
         }
-        import orjson
-
         async with http.stream(
             "POST", first, headers=headers(sid), content=orjson.dumps(chatter)
         ) as r:

@@ -289,7 +289,7 @@ class HTTPServerTransport:
         event ``after`` on (a shared session resumed here); None: not possible."""
         return None
 
-    async def forward(self, stream: Stream, seq: int, message: Message, final: bool) -> None:
+    async def forward(self, stream: Stream, seq: int, message: Message) -> None:
         """Send an event of ``stream`` to the worker following it (``stream.remote``)."""
 
     def event_bytes(self, stream: Stream, seq: int, message: Message) -> bytes:
@@ -345,7 +345,7 @@ class HTTPServerTransport:
             await self.event_store.store_event(self.key, stream.id, seq, message)
         stream.push((seq, self.event_bytes(stream, seq, message), final))
         if stream.remote is not None:
-            await self.forward(stream, seq, message, final)
+            await self.forward(stream, seq, message)
         if final:
             stream.done_event.set()
             if stream.conn is not None:

@@ -43,11 +43,9 @@ BusHandler = Callable[[BusMessage], Awaitable[None]]
 
 
 def _redis_errors() -> tuple[type[BaseException], ...]:
-    from redis.exceptions import ConnectionError as RedisConnectionError
-    from redis.exceptions import RedisError
-    from redis.exceptions import TimeoutError as RedisTimeoutError
+    from redis.exceptions import RedisError  # its connection errors and timeouts included
 
-    return (RedisError, RedisConnectionError, RedisTimeoutError, OSError, TimeoutError)
+    return (RedisError, OSError, TimeoutError)
 
 
 class RedisBackend:
@@ -86,8 +84,8 @@ class RedisBackend:
     ) -> None:
         try:
             import redis.asyncio  # noqa: F401
-        except ImportError as e:  # pragma: no cover - the [redis] extra is missing
-            raise RuntimeError(
+        except ImportError as e:  # the [redis] extra is missing
+            raise ImportError(
                 "the Redis backend needs redis-py: pip install 'mcpkit[redis]'"
             ) from e
         self.url = url
@@ -105,10 +103,7 @@ class RedisBackend:
         self._handlers: dict[str, BusHandler] = {}
         self._events: RedisEventStore | None = None
         self._tasks: RedisTaskStore | None = None
-        self._registry: RedisSessionRegistry | None = None
         self._serving = 0
-        #: Set while the bus listens (what a bus message sent to this worker needs).
-        self.listening = anyio.Event()
 
     # ------------------------------------------------------------------ connection
 
@@ -181,8 +176,7 @@ class RedisBackend:
         """The session registry of an app (see :class:`~mcpkit.lowlevel.SessionBackend`)."""
         from ._sessions import RedisSessionRegistry
 
-        self._registry = RedisSessionRegistry(self, server, options, event_store, ownership)
-        return self._registry
+        return RedisSessionRegistry(self, server, options, event_store, ownership)
 
     # ------------------------------------------------------------------ bus
 
@@ -222,7 +216,6 @@ class RedisBackend:
         finally:
             self._serving -= 1
             if self._serving == 0:
-                self.listening = anyio.Event()
                 with anyio.CancelScope(shield=True):
                     await self._goodbye()
 
@@ -252,7 +245,6 @@ class RedisBackend:
             pubsub = self.client.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(self.key("w", self.worker_id), self.key("all"))
-                self.listening.set()
                 delay = 0.1
                 while True:
                     msg = await pubsub.get_message(timeout=1.0)
@@ -264,7 +256,6 @@ class RedisBackend:
                 with contextlib.suppress(*self.errors), anyio.CancelScope(shield=True):
                     with anyio.move_on_after(1):
                         await pubsub.aclose()  # type: ignore[no-untyped-call]
-            self.listening = anyio.Event()
             await anyio.sleep(delay)
             delay = min(delay * 2, 5.0)
 

@@ -338,7 +338,8 @@ class RedisSessionRegistry:
             await pipe.execute()
         entry.raw = raw
         entry.subs = subs
-        await b.broadcast({"t": "ref", "sid": entry.id, "from": b.worker_id})
+        # The snapshot rides along: the replicas elsewhere apply it without reading Redis.
+        await b.broadcast({"t": "ref", "sid": entry.id, "from": b.worker_id, "raw": raw.decode()})
 
     def drop(self, entry: SessionEntry, *, forget: bool = True) -> None:
         # Only this worker's replica: the session's state and events stay for the others.
@@ -509,14 +510,9 @@ class RedisSessionRegistry:
 
     async def _on_refresh(self, message: BusMessage) -> None:
         entry = self._replica_of(message)
-        if entry is None or message.get("from") == self.backend.worker_id:
-            return
-        async with self.backend.guard("session"):
-            raw = await self.backend.client.get(self._k(entry.id))
-        if raw is None:
-            self.drop(entry)
-        else:
-            self._apply(entry, raw if isinstance(raw, bytes) else raw.encode())
+        raw = message.get("raw")
+        if entry is not None and message.get("from") != self.backend.worker_id and raw:
+            self._apply(entry, str(raw).encode())
 
     async def _on_deleted(self, message: BusMessage) -> None:
         entry = self._replica_of(message)

@@ -14,6 +14,7 @@ once and the worker running a task cancelled elsewhere stops it.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -120,7 +121,7 @@ class RedisTaskStore:
                 self._key(task_id),
                 b.key("worker", ""),
                 failed,
-                _now(),
+                time.time(),
                 WORKER_LOST,
             )
         return self._decode(raw) if raw else None
@@ -160,12 +161,6 @@ class RedisTaskStore:
         tid, status = message.get("id"), message.get("status")
         if self.on_change is not None and isinstance(tid, str) and isinstance(status, str):
             await self.on_change(tid, status)
-
-
-def _now() -> float:
-    import time
-
-    return time.time()
 
 
 __all__ = ["WORKER_LOST", "RedisTaskStore"]

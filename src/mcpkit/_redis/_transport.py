@@ -80,11 +80,11 @@ class SharedTransport(HTTPServerTransport):
         await super()._deliver_standalone(message)
         return True
 
-    async def forward(self, stream: Stream, seq: int, message: Message, final: bool) -> None:
+    async def forward(self, stream: Stream, seq: int, message: Message) -> None:
         remote = stream.remote
         if remote is None:
             return
-        event = {"t": "ev", "stream": stream.id, "seq": seq, "m": message, "final": final}
+        event = {"t": "ev", "stream": stream.id, "seq": seq, "m": message}
         if not await self.registry.backend.send_to(remote, event):
             stream.remote = None  # the follower is gone
 

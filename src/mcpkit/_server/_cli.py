@@ -104,7 +104,6 @@ ENVIRONMENT: dict[str, tuple[str, Callable[[str], Any]]] = {
     "MCPKIT_JSON_RESPONSE": ("json_response", lambda v: _flag("MCPKIT_JSON_RESPONSE", v)),
     "MCPKIT_STATELESS": ("stateless", lambda v: _flag("MCPKIT_STATELESS", v)),
     "MCPKIT_LOG_LEVEL": ("log_level", str),
-    "MCPKIT_REDIS_URL": ("redis", str),
 }
 
 
@@ -285,15 +284,14 @@ def main(command: str, argv: list[str]) -> int:
             return 1
         return 0
     if transport == "sse":
-        for key in ("path", "json_response", "stateless"):
-            settings.pop(key, None)  # the legacy transport has fixed paths and no modes
-    if transport == "sse":
-        settings.pop("redis", None)  # the legacy transport keeps its sessions in-process
+        # The legacy transport has fixed paths and no modes, and keeps its sessions here.
+        for key in ("path", "json_response", "stateless", "redis"):
+            settings.pop(key, None)
     try:
         server.run(transport, **settings)
     except KeyboardInterrupt:
         return 130
-    except RuntimeError as e:  # e.g. the [http] extra is not installed
+    except (RuntimeError, ImportError) as e:  # e.g. the [http] or [redis] extra is missing
         print(f"mcpkit {command}: {e}", file=sys.stderr)
         return 1
     return 0
