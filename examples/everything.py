@@ -21,12 +21,13 @@ import zlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import anyio
 from pydantic import BaseModel, Field
 
-from mcpkit import Context, Server, ToolError
+from mcpkit import Context, ProtocolError, Server, ToolError
 from mcpkit.types import (
     AudioContent,
     EmbeddedResource,
@@ -844,6 +845,77 @@ def code_review(code: str, language: str = "python") -> list[Any]:
         f"Please review this {language} code:\n\n{code}",
         {"role": "assistant", "content": "Sure, let me look at it."},
     ]
+
+
+# ============================================================================ tasks extension
+# The fixtures of the conformance suite's tasks-* scenarios (io.modelcontextprotocol/tasks,
+# 2026-07-28). Written once: a 2025-11-25 client runs the same tools with the core `task`.
+
+_CONFIRM = {"type": "object", "properties": {"confirm": {"type": "boolean"}}}
+_NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+@server.tool()
+def greet(name: str) -> str:
+    """Greet someone (never a task)."""
+    return f"Hello, {name}!"
+
+
+@server.tool(task_support="optional")
+async def slow_compute(ctx: Context, seconds: float = 1.0, label: str = "") -> str:
+    """Sleep ``seconds``, then answer; a task for a client of the tasks extension."""
+    await ctx.report_progress(0, 1, f"computing {label}".strip())
+    await anyio.sleep(seconds)
+    return f"computed {label or 'result'} after {seconds:g}s"
+
+
+@server.tool(task_support="required")
+async def failing_job() -> str:
+    """Always fails as a tool (isError), after about a second; runs only as a task."""
+    await anyio.sleep(1.0)
+    raise ToolError("the job failed")
+
+
+@server.tool(task_support="optional")
+async def protocol_error_job() -> str:
+    """Fails with a protocol error (the task is `failed`, with its error)."""
+    await anyio.sleep(0.2)
+    raise ProtocolError(-32603, "the job crashed")
+
+
+@server.tool(task_support="optional")
+async def confirm_delete(ctx: Context, filename: str) -> str:
+    """Ask for confirmation, then delete (pretend): the task waits for its client's answer."""
+    answer = await ctx.elicit(f"Delete {filename}?", _CONFIRM)
+    confirmed = answer.accepted and bool((answer.content or {}).get("confirm"))
+    return f"deleted {filename}" if confirmed else f"kept {filename}"
+
+
+@server.tool(task_support="optional")
+async def multi_input(ctx: Context) -> str:
+    """Ask two questions at once: both wait in the task until each is answered."""
+    first, second = await ctx.gather(
+        ctx.elicit("First name?", _NAME), ctx.elicit("Second name?", _NAME)
+    )
+    names = [(a.content or {}).get("name", "?") for a in (first, second)]
+    return "got " + " and ".join(str(n) for n in names)
+
+
+@server.tool(task_support="required", defer_task=True)
+async def test_tool_with_task(ctx: Context) -> str:
+    """Ask for a name in the request (multi round-trip), then go on as a task."""
+    answer = await ctx.elicit("What is your name?", _NAME)
+    name = (answer.content or {}).get("name", "stranger")
+    await ctx.begin_task()
+    await anyio.sleep(0.2)
+    return f"Hello, {name}, from a task"
+
+
+# ============================================================================ skills
+# The skills extension (io.modelcontextprotocol/skills): every directory under skills/ with
+# a SKILL.md, served as skill:// resources with skills/list and skills/get.
+
+server.add_skills_dir(Path(__file__).parent / "skills")
 
 
 # ============================================================================ completion

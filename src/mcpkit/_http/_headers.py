@@ -16,7 +16,15 @@ from collections.abc import Mapping
 from typing import Any
 
 #: Requests whose ``Mcp-Name`` header mirrors a body member.
-NAMED_MEMBER = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAMED_MEMBER = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # The tasks extension routes its methods by task (SEP-2663, "Routing Headers").
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 _OPEN, _CLOSE = "=?base64?", "?="
 #: RFC 9110 field-name token characters (``1*tchar``).
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")

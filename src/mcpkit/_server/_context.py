@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, cast
 
 import anyio
@@ -76,7 +76,7 @@ class Context(Generic[StateT]):
     ``anyio.from_thread.run(ctx.info, "...")``.
     """
 
-    __slots__ = ("_request", "_server", "_session")
+    __slots__ = ("_begin_task", "_request", "_server", "_session")
 
     def __init__(
         self, server: Server, request: RequestContext | None, session: ServerSession | None
@@ -84,6 +84,31 @@ class Context(Generic[StateT]):
         self._server = server
         self._request = request
         self._session = session
+        #: Set while a tool started through the tasks extension may still become a task.
+        self._begin_task: Callable[[], Awaitable[None]] | None = None
+
+    async def begin_task(self) -> None:
+        """Go on as a task: the request is answered with the task's handle now, and the rest
+        of the tool runs in the background (its client polls ``tasks/get``).
+
+        Only a tool registered with ``defer_task=True`` and called by a client of the tasks
+        extension (2026-07-28) starts its task here; it may ask for input before (the
+        client answers in the same request, by multi round-trip). Everywhere else this does
+        nothing: a task-augmented 2025-11-25 call is a task from the start, and a plain call
+        stays one.
+
+        Example::
+
+            @server.tool(task_support="required", defer_task=True)
+            async def deploy(ctx: Context) -> str:
+                ok = await ctx.elicit("Deploy to production?", Confirm)  # in the request
+                await ctx.begin_task()                                    # a task from here
+                return await long_deployment()
+        """
+        begin = self._begin_task
+        if begin is not None:
+            self._begin_task = None
+            await begin()
 
     # ------------------------------------------------------------------ facts
 
@@ -240,9 +265,13 @@ class Context(Generic[StateT]):
 
     def _rounds(self) -> RoundState | None:
         """The request's input rounds when it is served statelessly (2026-07-28)."""
+        from ._taskext import ExtTaskContext
+
         rc = self._request
         if rc is None or rc.negotiated is None or not rc.negotiated.stateless:
             return None
+        if isinstance(rc, ExtTaskContext):
+            return None  # its questions wait in the task (see _send)
         rounds = rc.state
         if not isinstance(rounds, RoundState):
             raise CapabilityError(
@@ -278,6 +307,11 @@ class Context(Generic[StateT]):
         as_task: bool = False,
         key: str | None = None,
     ) -> Any:
+        from ._taskext import ExtTaskContext
+
+        if isinstance(self._request, ExtTaskContext):
+            # A task of the tasks extension: the question waits in the task for tasks/update.
+            return await self._request.ask(method, params, key)
         rounds = self._rounds()
         if rounds is not None:
             # No server-to-client requests: the answer comes with the client's retry.

@@ -109,10 +109,13 @@ class Handlers:
         elif type(args) is not dict:
             raise InvalidParams(message="Invalid params: 'arguments' must be an object")
         n = rc.negotiated
-        if n is not None and n.stateless:
-            # Core 2026-07-28 has no tasks (an extension will); a task param is ignored.
-            return await self._rounds(rc, params, lambda: self._call(tool, args, rc))
         support = tool.task_support
+        if n is not None and n.stateless:
+            # Core 2026-07-28 has no tasks (a `task` param is ignored): the tasks extension
+            # runs task-capable tools as tasks for the clients declaring it.
+            if support is not None and support != "forbidden":
+                return await self.server.task_extension.call_tool(self, rc, tool, args)
+            return await self._rounds(rc, params, lambda: self._call(tool, args, rc))
         if support is not None and support != "forbidden":
             task = params.get("task")
             if task is not None:

@@ -131,7 +131,7 @@ def unseal(settings: StatelessSettings, token: Any) -> dict[str, Any]:
     return payload
 
 
-def _check_answer(method: str, answer: Any) -> str | None:
+def check_answer(method: str, answer: Any) -> str | None:
     """Why ``answer`` is not a result of ``method``, or None."""
     if not isinstance(answer, dict):
         return "must be an object"
@@ -212,7 +212,7 @@ class RoundState:
         """The answer to question ``key``, or :class:`InputRequired` asking it."""
         if key in self.given:
             answer = self.given.pop(key)
-            problem = _check_answer(method, answer)
+            problem = check_answer(method, answer)
             if problem is not None:
                 raise InvalidParams(message=f"Invalid params: inputResponses[{key!r}] {problem}")
             self.answers[key] = (method, answer)

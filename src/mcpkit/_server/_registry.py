@@ -44,6 +44,9 @@ class Registry:
         self.read_hints: dict[str, dict[str, Any]] = {}
         #: ("tool" | "prompt" | "resource", name, URI or template) -> the scopes it needs.
         self.scopes: dict[tuple[str, str], tuple[str, ...]] = {}
+        #: Sources of resources read but not listed (the files of skills), asked in turn
+        #: for a URI no resource or template serves: ``resolves(uri)``, ``read(uri)``.
+        self.sources: list[Any] = []
         self._lists: dict[str, list[dict[str, Any]]] = {}
 
     def has_task_tools(self) -> bool:
@@ -91,8 +94,10 @@ class Registry:
 
     def resolves(self, uri: str) -> bool:
         """True when ``uri`` names a resource, directly or through a template."""
-        return uri in self.resources or any(
-            t.match(uri) is not None for t in self.templates.values()
+        return (
+            uri in self.resources
+            or any(t.match(uri) is not None for t in self.templates.values())
+            or any(src.resolves(uri) for src in self.sources)
         )
 
     def scopes_for(self, method: str, params: Any) -> tuple[str, ...]:
@@ -134,6 +139,10 @@ class Registry:
                 variables = template.match(uri)
                 if variables is not None:
                     return await template.read(uri, variables, ctx)
+            for src in self.sources:
+                if src.resolves(uri):
+                    contents: list[Any] = src.read(uri)
+                    return contents
         except ProtocolError:
             raise
         except (Exception, SystemExit) as e:

@@ -20,6 +20,7 @@ from .._stores._tasks import TaskStore
 from .._transports._base import Transport
 from . import _shared
 from ._context import Context, StateT
+from ._extensions import Extension, Extensions
 from ._func import FuncInfo, describe
 from ._handlers import Handlers
 from ._listen import Listeners
@@ -29,6 +30,8 @@ from ._prompts import PromptDef
 from ._registry import Registry
 from ._resources import ResourceDef, TemplateDef
 from ._session import ClientState, state_of
+from ._skills import SkillsExtension
+from ._taskext import TasksExtension
 from ._tasks import TaskManager, TaskSettings, resolve_task_settings
 from ._tools import ToolDef, check_tool_name
 from ._util import cache_hints, name_of, to_wire
@@ -129,6 +132,7 @@ class Server(Generic[StateT]):
         stateless: StatelessSettings | None = None,
         middleware: Sequence[MiddlewareFn] = (),
         auth: ResourceServer | None = None,
+        extensions: Sequence[Extension] = (),
     ) -> None:
         self.name = name
         self.version = version
@@ -184,12 +188,63 @@ class Server(Generic[StateT]):
         self._protocol = Handlers(self)
         #: Around every request served, the first outermost (see :mod:`mcpkit.middleware`).
         self.middleware = list(middleware)
-        self._handlers = wrap_handlers(self._protocol.table(), self.middleware)
+        #: The protocol extensions served (``capabilities.extensions``), by id.
+        self._extensions = Extensions(self)
+        #: The tasks extension (io.modelcontextprotocol/tasks): tasks of 2026-07-28 clients.
+        self.task_extension = TasksExtension()
+        self._extensions.add(self.task_extension)
+        #: The skills extension (io.modelcontextprotocol/skills), once a skill is added.
+        self.skills: SkillsExtension | None = None
+        for extension in extensions:
+            self._extensions.add(extension)
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        self._handlers = wrap_handlers(
+            self._extensions.table(self._protocol.table()), self.middleware
+        )
 
     def add_middleware(self, middleware: MiddlewareFn) -> None:
         """Add ``middleware`` innermost; sessions created from now on serve through it."""
         self.middleware.append(middleware)
-        self._handlers = wrap_handlers(self._protocol.table(), self.middleware)
+        self._rebuild()
+
+    def add_extension(self, extension: Extension) -> None:
+        """Serve a protocol extension (see :class:`~mcpkit.Extension`); sessions created
+        from now on declare it and route its methods."""
+        self._extensions.add(extension)
+        self._rebuild()
+        self._changed(None)
+
+    @property
+    def extensions(self) -> dict[str, Extension]:
+        """The extensions served, by id."""
+        return dict(self._extensions.by_id)
+
+    def add_skill(self, path: Any) -> None:
+        """Serve the skill in directory ``path`` (its ``SKILL.md`` and files) through the
+        skills extension: ``skills/list``, ``skills/get`` and ``skill://`` resources.
+
+        Raises ``ValueError`` for a skill whose frontmatter is invalid (no description, a
+        name that is not its directory's).
+
+        Example::
+
+            server.add_skill("skills/pdf-processing")
+        """
+        self._skills_extension().add(path)
+        self._changed("resources")
+
+    def add_skills_dir(self, path: Any) -> None:
+        """Serve every skill under directory ``path`` (each directory holding a ``SKILL.md``)."""
+        self._skills_extension().add_dir(path)
+        self._changed("resources")
+
+    def _skills_extension(self) -> SkillsExtension:
+        if self.skills is None:
+            self.skills = SkillsExtension()
+            self.add_extension(self.skills)
+        return self.skills
 
     @property
     def page_size(self) -> int | None:
@@ -232,11 +287,27 @@ class Server(Generic[StateT]):
             caps["completions"] = {}
         if self.registry.has_task_tools():
             caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+        exts = self._extensions.declared(stateless=False)
+        if exts:
+            caps["extensions"] = exts
         for key, value in self.extra_capabilities.items():
             if isinstance(value, dict) and isinstance(caps.get(key), dict):
                 caps[key] = {**caps[key], **value}
             else:
                 caps[key] = value
+        return caps
+
+    @property
+    def stateless_capabilities(self) -> dict[str, Any]:
+        """The capabilities declared to 2026-07-28 clients: core tasks there are the tasks
+        extension's."""
+        caps = {k: v for k, v in self.capabilities.items() if k != "tasks"}
+        exts = {**caps.get("extensions", {}), **self._extensions.declared(stateless=True)}
+        extra = self.extra_capabilities.get("extensions")
+        if isinstance(extra, dict):
+            exts.update(extra)
+        if exts:
+            caps["extensions"] = exts
         return caps
 
     @property
@@ -260,6 +331,7 @@ class Server(Generic[StateT]):
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
         task_support: Literal["forbidden", "optional", "required"] | None = None,
+        defer_task: bool = False,
         input_schema: Mapping[str, Any] | None = None,
         output_schema: Mapping[str, Any] | bool | None = None,
         allow_refs: bool = False,
@@ -281,7 +353,9 @@ class Server(Generic[StateT]):
                 ...
 
         Options: ``name``, ``title``, ``description``, ``annotations`` (``ToolAnnotations``
-        or dict), ``icons``, ``meta`` (``_meta``), ``task_support``, ``input_schema`` (an
+        or dict), ``icons``, ``meta`` (``_meta``), ``task_support``, ``defer_task`` (a task
+        of the tasks extension starts only when the tool calls ``ctx.begin_task()``: before,
+        it runs in the request and may ask for input), ``input_schema`` (an
         explicit JSON schema, kept exactly as written), ``output_schema`` (a schema, or
         False for none), ``allow_refs`` (let the derived schema use ``$ref``), ``scopes``
         (OAuth scopes a caller needs beyond the server's; over HTTP a token without them
@@ -308,6 +382,7 @@ class Server(Generic[StateT]):
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
         task_support: Literal["forbidden", "optional", "required"] | None = None,
+        defer_task: bool = False,
         input_schema: Mapping[str, Any] | None = None,
         output_schema: Mapping[str, Any] | bool | None = None,
         allow_refs: bool = False,
@@ -331,6 +406,7 @@ class Server(Generic[StateT]):
             icons=icons,
             meta=meta,
             task_support=task_support,
+            defer_task=defer_task,
             mask_errors=self.mask_errors,
         )
         self.registry.tools[tool_name] = tool
@@ -690,8 +766,12 @@ class Server(Generic[StateT]):
             instructions=self.instructions,
             state=state,
             around_run=state.serving,
+            stateless_capabilities=self.stateless_capabilities,
+            extension_methods=self._extensions.methods(handshake=False),
+            handshake_extension_methods=self._extensions.methods(handshake=True),
             **kw,
         )
+        session.cacheable_methods = self._extensions.cacheable()
         state.session = session
         session.cache_hints = {
             "ttlMs": self.stateless.cache_ttl_ms,
@@ -835,23 +915,29 @@ class Server(Generic[StateT]):
         except Exception as e:
             raise TypeError(f"cannot serve {name_of(fn)!r}: {e}") from e
 
-    def _changed(self, kind: str) -> None:
-        self.registry.invalidate(kind)
-        for mw in self.middleware:  # a list cache drops what changed
-            getattr(mw, "invalidate", lambda kind: None)(kind)
-        method = _LIST_CHANGED[kind]
-        self.listeners.post(method)
+    def _changed(self, kind: str | None) -> None:
+        """``kind`` of list changed (None: only the capabilities, an extension added)."""
+        method: str | None = None
+        if kind is not None:
+            self.registry.invalidate(kind)
+            for mw in self.middleware:  # a list cache drops what changed
+                getattr(mw, "invalidate", lambda kind: None)(kind)
+            method = _LIST_CHANGED[kind]
+            self.listeners.post(method)
         # A copy: registration may happen in a worker thread while sessions come and go.
         capabilities: dict[str, Any] | None = None
         for s in list(self._sessions):
-            if s.initialized and kind in s.capabilities:
+            if method is not None and s.initialized and kind in s.capabilities:
                 state_of(s).post_list_changed(method)
             elif s.negotiated is None:
                 # Not (yet) bound by an initialize: stateless requests, and a handshake to
                 # come, see what the server offers now (a first prompt adds `prompts`).
                 if capabilities is None:
                     capabilities = self.capabilities
-                s.update_capabilities(capabilities)
+                s.update_capabilities(capabilities, self.stateless_capabilities)
+                s.extension_methods = self._extensions.methods(handshake=False)
+                s.handshake_extension_methods = self._extensions.methods(handshake=True)
+                s.cacheable_methods = self._extensions.cacheable()
 
 
 def _context_param(fn: Callable[..., Any]) -> str | None:

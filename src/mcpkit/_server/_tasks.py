@@ -169,6 +169,8 @@ class _Live:
     waiting_input: int = 0
     cancelled: bool = False
     done: bool = False
+    #: A task of the tasks extension (2026-07-28): polled, never told of by notification.
+    ext: bool = False
 
 
 @dataclasses.dataclass
@@ -372,7 +374,7 @@ class TaskManager:
         if status in TERMINAL and live is not None:
             live.done = True
         self._wake(task_id)
-        if live is not None:
+        if live is not None and not live.ext:
             # notifications/tasks/status goes to the session that created the task (the
             # outbox drops it if that session is gone). No related-task _meta: the id is in it.
             state_of(live.session).post("notifications/tasks/status", task_wire(record))
@@ -402,6 +404,11 @@ class TaskManager:
             verified = caller_key(rc)
             if verified is not None:
                 return f"principal:{verified}"
+        n = rc.negotiated
+        if n is not None and n.stateless:
+            # No session and no principal: whoever holds the (unguessable) task id may use
+            # it, across requests, workers and restarts.
+            return "anonymous"
         return f"session:{state_of(rc.session).task_owner}"
 
     async def _purge(self, *, force: bool = False) -> None:
@@ -450,6 +457,22 @@ class TaskManager:
         ttl = task.get("ttl", self.default_ttl)
         if ttl is not None and (type(ttl) is not int or ttl < 0):
             raise InvalidParams(message="Invalid params: 'task.ttl' must be a non-negative integer")
+        record = await self.new_record(rc, ttl)
+        session: ServerSession = rc.session
+        live = self._live[record.task_id] = _Live(session, record.owner)
+        trc = live.trc = TaskRequestContext(rc, self, record.task_id)
+        if self._tg is not None:
+            self._tg.start_soon(self._run_tool, trc, tool, args, live)
+        else:
+            # Not served through Server.running() (a bare session): the session's own task
+            # group is the longest-lived one there is.
+            state_of(session).spawn(self._run_tool, trc, tool, args, live)
+        result = {"task": task_wire(record)}
+        return result
+
+    async def new_record(self, rc: RequestContext, ttl: int | None) -> TaskRecord:
+        """Store a new ``working`` task of the caller of ``rc`` (durably: it is found by
+        ``tasks/get`` as soon as this returns)."""
         if ttl is None:
             ttl = self.max_ttl
         elif self.max_ttl is not None:
@@ -477,17 +500,7 @@ class TaskManager:
                 poll_interval=self.poll_interval,
             )
         )
-        session: ServerSession = rc.session
-        live = self._live[record.task_id] = _Live(session, owner)
-        trc = live.trc = TaskRequestContext(rc, self, record.task_id)
-        if self._tg is not None:
-            self._tg.start_soon(self._run_tool, trc, tool, args, live)
-        else:
-            # Not served through Server.running() (a bare session): the session's own task
-            # group is the longest-lived one there is.
-            state_of(session).spawn(self._run_tool, trc, tool, args, live)
-        result = {"task": task_wire(record)}
-        return result
+        return record
 
     async def _run_tool(
         self, trc: TaskRequestContext, tool: ToolDef, args: dict[str, Any], live: _Live

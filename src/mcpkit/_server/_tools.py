@@ -56,6 +56,7 @@ class ToolDef:
         "_call",
         "check_output",
         "context_param",
+        "defer_task",
         "definition",
         "fn",
         "header_params",
@@ -84,6 +85,7 @@ class ToolDef:
         meta: Mapping[str, Any] | None,
         task_support: str | None,
         mask_errors: bool,
+        defer_task: bool = False,
     ) -> None:
         self.fn = fn
         self.info = info
@@ -96,6 +98,8 @@ class ToolDef:
             )
         #: Whether the tool runs as a task: None/"forbidden", "optional" or "required".
         self.task_support = task_support
+        #: Under the tasks extension, run in the request until ``ctx.begin_task()``.
+        self.defer_task = defer_task
         self._call = make_caller(fn)
         if input_schema is not None:
             # An explicit schema is kept exactly as written; arguments are then checked

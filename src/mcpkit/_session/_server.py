@@ -110,6 +110,9 @@ class ServerSession:
         keepalive_timeout: float = 10.0,
         state: Any = None,
         around_run: Callable[[ServerSession], AbstractAsyncContextManager[Any]] | None = None,
+        stateless_capabilities: Mapping[str, Any] | None = None,
+        extension_methods: frozenset[str] = frozenset(),
+        handshake_extension_methods: frozenset[str] = frozenset(),
     ) -> None:
         check_keepalive(keepalive_interval, keepalive_timeout)
         #: What the layer above keeps per connection (an ``mcpkit.Server``: the client's log
@@ -137,7 +140,18 @@ class ServerSession:
         #: The caching hints cacheable stateless results get when their handler set none.
         self.cache_hints: Mapping[str, Any] = DEFAULT_CACHE_HINTS
         #: Our capabilities as the stateless revisions declare them.
-        self._stateless_caps = capabilities_for_stateless(self.capabilities)
+        self._stateless_caps = (
+            dict(stateless_capabilities)
+            if stateless_capabilities is not None
+            else capabilities_for_stateless(self.capabilities)
+        )
+        #: Methods protocol extensions add: served in any revision whose requests reach a
+        #: handler for them (the extension's handler decides, per era and per client).
+        self.extension_methods = extension_methods
+        #: Those of them also served on sessions opened with ``initialize``.
+        self.handshake_extension_methods = handshake_extension_methods
+        #: Methods (of extensions) whose stateless results carry caching hints too.
+        self.cacheable_methods: frozenset[str] = frozenset()
         #: Our capabilities as each older revision can express them (computed once each).
         self._caps_by_version: dict[str, dict[str, Any]] = {}
         #: True once the client sent ``notifications/initialized``.
@@ -186,15 +200,24 @@ class ServerSession:
         """The client's ``clientInfo``."""
         return self.peer.peer_info
 
-    def update_capabilities(self, capabilities: Mapping[str, Any]) -> None:
+    def update_capabilities(
+        self,
+        capabilities: Mapping[str, Any],
+        stateless_capabilities: Mapping[str, Any] | None = None,
+    ) -> None:
         """Declare ``capabilities`` from now on, to stateless requests (each reads them
-        afresh) and to an ``initialize`` still to come.
+        afresh; ``stateless_capabilities`` when they differ by more than core tasks) and
+        to an ``initialize`` still to come.
 
         A session opened with ``initialize`` keeps what that declared: the client fixed its
         view of us then, so the layer above calls this only before the handshake.
         """
         self.capabilities = dict(capabilities)
-        self._stateless_caps = capabilities_for_stateless(self.capabilities)
+        self._stateless_caps = (
+            dict(stateless_capabilities)
+            if stateless_capabilities is not None
+            else capabilities_for_stateless(self.capabilities)
+        )
         self._caps_by_version.clear()
 
     def set_notification_handler(self, method: str, handler: NotificationHandlerFn) -> None:
@@ -298,10 +321,12 @@ class ServerSession:
         else:
             handler = self._handlers.get(method)
             cap = SERVER_METHOD_CAPABILITY.get(method)
-            if (
-                handler is None
-                or method not in request_methods_for(negotiated.protocol_version)
-                or (cap is not None and not has_capability(self._stateless_caps, cap))
+            if handler is None or (
+                method not in self.extension_methods
+                and (
+                    method not in request_methods_for(negotiated.protocol_version)
+                    or (cap is not None and not has_capability(self._stateless_caps, cap))
+                )
             ):
                 raise MethodNotFound(message=_not_found(method, negotiated.protocol_version))
             try:
@@ -310,7 +335,8 @@ class ServerSession:
                 raise translate_error(e) from None
             if negotiated.protocol_version not in STATELESS_PROTOCOL_VERSIONS:
                 result = adapt_result(method, result, negotiated.protocol_version)
-        return finish_result(method, result, self.server_info, self.cache_hints)
+        cacheable = method in self.cacheable_methods
+        return finish_result(method, result, self.server_info, self.cache_hints, cacheable)
 
     def _discover(self) -> dict[str, Any]:
         result: dict[str, Any] = {
@@ -330,9 +356,14 @@ class ServerSession:
         capabilities = self.capabilities if latest else self._capabilities_in(version)
         if (
             handler is None
-            or (cap is not None and not has_capability(capabilities, cap))
-            or (not latest and method not in request_methods_for(version))
             or method in _STATELESS_ONLY
+            or (
+                method not in self.handshake_extension_methods
+                and (
+                    (cap is not None and not has_capability(capabilities, cap))
+                    or (not latest and method not in request_methods_for(version))
+                )
+            )
         ):
             # Gated by the negotiated revision too: tasks/* do not exist before 2025-11-25.
             raise MethodNotFound(message=f"Method not found: {method}")

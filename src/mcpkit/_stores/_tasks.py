@@ -43,6 +43,9 @@ class TaskRecord:
     method: str = "tools/call"
     outcome: dict[str, Any] | None = None
     seq: int = 0
+    #: What a task of the tasks extension asks its client, and the answers so far:
+    #: ``{"requests": {key: {"method", "params"}}, "responses": {key: answer}}``.
+    input: dict[str, Any] | None = None
 
     @property
     def terminal(self) -> bool:
@@ -139,14 +142,15 @@ CREATE TABLE IF NOT EXISTS mcp_tasks (
     ttl INTEGER,
     poll_interval INTEGER,
     expires_at REAL,
-    outcome TEXT
+    outcome TEXT,
+    input TEXT
 );
 CREATE INDEX IF NOT EXISTS mcp_tasks_owner ON mcp_tasks (owner, seq);
 """
 
 _COLUMNS = (
     "seq, task_id, owner, status, status_message, method, created_at, last_updated_at, "
-    "ttl, poll_interval, outcome"
+    "ttl, poll_interval, outcome, input"
 )
 
 
@@ -189,6 +193,9 @@ class SQLiteTaskStore:
             # spares an fsync per status change.
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.executescript(_SCHEMA)
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(mcp_tasks)")}
+            if "input" not in columns:  # a file written by mcpkit before the tasks extension
+                conn.execute("ALTER TABLE mcp_tasks ADD COLUMN input TEXT")
             conn.isolation_level = "DEFERRED"  # `with conn` wraps each operation in one
             return conn
 
@@ -204,7 +211,7 @@ class SQLiteTaskStore:
 
     @staticmethod
     def _row(row: Any) -> TaskRecord:
-        seq, tid, owner, status, msg, method, created, updated, ttl, poll, outcome = row
+        seq, tid, owner, status, msg, method, created, updated, ttl, poll, outcome, inp = row
         return TaskRecord(
             task_id=tid,
             owner=owner,
@@ -217,6 +224,7 @@ class SQLiteTaskStore:
             poll_interval=poll,
             outcome=json.loads(outcome) if outcome else None,
             seq=seq,
+            input=json.loads(inp) if inp else None,
         )
 
     @staticmethod
@@ -227,8 +235,8 @@ class SQLiteTaskStore:
         def go(c: sqlite3.Connection) -> int:
             cur = c.execute(
                 "INSERT INTO mcp_tasks (task_id, owner, status, status_message, method, "
-                "created_at, last_updated_at, ttl, poll_interval, expires_at, outcome) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "created_at, last_updated_at, ttl, poll_interval, expires_at, outcome, input) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     record.task_id,
                     record.owner,
@@ -241,6 +249,7 @@ class SQLiteTaskStore:
                     record.poll_interval,
                     self._expires(record),
                     json.dumps(record.outcome) if record.outcome is not None else None,
+                    json.dumps(record.input) if record.input is not None else None,
                 ),
             )
             return int(cur.lastrowid or 0)
@@ -259,13 +268,14 @@ class SQLiteTaskStore:
     async def update(self, record: TaskRecord) -> None:
         await self._run(
             lambda c: c.execute(
-                "UPDATE mcp_tasks SET status=?, status_message=?, last_updated_at=?, outcome=? "
-                "WHERE task_id=?",
+                "UPDATE mcp_tasks SET status=?, status_message=?, last_updated_at=?, outcome=?, "
+                "input=? WHERE task_id=?",
                 (
                     record.status,
                     record.status_message,
                     record.last_updated_at,
                     json.dumps(record.outcome) if record.outcome is not None else None,
+                    json.dumps(record.input) if record.input is not None else None,
                     record.task_id,
                 ),
             )
