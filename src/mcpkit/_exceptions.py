@@ -34,7 +34,9 @@
     ├── CapabilityError              we tried to use something the peer did not declare
     ├── VersionError                 no protocol revision both sides speak
     └── InvalidResponse              the peer answered, but not as the protocol (or the
-                                     tool's outputSchema) requires
+        │                            tool's outputSchema) requires
+        └── SkillVerificationError   a skill's file differs from its manifest (size, digest
+                                     or frontmatter): the content is not used
 
 A :class:`ProtocolError` raised by a request handler becomes the error response sent to
 the peer; one received from the peer is raised from the awaiting call, so handlers and
@@ -366,3 +368,16 @@ class VersionError(MCPError):
 
 class InvalidResponse(MCPError):
     """The peer's answer is malformed, or a tool's ``structuredContent`` violates its ``outputSchema``."""
+
+
+class SkillVerificationError(InvalidResponse):
+    """A skill's file did not match what its manifest promised (size, SHA-256 digest, or the
+    frontmatter of its ``SKILL.md``): the content was not used.
+
+    Example::
+
+        try:
+            skill = await client.load_skill(entry)
+        except SkillVerificationError as e:
+            print("not loading", entry.name, e)
+    """

@@ -12,18 +12,23 @@ from ._callbacks import (
     URLElicitationHandler,
 )
 from ._client import Client
+from ._extensions import ClientExtension, ExtensionTaskHandle
 from ._group import ClientGroup
+from ._skills import LoadedSkill
 from ._sync import SyncClient
 from ._targets import HTTPTarget, StdioTarget, http, stdio
 from ._tasks import TaskHandle
 
 __all__ = [
     "Client",
+    "ClientExtension",
     "ClientGroup",
     "ElicitationCompleteHandler",
     "ElicitationHandler",
+    "ExtensionTaskHandle",
     "HTTPTarget",
     "ListChangedHandler",
+    "LoadedSkill",
     "LoggingHandler",
     "ProgressHandler",
     "ResourceUpdatedHandler",

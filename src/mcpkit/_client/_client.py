@@ -45,7 +45,9 @@ from ..types import (
     Task,
     Tool,
 )
+from ..types._extensions import DetailedTask, SkillEntry
 from ..types._revisions import LATEST_HANDSHAKE_VERSION
+from . import _skills
 from ._callbacks import (
     ElicitationCompleteHandler,
     ElicitationHandler,
@@ -57,10 +59,17 @@ from ._callbacks import (
     URLElicitationHandler,
     call_back,
 )
+from ._extensions import (
+    ClientExtension,
+    ExtensionTaskHandle,
+    TasksClientExtension,
+    parse_detailed,
+)
 from ._inbound import LOG_LEVELS, Inbound
 from ._lists import MAX_PAGES, Listings
 from ._middleware import through_middleware
 from ._modern import Listener, handshake
+from ._skills import LoadedSkill, SkillsClientExtension
 from ._targets import describe, open_target, target_of
 from ._tasks import TaskHandle, TaskReceiver, parse_task
 from ._trace import session_ended, telemetry_active, traced, with_trace
@@ -186,6 +195,7 @@ class Client:
         validate_output: bool = True,
         accept_tasks: bool = False,
         middleware: Sequence[Any] = (),
+        extensions: Sequence[ClientExtension] = (),
     ) -> None:
         self.target = target
         self.middleware = list(middleware)
@@ -236,12 +246,30 @@ class Client:
         #: The subscriptions/listen stream, under the stateless revision.
         self._listener = Listener(self)
         self._transport: Any = None
+        #: The protocol extensions declared: tasks and skills, then those given.
+        self.extensions: dict[str, ClientExtension] = {}
+        for ext in (TasksClientExtension(), SkillsClientExtension(), *extensions):
+            if ext.id in self.extensions and not isinstance(
+                self.extensions[ext.id], (TasksClientExtension, SkillsClientExtension)
+            ):
+                raise ValueError(f"extension {ext.id!r} given twice")
+            ext.attach(self)
+            self.extensions[ext.id] = ext
 
     # ------------------------------------------------------------------ lifecycle
 
     def capabilities(self) -> dict[str, Any]:
-        """The client capabilities declared at ``initialize``: exactly what has a callback."""
-        return self._inbound.capabilities()
+        """The client capabilities declared at ``initialize``: exactly what has a callback,
+        and the extensions (``extensions``)."""
+        caps = self._inbound.capabilities()
+        exts = {}
+        for ext_id, ext in self.extensions.items():
+            settings = ext.settings()
+            if settings is not None:
+                exts[ext_id] = settings
+        if exts:
+            caps["extensions"] = exts
+        return caps
 
     async def __aenter__(self) -> Client:
         await self.connect()
@@ -275,6 +303,9 @@ class Client:
                 notification_handlers=self._inbound.notification_handlers(),
             )
             self._transport = transport
+            session.result_types = frozenset(
+                t for ext in self.extensions.values() for t in ext.result_types
+            )
             await stack.enter_async_context(session)
             version = self._protocol_version
             if version is None and self._task_receiver is not None:
@@ -488,6 +519,10 @@ class Client:
         raw = await self.send_request(
             "tools/call", params, timeout=timeout, progress_handler=progress_handler
         )
+        if isinstance(raw, dict) and raw.get("resultType") == "task":
+            # The tasks extension: the server runs it as a task; follow it to its end.
+            handle = ExtensionTaskHandle(self, parse_detailed(raw, "tools/call"), name)
+            return await handle.result(progress_handler=progress_handler)
         return await self.check_tool_result(name, raw)
 
     async def call_tool_as_task(
@@ -498,8 +533,12 @@ class Client:
         ttl: int | None = None,
         timeout: float | None = _DEFAULT,
         meta: Mapping[str, Any] | None = None,
-    ) -> TaskHandle:
+    ) -> TaskHandle | ExtensionTaskHandle:
         """Start a tool as a task (``tools/call`` with ``task``); returns a :class:`TaskHandle`.
+
+        Under 2026-07-28 the tasks extension decides: the server answers a task-capable
+        tool with a task (an :class:`ExtensionTaskHandle`; one answered at once comes back
+        as a finished handle with an empty ``task_id``).
 
         The server answers at once and runs the tool in the background; ``ttl`` (ms) asks
         how long it keeps the task and its result. Raises :class:`~mcpkit.CapabilityError`
@@ -511,11 +550,7 @@ class Client:
             result = await handle.result(timeout=600)
         """
         if self.session.stateless:
-            raise CapabilityError(
-                "this connection speaks protocol revision "
-                f"{self.session.protocol_version}, which has no tasks in its core: connect "
-                "with protocol_version='2025-11-25' to run tools as tasks"
-            )
+            return await self._extension_task(name, arguments, timeout, meta)
         caps = self.session.server_capabilities
         tasks_cap = caps.get("tasks") if isinstance(caps, dict) else None
         requests = tasks_cap.get("requests") if isinstance(tasks_cap, dict) else None
@@ -534,6 +569,40 @@ class Client:
         if task_raw is None:
             raise InvalidResponse(f"tools/call {name!r} as a task: the answer has no 'task'")
         return self._handle(parse_task(task_raw, "tools/call"), name)
+
+    async def _extension_task(
+        self, name: str, arguments: Mapping[str, Any] | None, timeout: Any, meta: Any
+    ) -> ExtensionTaskHandle:
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        if meta:
+            params["_meta"] = dict(meta)
+        raw = await self.send_request("tools/call", params, timeout=timeout)
+        if isinstance(raw, dict) and raw.get("resultType") == "task":
+            return ExtensionTaskHandle(self, parse_detailed(raw, "tools/call"), name)
+        done = DetailedTask(task_id="", status="completed", result=raw)
+        return ExtensionTaskHandle(self, done, name)
+
+    async def list_skills(self) -> list[SkillEntry]:
+        """The skills the server offers (``skills/list``, every page): names, descriptions
+        and file manifests, without reading any file.
+
+        Example::
+
+            for skill in await client.list_skills():
+                print(skill.name, "-", skill.description)
+        """
+        return await _skills.list_skills(self)
+
+    async def get_skill(self, uri: str) -> SkillEntry:
+        """One skill's entry (``skills/get``), by the URI of its ``SKILL.md``."""
+        return await _skills.get_skill(self, uri)
+
+    async def load_skill(self, skill: SkillEntry | str) -> LoadedSkill:
+        """Read a skill's ``SKILL.md`` and verify it (size, digest, frontmatter against the
+        listing); :class:`~mcpkit.SkillVerificationError` when anything differs."""
+        return await _skills.load_skill(self, skill)
 
     def task(self, task_id: str, tool: str | None = None) -> TaskHandle:
         """A handle on a task known by its id (e.g. created before a reconnection).

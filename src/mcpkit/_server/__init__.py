@@ -3,6 +3,7 @@
 from .._exceptions import ResourceNotFound, ToolError
 from .._stores._tasks import MemoryTaskStore, SQLiteTaskStore, TaskRecord, TaskStore
 from ._context import Context, ElicitationResult
+from ._extensions import Extension
 from ._mrtr import StatelessSettings
 from ._server import Server
 from ._tasks import TaskSettings
@@ -10,6 +11,7 @@ from ._tasks import TaskSettings
 __all__ = [
     "Context",
     "ElicitationResult",
+    "Extension",
     "MemoryTaskStore",
     "ResourceNotFound",
     "SQLiteTaskStore",

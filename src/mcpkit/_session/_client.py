@@ -119,6 +119,9 @@ class ClientSession:
         self.discover_result: dict[str, Any] | None = None
         #: The log level sent with every stateless request (None: no log messages wanted).
         self.log_level: str | None = None
+        #: ``resultType`` values extensions declared by the layer above understand (a
+        #: result of one is returned whole, not read as an error).
+        self.result_types: frozenset[str] = frozenset()
         #: Most input rounds one stateless request may take (InputRequiredResult answers).
         self.max_input_rounds = 8
 
@@ -275,12 +278,14 @@ class ClientSession:
                 return result
             if result.get("resultType", "complete") == "complete":
                 return _without_envelope(result)
+            if result.get("resultType") in self.result_types:
+                return result  # an extension's (a task handle): the layer above reads it
             if result.get("resultType") != "input_required":
                 raise ProtocolError(
                     message=f"{method}: unknown resultType {result.get('resultType')!r}"
                 )
             asked = result.get("inputRequests")
-            answers = await self._answer_inputs(asked if isinstance(asked, dict) else {})
+            answers = await self.answer_inputs(asked if isinstance(asked, dict) else {})
             params = {
                 k: v for k, v in params.items() if k not in ("inputResponses", "requestState")
             }
@@ -292,8 +297,9 @@ class ClientSession:
             message=f"{method}: the server still asked for input after {self.max_input_rounds} rounds"
         )
 
-    async def _answer_inputs(self, asked: dict[str, Any]) -> dict[str, Any]:
-        """Our answers to an ``InputRequiredResult``'s questions, from the request handlers."""
+    async def answer_inputs(self, asked: dict[str, Any]) -> dict[str, Any]:
+        """Our answers to input requests (an ``InputRequiredResult``'s, a task's), from the
+        request handlers (sampling, elicitation, roots)."""
         answers: dict[str, Any] = {}
         for key, question in asked.items():
             if not isinstance(question, dict) or not isinstance(question.get("method"), str):

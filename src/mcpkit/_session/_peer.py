@@ -19,6 +19,7 @@ from .._exceptions import CapabilityError
 from .._jsonrpc import IncomingRequest, JSONRPCEngine
 from .._transports._base import RequestId, Transport
 from ..types._revisions import adapt_params
+from ..types._skillformat import TASKS_EXTENSION
 from ._base import Negotiated, NotificationHandlerFn
 from ._capabilities import has_capability
 from ._keepalive import keepalive
@@ -116,6 +117,10 @@ class Peer:
     def check_capability(self, method: str) -> None:
         """Raise :class:`CapabilityError` unless the other side declared what ``method`` needs."""
         cap = self._needs.get(method)
+        n = self.negotiated
+        if cap is not None and cap[0] == "tasks" and n is not None and n.stateless:
+            # 2026-07-28 has no tasks in its core: the tasks extension serves tasks/*.
+            cap = ("extensions", TASKS_EXTENSION)
         if cap is not None and not has_capability(self.peer_capabilities, cap):
             raise CapabilityError(
                 f"the {self.other} did not declare the {'.'.join(cap)!r} capability, "

@@ -670,6 +670,8 @@ def adapt_outgoing(method: str | None, message: _Dict, version: str) -> _Dict:
         return message
     r = _check(version)
     own = message.get("method")
+    if r > _R2025_11_25 and own in _TASKS_EXTENSION_METHODS:
+        return message  # the tasks extension's (the core dropped tasks/*)
     if own is not None and own not in _BY_RANK[r] and own in _ALL_METHODS:
         raise NotInRevisionError(f"{own} is not part of protocol revision {version}")
     if r > _R2025_11_25:
@@ -689,6 +691,11 @@ def adapt_outgoing(method: str | None, message: _Dict, version: str) -> _Dict:
     if new is payload:
         return message
     return {**message, payload_key: new}
+
+
+#: Methods of the tasks extension (``io.modelcontextprotocol/tasks``), which serves tasks
+#: to the revisions whose core has none.
+_TASKS_EXTENSION_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 
 
 def adapt_params(method: str, params: _Dict | None, version: str | None) -> _Dict | None:
