@@ -56,7 +56,7 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from mcpkit import Client
+from mcpkit import Client, SkillVerificationError
 from mcpkit.auth import ClientCredentials, EnterpriseAuth, JWTBearer, OAuth, OAuthFlow
 from mcpkit.types import ElicitRequestFormParams
 from mcpkit.types._revisions import SUPPORTED_PROTOCOL_VERSIONS
@@ -243,6 +243,31 @@ class Conformance:
         await self._call("test_mrtr_no_result_type")
         if not self.called_meanwhile:
             raise SystemExit("the server never asked for input: no MRTR round took place")
+
+    async def _sep_2640_client_no_prefetch(self) -> None:
+        # What a host shows before the user picks a skill: the listing, no file read.
+        assert self.client is not None
+        for skill in await self.client.list_skills():
+            print(f"skill {skill.name}: {skill.description}")
+
+    async def _load_first_skill(self) -> None:
+        # The user picked a skill: its SKILL.md is read and verified (size, digest,
+        # frontmatter); tampered content is refused, and nothing more of it is read.
+        assert self.client is not None
+        skills = await self.client.list_skills()
+        if not skills:
+            raise SystemExit("the server lists no skill")
+        try:
+            loaded = await self.client.load_skill(skills[0])
+        except SkillVerificationError as e:
+            print(f"refused to load {skills[0].name}: {e}")
+            return
+        for uri in loaded.files[1:]:
+            await loaded.read(uri)
+
+    _sep_2640_client_verify_digest = _load_first_skill
+    _sep_2640_client_verify_size = _load_first_skill
+    _sep_2640_client_verify_frontmatter = _load_first_skill
 
     async def _request_metadata(self) -> None:
         # Connecting ran server/discover; one more request shows _meta on every request.

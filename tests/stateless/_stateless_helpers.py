@@ -40,7 +40,14 @@ RESULTS = {
     "subscriptions/listen": "SubscriptionsListenResult",
 }
 #: The standard headers' body members (streamable-http.mdx, Standard Request Headers).
-NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAMED = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 
 def meta(

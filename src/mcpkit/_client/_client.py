@@ -604,11 +604,15 @@ class Client:
         listing); :class:`~mcpkit.SkillVerificationError` when anything differs."""
         return await _skills.load_skill(self, skill)
 
-    def task(self, task_id: str, tool: str | None = None) -> TaskHandle:
-        """A handle on a task known by its id (e.g. created before a reconnection).
+    def task(self, task_id: str, tool: str | None = None) -> Any:
+        """A handle on a task known by its id (e.g. created before a reconnection): a
+        :class:`TaskHandle`, or under 2026-07-28 an :class:`ExtensionTaskHandle`.
 
-        Its state is unknown until :meth:`TaskHandle.status` asks.
+        Its state is unknown until ``status()`` asks.
         """
+        if self.session.stateless:
+            unknown = DetailedTask(task_id=task_id, status="working")
+            return ExtensionTaskHandle(self, unknown, tool)
         handle = self._task_handles.get(task_id)
         if handle is None:
             placeholder = Task(
