@@ -915,7 +915,9 @@ async def test_tool_with_task(ctx: Context) -> str:
 # The skills extension (io.modelcontextprotocol/skills): every directory under skills/ with
 # a SKILL.md, served as skill:// resources with skills/list and skills/get.
 
-server.add_skills_dir(Path(__file__).parent / "skills")
+SKILLS_DIR = Path(__file__).parent / "skills"
+if SKILLS_DIR.is_dir():  # beside this file in the repository (not in a copy of it alone)
+    server.add_skills_dir(SKILLS_DIR)
 
 
 # ============================================================================ completion

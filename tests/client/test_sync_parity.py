@@ -21,7 +21,13 @@ ONLY_SYNC = {"open": "the blocking counterpart of `async with` / connect()"}
 #: TaskHandle keeps these as instance attributes; SyncTaskHandle exposes them as properties.
 HANDLE_ATTRIBUTES = {"task": "TaskHandle.task", "tool": "TaskHandle.tool"}
 #: Returned objects that have their own blocking twin.
-TWINS = {"TaskHandle": "SyncTaskHandle"}
+TWINS = {
+    "TaskHandle": "SyncTaskHandle",
+    "TaskHandle | ExtensionTaskHandle": "SyncTaskHandle",
+    "LoadedSkill": "SyncLoadedSkill",
+    # A SyncTaskHandle wraps either era's handle: its states are either era's.
+    "Task": "Task | DetailedTask",
+}
 
 
 def _public(cls: type) -> dict[str, Any]:
@@ -94,7 +100,12 @@ def test_the_members_added_for_parity_work_over_stdio() -> None:
     client = SyncClient([sys.executable, str(demo)])
     client.connect()
     try:
-        assert client.connected and client.capabilities() == {}
+        assert client.connected and client.capabilities() == {
+            "extensions": {
+                "io.modelcontextprotocol/tasks": {},
+                "io.modelcontextprotocol/skills": {},
+            }
+        }
         assert client.session.protocol_version == client.protocol_version
         seen: list[float] = []
         counted = client.send_request(

@@ -111,7 +111,6 @@ def terminal(task: dict[str, Any]) -> bool:
     return task["status"] in ("completed", "failed", "cancelled")
 
 
-@pytest.mark.req("TASKS-EXT-CREATE", "TASKS-EXT-GET")
 async def test_a_task_capable_tool_answers_a_flat_task_and_tasks_get_inlines_its_result() -> None:
     server, gates = make_server()
     async with ASGIClient(server.http_app()) as http:
@@ -137,7 +136,6 @@ async def test_a_task_capable_tool_answers_a_flat_task_and_tasks_get_inlines_its
     assert "io.modelcontextprotocol/related-task" not in (done["result"].get("_meta") or {})
 
 
-@pytest.mark.req("TASKS-EXT-ERRORS")
 async def test_a_tool_error_completes_with_is_error_and_a_protocol_error_fails() -> None:
     server, _ = make_server()
     async with ASGIClient(server.http_app()) as http:
@@ -151,7 +149,6 @@ async def test_a_tool_error_completes_with_is_error_and_a_protocol_error_fails()
     assert failed["error"] == {"code": -32050, "message": "crashed hard", "data": {"why": "test"}}
 
 
-@pytest.mark.req("TASKS-EXT-NEGOTIATION")
 async def test_without_the_extension_tasks_are_refused_and_optional_tools_run_plainly() -> None:
     server, gates = make_server()
     gates["go"].set()
@@ -188,7 +185,6 @@ async def test_without_the_extension_tasks_are_refused_and_optional_tools_run_pl
             assert err["code"] == -32602, (method, err)
 
 
-@pytest.mark.req("TASKS-EXT-INPUT")
 async def test_input_requests_wait_in_the_task_and_tasks_update_answers_them_one_by_one() -> None:
     server, _ = make_server()
     async with ASGIClient(server.http_app()) as http:
@@ -220,7 +216,6 @@ async def test_input_requests_wait_in_the_task_and_tasks_update_answers_them_one
     assert done["result"]["content"][0]["text"] in ("Ann+Bob", "Bob+Ann")
 
 
-@pytest.mark.req("TASKS-EXT-INPUT")
 async def test_a_malformed_answer_fails_the_tool_and_a_malformed_update_is_refused() -> None:
     server, _ = make_server()
     async with ASGIClient(server.http_app()) as http:
@@ -241,7 +236,6 @@ async def test_a_malformed_answer_fails_the_tool_and_a_malformed_update_is_refus
     assert failed["result"]["content"][0]["text"] == "Error executing tool two_questions"
 
 
-@pytest.mark.req("TASKS-EXT-CANCEL")
 async def test_cancel_acks_settles_cancelled_and_is_idempotent() -> None:
     server, gates = make_server()
     async with ASGIClient(server.http_app()) as http:
@@ -258,7 +252,6 @@ async def test_cancel_acks_settles_cancelled_and_is_idempotent() -> None:
     assert tid not in server.tasks_manager._live
 
 
-@pytest.mark.req("TASKS-EXT-HEADERS")
 async def test_tasks_methods_are_routed_by_task_id_and_a_mismatch_is_refused() -> None:
     server, gates = make_server()
     async with ASGIClient(server.http_app()) as http:
@@ -272,7 +265,6 @@ async def test_tasks_methods_are_routed_by_task_id_and_a_mismatch_is_refused() -
         await poll(http, tid, terminal)
 
 
-@pytest.mark.req("TASKS-EXT-MRTR")
 async def test_a_deferred_tool_asks_in_the_request_then_goes_on_as_a_task() -> None:
     server, _ = make_server()
     async with ASGIClient(server.http_app()) as http:
@@ -291,7 +283,6 @@ async def test_a_deferred_tool_asks_in_the_request_then_goes_on_as_a_task() -> N
     assert done["result"]["content"][0]["text"] == "worked for Alice"
 
 
-@pytest.mark.req("TASKS-EXT-ISOLATION")
 async def test_a_task_is_bound_to_its_owner() -> None:
     def owner(ctx: Context) -> str | None:
         info = ctx.http_request

@@ -604,7 +604,7 @@ class Client:
         listing); :class:`~mcpkit.SkillVerificationError` when anything differs."""
         return await _skills.load_skill(self, skill)
 
-    def task(self, task_id: str, tool: str | None = None) -> Any:
+    def task(self, task_id: str, tool: str | None = None) -> TaskHandle | ExtensionTaskHandle:
         """A handle on a task known by its id (e.g. created before a reconnection): a
         :class:`TaskHandle`, or under 2026-07-28 an :class:`ExtensionTaskHandle`.
 

@@ -30,7 +30,10 @@ from ..types import (
     Task,
     Tool,
 )
+from ..types._extensions import DetailedTask, SkillEntry
 from ._client import Client
+from ._extensions import ExtensionTaskHandle
+from ._skills import LoadedSkill
 from ._tasks import TaskHandle
 from ._util import DEFAULT as _DEFAULT
 from ._util import ProgressFn, RootsSource
@@ -218,7 +221,7 @@ class SyncClient:
         meta: Mapping[str, Any] | None = None,
     ) -> SyncTaskHandle:
         """See :meth:`Client.call_tool_as_task`; the handle's methods block."""
-        handle: TaskHandle = self._run(
+        handle: TaskHandle | ExtensionTaskHandle = self._run(
             self.client.call_tool_as_task, name, arguments, ttl=ttl, timeout=timeout, meta=meta
         )
         return SyncTaskHandle(self, handle)
@@ -226,6 +229,21 @@ class SyncClient:
     def task(self, task_id: str, tool: str | None = None) -> SyncTaskHandle:
         """See :meth:`Client.task`."""
         return SyncTaskHandle(self, self.client.task(task_id, tool))
+
+    def list_skills(self) -> list[SkillEntry]:
+        """See :meth:`Client.list_skills`."""
+        skills: list[SkillEntry] = self._run(self.client.list_skills)
+        return skills
+
+    def get_skill(self, uri: str) -> SkillEntry:
+        """See :meth:`Client.get_skill`."""
+        skill: SkillEntry = self._run(self.client.get_skill, uri)
+        return skill
+
+    def load_skill(self, skill: SkillEntry | str) -> SyncLoadedSkill:
+        """See :meth:`Client.load_skill`; the loaded skill's ``read`` blocks."""
+        loaded: LoadedSkill = self._run(self.client.load_skill, skill)
+        return SyncLoadedSkill(self, loaded)
 
     def list_tasks(self, *, timeout: float | None = _DEFAULT) -> list[Task]:
         """See :meth:`Client.list_tasks`."""
@@ -361,7 +379,7 @@ class SyncClient:
 class SyncTaskHandle:
     """The blocking face of a :class:`~mcpkit.TaskHandle` (from :meth:`SyncClient.call_tool_as_task`)."""
 
-    def __init__(self, client: SyncClient, handle: TaskHandle) -> None:
+    def __init__(self, client: SyncClient, handle: TaskHandle | ExtensionTaskHandle) -> None:
         self.client = client
         self.handle = handle
 
@@ -371,7 +389,7 @@ class SyncTaskHandle:
         return self.handle.task_id
 
     @property
-    def task(self) -> Task:
+    def task(self) -> Task | DetailedTask:
         """The last state seen."""
         return self.handle.task
 
@@ -385,14 +403,14 @@ class SyncTaskHandle:
         """True once the last seen status is terminal."""
         return self.handle.done
 
-    def status(self, *, timeout: float | None = None) -> Task:
+    def status(self, *, timeout: float | None = None) -> Task | DetailedTask:
         """See :meth:`TaskHandle.status`."""
-        task: Task = self.client._run(self.handle.status, timeout=timeout)
+        task: Task | DetailedTask = self.client._run(self.handle.status, timeout=timeout)
         return task
 
-    def wait(self, *, timeout: float | None = None) -> Task:
+    def wait(self, *, timeout: float | None = None) -> Task | DetailedTask:
         """See :meth:`TaskHandle.wait`."""
-        task: Task = self.client._run(self.handle.wait, timeout=timeout)
+        task: Task | DetailedTask = self.client._run(self.handle.wait, timeout=timeout)
         return task
 
     def result(self, *, timeout: float | None = None) -> CallToolResult:
@@ -400,7 +418,45 @@ class SyncTaskHandle:
         result: CallToolResult = self.client._run(self.handle.result, timeout=timeout)
         return result
 
-    def cancel(self, *, timeout: float | None = None) -> Task:
+    def cancel(self, *, timeout: float | None = None) -> Task | DetailedTask:
         """See :meth:`TaskHandle.cancel`."""
-        task: Task = self.client._run(self.handle.cancel, timeout=timeout)
+        task: Task | DetailedTask = self.client._run(self.handle.cancel, timeout=timeout)
         return task
+
+
+class SyncLoadedSkill:
+    """The blocking face of a :class:`~mcpkit.LoadedSkill` (from :meth:`SyncClient.load_skill`)."""
+
+    def __init__(self, client: SyncClient, loaded: LoadedSkill) -> None:
+        self.client = client
+        self.loaded = loaded
+
+    @property
+    def name(self) -> str:
+        """The skill's name."""
+        return self.loaded.name
+
+    @property
+    def entry(self) -> SkillEntry:
+        """The skill's entry (as listed)."""
+        return self.loaded.entry
+
+    @property
+    def text(self) -> str:
+        """The whole ``SKILL.md``."""
+        return self.loaded.text
+
+    @property
+    def body(self) -> str:
+        """``SKILL.md`` after its frontmatter."""
+        return self.loaded.body
+
+    @property
+    def files(self) -> list[str]:
+        """The URIs of the skill's files."""
+        return self.loaded.files
+
+    def read(self, path_or_uri: str) -> bytes:
+        """See :meth:`LoadedSkill.read`."""
+        data: bytes = self.client._run(self.loaded.read, path_or_uri)
+        return data

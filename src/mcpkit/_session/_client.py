@@ -172,9 +172,12 @@ class ClientSession:
         Raises :class:`VersionError` (after which the caller should disconnect, as the spec
         asks) when the server answers with a revision we do not speak.
         """
+        # Extensions are declared from 2026-07-28 on (in each request's _meta): the
+        # handshake revisions' ClientCapabilities have no `extensions`.
+        declared = {k: v for k, v in self.capabilities.items() if k != "extensions"}
         params: dict[str, Any] | None = {
             "protocolVersion": self.requested_version,
-            "capabilities": self.capabilities,
+            "capabilities": declared,
             "clientInfo": self.client_info,
         }
         params = adapt_params("initialize", params, self.requested_version)
