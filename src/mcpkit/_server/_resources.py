@@ -15,10 +15,11 @@ from .._exceptions import (
 from ..types._metakeys import check_meta
 from ._func import FuncInfo
 from ._uritemplate import UriTemplate
-from ._util import dumps_text, is_base_model, is_mcp_model, jsonable, make_caller, to_wire
+from ._util import dumps_text, is_base_model, is_mcp_model, jsonable, make_caller, name_of, to_wire
 
 if TYPE_CHECKING:
     from ._context import Context
+    from ._registry import Registry
 
 
 def not_found(uri: str) -> ResourceNotFound:
@@ -251,3 +252,71 @@ def read_error(uri: str, exc: BaseException) -> ProtocolError:
     if isinstance(exc, MCPError):
         return ProtocolError(message=f"Error reading resource {uri}: {exc}")
     return ProtocolError(message=f"Error reading resource {uri}")
+
+
+def register_resource(
+    registry: Registry,
+    describe: Callable[[Callable[..., Any]], FuncInfo],
+    uri: str,
+    source: Any,
+    *,
+    name: str | None,
+    title: str | None,
+    description: str | None,
+    mime_type: str | None,
+    size: int | None,
+    annotations: Any,
+    icons: Sequence[Any] | None,
+    meta: Mapping[str, Any] | None,
+) -> None:
+    """Enter a resource (content or function) or a template (a URI with ``{...}``) in
+    ``registry``; ``describe`` reads a function's signature and docstring."""
+    if "{" in uri:
+        if not callable(source):
+            raise TypeError(f"resource template {uri!r} needs a function to produce each resource")
+        if uri in registry.templates:
+            raise ValueError(f"a resource template {uri!r} is already registered")
+        tinfo = describe(source)
+        registry.templates[uri] = TemplateDef(
+            uri,
+            source,
+            tinfo,
+            name=name or name_of(source),
+            title=title,
+            description=description if description is not None else tinfo.description,
+            mime_type=mime_type,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+        )
+    else:
+        if uri in registry.resources:
+            raise ValueError(f"a resource {uri!r} is already registered")
+        if callable(source):
+            fn: Callable[..., Any] | None = source
+            info: FuncInfo | None = describe(source)
+            doc = info.description if info is not None else None
+            default_name = name or name_of(source)
+            value = None
+        else:
+            if not isinstance(source, (str, bytes)):
+                raise TypeError(
+                    "a static resource's content must be str or bytes (or pass a function)"
+                )
+            fn, info, doc, default_name, value = None, None, None, uri, source
+            if size is None:
+                size = len(source.encode() if isinstance(source, str) else source)
+        registry.resources[uri] = ResourceDef(
+            uri,
+            fn,
+            info,
+            value,
+            name=name or default_name,
+            title=title,
+            description=description if description is not None else doc,
+            mime_type=mime_type,
+            size=size,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+        )

@@ -23,12 +23,13 @@ from ._context import Context, StateT
 from ._extensions import Extension, Extensions
 from ._func import FuncInfo, describe
 from ._handlers import Handlers
+from ._lifespan import hosting
 from ._listen import Listeners
 from ._logging import ClientLogHandler
 from ._mrtr import StatelessSettings
 from ._prompts import PromptDef
 from ._registry import Registry
-from ._resources import ResourceDef, TemplateDef
+from ._resources import register_resource
 from ._session import ClientState, state_of
 from ._skills import SkillsExtension
 from ._taskext import TasksExtension
@@ -533,57 +534,20 @@ class Server(Generic[StateT]):
             server.add_resource("docs://readme", "# Read me", mime_type="text/markdown")
         """
         hints = cache_hints(cache_ttl_ms, cache_scope)
-        if "{" in uri:
-            if not callable(source):
-                raise TypeError(
-                    f"resource template {uri!r} needs a function to produce each resource"
-                )
-            if uri in self.registry.templates:
-                raise ValueError(f"a resource template {uri!r} is already registered")
-            tinfo = self._describe(source)
-            self.registry.templates[uri] = TemplateDef(
-                uri,
-                source,
-                tinfo,
-                name=name or name_of(source),
-                title=title,
-                description=description if description is not None else tinfo.description,
-                mime_type=mime_type,
-                annotations=annotations,
-                icons=icons,
-                meta=meta,
-            )
-        else:
-            if uri in self.registry.resources:
-                raise ValueError(f"a resource {uri!r} is already registered")
-            if callable(source):
-                fn: Callable[..., Any] | None = source
-                info: FuncInfo | None = self._describe(source)
-                doc = info.description if info is not None else None
-                default_name = name or name_of(source)
-                value = None
-            else:
-                if not isinstance(source, (str, bytes)):
-                    raise TypeError(
-                        "a static resource's content must be str or bytes (or pass a function)"
-                    )
-                fn, info, doc, default_name, value = None, None, None, uri, source
-                if size is None:
-                    size = len(source.encode() if isinstance(source, str) else source)
-            self.registry.resources[uri] = ResourceDef(
-                uri,
-                fn,
-                info,
-                value,
-                name=name or default_name,
-                title=title,
-                description=description if description is not None else doc,
-                mime_type=mime_type,
-                size=size,
-                annotations=annotations,
-                icons=icons,
-                meta=meta,
-            )
+        register_resource(
+            self.registry,
+            self._describe,
+            uri,
+            source,
+            name=name,
+            title=title,
+            description=description,
+            mime_type=mime_type,
+            size=size,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+        )
         if hints:
             self.registry.read_hints[uri] = hints
         self._set_scopes("resource", uri, scopes)
@@ -821,39 +785,8 @@ class Server(Generic[StateT]):
         The lifespan is exited by whoever leaves last; transports serving many clients
         should enter this once for their whole life (an HTTP app's own lifespan).
         """
-        self._lifespan_users += 1
-        try:
-            if self._lifespan_users == 1 and self.lifespan is not None:
-                ready = self._lifespan_ready = anyio.Event()
-                try:
-                    stack = contextlib.AsyncExitStack()
-                    self.lifespan_state = await stack.enter_async_context(self.lifespan(self))
-                    self._lifespan_stack = stack
-                finally:
-                    ready.set()
-            elif self._lifespan_ready is not None:
-                # Another task is entering it right now: serve only once it is ready.
-                await self._lifespan_ready.wait()
-                if self._lifespan_stack is None and self.lifespan is not None:
-                    raise RuntimeError("the server's lifespan failed to start")
-            if self.tasks_manager._tg is None:
-                # Tasks outlive the request (and the session) that created them: they run
-                # in a task group held by the outermost serving frame.
-                async with self.tasks_manager.host():
-                    yield self
-            else:
-                yield self
-        finally:
-            self._lifespan_users -= 1
-            if self._lifespan_users == 0:
-                self._lifespan_ready = None
-                if self._lifespan_stack is not None:
-                    stack, self._lifespan_stack = self._lifespan_stack, None
-                    try:
-                        with anyio.CancelScope(shield=True):
-                            await stack.aclose()
-                    finally:
-                        self.lifespan_state = None
+        async with hosting(self):
+            yield self
 
     async def serve(self, transport: Transport) -> None:
         """Serve one client over ``transport`` until it disconnects (lifespan included)."""
