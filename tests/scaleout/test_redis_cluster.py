@@ -71,6 +71,27 @@ async def test_tasks_run_on_one_worker_and_answer_on_every_other(jobs: Cluster) 
     assert progress.count(2.0) == 6
 
 
+async def test_tasks_of_the_extension_run_on_one_worker_and_answer_on_every_other(
+    jobs: Cluster,
+) -> None:
+    # 2026-07-28: every request (tasks/get, tasks/update, tasks/cancel) meets the next worker.
+    async with mcpkit.Client(
+        jobs.url, protocol_version="2026-07-28", elicitation_handler=_confirm
+    ) as client:
+        with anyio.fail_after(30):
+            built = await client.call_tool("build", {"steps": 3})
+            assert built.content[0].text == "built in 3 steps"  # type: ignore[union-attr]
+            held = await client.call_tool_as_task("hold", {})
+            assert isinstance(held, mcpkit.ExtensionTaskHandle)
+            assert (await held.status()).status == "working"
+            assert (await held.cancel()).status == "cancelled"
+            for _ in range(3):
+                assert (await held.status()).status == "cancelled"
+            # The task waits for input on one worker; the answer is given to another.
+            confirmed = await client.call_tool("confirm", {})
+            assert confirmed.content[0].text == "confirmed"  # type: ignore[union-attr]
+
+
 async def test_a_resource_update_reaches_each_subscriber_once(jobs: Cluster) -> None:
     updates: list[str] = []
     got = anyio.Event()
