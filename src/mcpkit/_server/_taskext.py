@@ -41,7 +41,14 @@ from ._extensions import Extension, client_supports, require_client_extension
 from ._logging import current_context
 from ._mrtr import check_answer
 from ._session import state_of
-from ._tasks import TaskManager, TaskRequestContext, _error_text, _Live, _task_id_param, iso
+from ._tasks import (
+    TaskManager,
+    TaskRequestContext,
+    _error_text,
+    _Live,
+    _task_id_param,
+    task_wire,
+)
 
 if TYPE_CHECKING:
     from ._context import Context
@@ -58,23 +65,8 @@ _WAITING = "Waiting for input from the client."
 
 def create_result(record: TaskRecord) -> dict[str, Any]:
     """The flat ``CreateTaskResult`` of a new task (``Result & Task``)."""
-    out: dict[str, Any] = {"resultType": "task", **_task(record)}
+    out: dict[str, Any] = {"resultType": "task", **task_wire(record, extension=True)}
     return out
-
-
-def _task(record: TaskRecord) -> dict[str, Any]:
-    d: dict[str, Any] = {
-        "taskId": record.task_id,
-        "status": record.status,
-        "createdAt": iso(record.created_at),
-        "lastUpdatedAt": iso(record.last_updated_at),
-        "ttlMs": record.ttl,
-    }
-    if record.status_message is not None:
-        d["statusMessage"] = record.status_message
-    if record.poll_interval is not None:
-        d["pollIntervalMs"] = record.poll_interval
-    return d
 
 
 def pending_inputs(record: TaskRecord) -> dict[str, Any]:
@@ -92,7 +84,7 @@ def detailed(record: TaskRecord) -> dict[str, Any]:
     status ``failed`` is for protocol errors); a task recorded the 2025-11-25 way (``failed``
     with a result) is shown so too.
     """
-    d = _task(record)
+    d = task_wire(record, extension=True)
     outcome = record.outcome or {}
     if record.status in ("completed", "failed") and "result" in outcome:
         d["status"] = "completed"

@@ -58,19 +58,21 @@ def iso(t: float) -> str:
     )
 
 
-def task_wire(r: TaskRecord) -> dict[str, Any]:
-    """The ``Task`` object of a record."""
+def task_wire(r: TaskRecord, *, extension: bool = False) -> dict[str, Any]:
+    """The ``Task`` object of a record (``extension``: as the tasks extension names the
+    times, ``ttlMs`` and ``pollIntervalMs``)."""
+    ttl_key, poll_key = ("ttlMs", "pollIntervalMs") if extension else ("ttl", "pollInterval")
     d: dict[str, Any] = {
         "taskId": r.task_id,
         "status": r.status,
         "createdAt": iso(r.created_at),
         "lastUpdatedAt": iso(r.last_updated_at),
-        "ttl": r.ttl,
+        ttl_key: r.ttl,
     }
     if r.status_message is not None:
         d["statusMessage"] = r.status_message
     if r.poll_interval is not None:
-        d["pollInterval"] = r.poll_interval
+        d[poll_key] = r.poll_interval
     return d
 
 
