@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -49,7 +50,9 @@ class ForwardProxy:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream):
             pass
         finally:
-            await dst.send_eof()
+            # The other side may have hung up already (trio then reports ENOTCONN on shutdown).
+            with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await dst.send_eof()
 
 
 def _server() -> Any:

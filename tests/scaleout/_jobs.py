@@ -34,6 +34,12 @@ async def confirm(ctx: Context) -> str:
     return "confirmed" if answer.accepted and answer.data.get("ok") else "declined"
 
 
+@server.tool(task_support="optional")
+async def search(query: str) -> dict[str, list[str]]:
+    """Finds nothing: a structured result holding an empty list (kept a list in Redis)."""
+    return {"hits": []}
+
+
 @server.tool()
 async def chatter(n: int, ctx: Context, wait: float = 3600) -> str:
     """Send ``n`` progress notifications, wait ``wait`` seconds (a stream that stays open),

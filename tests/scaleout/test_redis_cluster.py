@@ -90,6 +90,14 @@ async def test_tasks_of_the_extension_run_on_one_worker_and_answer_on_every_othe
             # The task waits for input on one worker; the answer is given to another.
             confirmed = await client.call_tool("confirm", {})
             assert confirmed.content[0].text == "confirmed"  # type: ignore[union-attr]
+            # An empty list in a result stays a list through Redis (checked against the
+            # tool's outputSchema by the client too).
+            found = await client.call_tool("search", {"query": "x"})
+            assert found.structured_content == {"hits": []}
+    async with mcpkit.Client(jobs.url, protocol_version="2025-11-25") as client:
+        with anyio.fail_after(30):
+            handle = await client.call_tool_as_task("search", {"query": "x"})
+            assert (await handle.result()).structured_content == {"hits": []}
 
 
 async def test_a_resource_update_reaches_each_subscriber_once(jobs: Cluster) -> None:

@@ -247,14 +247,14 @@ class Client:
         self._listener = Listener(self)
         self._transport: Any = None
         #: The protocol extensions declared: tasks and skills, then those given.
-        self.extensions: dict[str, ClientExtension] = {}
-        for ext in (TasksClientExtension(), SkillsClientExtension(), *extensions):
-            if ext.id in self.extensions and not isinstance(
-                self.extensions[ext.id], (TasksClientExtension, SkillsClientExtension)
-            ):
-                raise ValueError(f"extension {ext.id!r} given twice")
+        #: (One given with the id of an official one replaces it.)
+        given = {ext.id: ext for ext in extensions}
+        if len(given) != len(extensions):
+            raise ValueError("an extension id is given twice")
+        official: list[ClientExtension] = [TasksClientExtension(), SkillsClientExtension()]
+        self.extensions: dict[str, ClientExtension] = {e.id: e for e in official} | given
+        for ext in self.extensions.values():
             ext.attach(self)
-            self.extensions[ext.id] = ext
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -1,11 +1,11 @@
 """Tasks in Redis: any worker answers ``tasks/get``, ``tasks/result``, ``tasks/cancel``.
 
-A task is one JSON value expiring with its TTL, plus an entry in its owner's index (a
-sorted set by creation order). The record names the worker running it; a task found
-``working`` whose worker stopped refreshing its liveness key is failed on the spot (the
-worker was killed: its code is gone), atomically, by whoever reads it first. Updates are
-compare-and-set in a script: a terminal status is never overwritten, so a cancellation on
-one worker and a completion on another cannot both win.
+A task is one value expiring with its TTL (its status, the worker running it, the record
+as JSON), plus an entry in its owner's index (a sorted set by creation order). A task found
+``working`` whose worker stopped refreshing its liveness key is failed by whoever reads it
+first (the worker was killed: its code is gone). Updates are compare-and-set in a script: a
+terminal status is never overwritten, so a cancellation on one worker and a completion on
+another cannot both win.
 
 Status changes are announced on the bus, so a worker waiting in ``tasks/result`` wakes at
 once and the worker running a task cancelled elsewhere stops it.
@@ -28,40 +28,46 @@ if TYPE_CHECKING:
 #: Status message of a task whose worker died while it ran.
 WORKER_LOST = "The worker running the task stopped; its result is lost."
 
-# Read a task; fail it when it is not terminal and its worker is gone. KEYS: task, then the
-# liveness key prefix in ARGV[1]; ARGV[2]: the failure outcome JSON; ARGV[3]: now.
+# A task is stored as "<status> <worker> <record JSON>": the scripts read the status and the
+# worker from the prefix and never decode the JSON (Redis's cjson turns empty arrays into
+# objects, so a decoded and re-encoded record would not be the one written).
+
+# Read a task; also say whether it is unfinished and its worker gone. KEYS: the task;
+# ARGV[1]: the liveness key prefix.
 _GET = """
 local raw = redis.call('GET', KEYS[1])
 if not raw then return false end
-local t = cjson.decode(raw)
-if t.status == 'working' or t.status == 'input_required' then
-  if redis.call('EXISTS', ARGV[1] .. t.worker) == 0 then
-    t.status = 'failed'
-    t.status_message = ARGV[4]
-    t.outcome = cjson.decode(ARGV[2])
-    t.last_updated_at = tonumber(ARGV[3])
-    raw = cjson.encode(t)
-    redis.call('SET', KEYS[1], raw, 'KEEPTTL')
-  end
+local status, worker = string.match(raw, '^(%S+) (%S+) ')
+if (status == 'working' or status == 'input_required')
+    and redis.call('EXISTS', ARGV[1] .. worker) == 0 then
+  return {raw, 1}
 end
-return raw
+return {raw, 0}
 """
 
-# Save a task unless the stored one is terminal (a lost race); returns 1 when written.
+# Save a task unless the stored one is terminal (a lost race); its worker is kept.
+# ARGV[1]: the new status; ARGV[2]: the record JSON. Returns 1 when written.
 _UPDATE = """
 local raw = redis.call('GET', KEYS[1])
 if not raw then return 0 end
-local old = cjson.decode(raw)
-if old.status == 'completed' or old.status == 'failed' or old.status == 'cancelled' then
+local status, worker = string.match(raw, '^(%S+) (%S+) ')
+if status == 'completed' or status == 'failed' or status == 'cancelled' then
   return 0
 end
-local new = cjson.decode(ARGV[1])
-new.worker = old.worker
-redis.call('SET', KEYS[1], cjson.encode(new), 'KEEPTTL')
+redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. worker .. ' ' .. ARGV[2], 'KEEPTTL')
 return 1
 """
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(TaskRecord))
+
+
+def _json(record: TaskRecord) -> bytes:
+    return orjson.dumps(dataclasses.asdict(record))
+
+
+def _decode(raw: bytes | str) -> TaskRecord:
+    data = orjson.loads((raw if isinstance(raw, bytes) else raw.encode()).split(b" ", 2)[2])
+    return TaskRecord(**{k: data[k] for k in _FIELDS if k in data})
 
 
 class RedisTaskStore:
@@ -82,15 +88,6 @@ class RedisTaskStore:
     def _index(self, owner: str) -> str:
         return self.backend.key("tasks", owner)
 
-    @staticmethod
-    def _encode(record: TaskRecord, **extra: Any) -> bytes:
-        return orjson.dumps({**dataclasses.asdict(record), **extra})
-
-    @staticmethod
-    def _decode(raw: bytes | str) -> TaskRecord:
-        data = orjson.loads(raw)
-        return TaskRecord(**{k: data[k] for k in _FIELDS if k in data})
-
     async def open(self) -> None:
         return None
 
@@ -104,7 +101,8 @@ class RedisTaskStore:
             record = dataclasses.replace(record, seq=seq)
             ttl_ms = record.ttl if record.ttl is not None else 7 * 86400 * 1000
             pipe = b.client.pipeline(transaction=True)
-            pipe.set(self._key(record.task_id), self._encode(record, worker=b.worker_id), px=ttl_ms)
+            value = b"%s %s %s" % (record.status.encode(), b.worker_id.encode(), _json(record))
+            pipe.set(self._key(record.task_id), value, px=ttl_ms)
             pipe.zadd(self._index(record.owner), {record.task_id: seq})
             pipe.pexpire(self._index(record.owner), ttl_ms, gt=True)
             pipe.pexpire(self._index(record.owner), ttl_ms, nx=True)
@@ -113,27 +111,34 @@ class RedisTaskStore:
 
     async def get(self, task_id: str) -> TaskRecord | None:
         b = self.backend
-        failed = orjson.dumps({"error": {"code": -32603, "message": WORKER_LOST}})
         async with b.guard("read task"):
-            raw = await b.client.eval(
-                _GET,
-                1,
-                self._key(task_id),
-                b.key("worker", ""),
-                failed,
-                time.time(),
-                WORKER_LOST,
-            )
-        return self._decode(raw) if raw else None
+            found = await b.client.eval(_GET, 1, self._key(task_id), b.key("worker", ""))
+        if not found:
+            return None
+        record = _decode(found[0])
+        if int(found[1]):
+            # Its worker was killed while it ran: its code is gone. Failed once, by whoever
+            # reads it first (the update refuses to overwrite a terminal status).
+            record.status = "failed"
+            record.status_message = WORKER_LOST
+            record.outcome = {"error": {"code": -32603, "message": WORKER_LOST}}
+            record.last_updated_at = time.time()
+            if not await self._write(record):
+                return await self.get(task_id)
+        return record
 
     async def update(self, record: TaskRecord) -> None:
+        await self._write(record)
+
+    async def _write(self, record: TaskRecord) -> bool:
         b = self.backend
         async with b.guard("update task"):
             written = await b.client.eval(
-                _UPDATE, 1, self._key(record.task_id), self._encode(record)
+                _UPDATE, 1, self._key(record.task_id), record.status, _json(record)
             )
         if written:
             await b.broadcast({"t": "task", "id": record.task_id, "status": record.status})
+        return bool(written)
 
     async def list_owned(self, owner: str, after_seq: int, limit: int) -> list[TaskRecord]:
         b = self.backend

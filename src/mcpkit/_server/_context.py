@@ -17,6 +17,7 @@ from .._session._capabilities import elicitation_modes, has_capability
 from ._logging import LEVELS, LoggingLevel
 from ._mrtr import InputRequired, RoundState
 from ._session import state_of
+from ._taskext import ExtTaskContext
 from ._util import is_base_model, to_wire
 
 if TYPE_CHECKING:
@@ -265,8 +266,6 @@ class Context(Generic[StateT]):
 
     def _rounds(self) -> RoundState | None:
         """The request's input rounds when it is served statelessly (2026-07-28)."""
-        from ._taskext import ExtTaskContext
-
         rc = self._request
         if rc is None or rc.negotiated is None or not rc.negotiated.stateless:
             return None
@@ -307,8 +306,6 @@ class Context(Generic[StateT]):
         as_task: bool = False,
         key: str | None = None,
     ) -> Any:
-        from ._taskext import ExtTaskContext
-
         if isinstance(self._request, ExtTaskContext):
             # A task of the tasks extension: the question waits in the task for tasks/update.
             return await self._request.ask(method, params, key)

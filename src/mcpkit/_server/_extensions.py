@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._exceptions import MethodNotFound, MissingRequiredClientCapability
 from .._session._base import RequestContext, RequestHandlerFn
+from .._session._stateless import CACHEABLE_METHODS
 
 if TYPE_CHECKING:
     from ._server import Server
@@ -104,18 +105,6 @@ def route(
     return routed
 
 
-def declared(extensions: Mapping[str, Extension], *, stateless: bool) -> dict[str, Any]:
-    """``capabilities.extensions`` for one era: id -> settings of those declared in it."""
-    out: dict[str, Any] = {}
-    for ext_id, ext in extensions.items():
-        if not stateless and not ext.handshake:
-            continue
-        settings = ext.settings()
-        if settings is not None:
-            out[ext_id] = settings
-    return out
-
-
 class Extensions:
     """The extensions of one server: declared per era, their methods routed."""
 
@@ -153,7 +142,16 @@ class Extensions:
         )
 
     def cacheable(self) -> frozenset[str]:
-        return frozenset(m for ext in self.by_id.values() for m in ext.cacheable)
+        """The methods whose stateless results carry caching hints: the core's and the
+        extensions'."""
+        return CACHEABLE_METHODS.union(*(ext.cacheable for ext in self.by_id.values()))
 
     def declared(self, *, stateless: bool) -> dict[str, Any]:
-        return declared(self.by_id, stateless=stateless)
+        """``capabilities.extensions`` for one era: id -> settings of those declared in it."""
+        out: dict[str, Any] = {}
+        for ext_id, ext in self.by_id.items():
+            if stateless or ext.handshake:
+                settings = ext.settings()
+                if settings is not None:
+                    out[ext_id] = settings
+        return out

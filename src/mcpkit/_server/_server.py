@@ -302,7 +302,10 @@ class Server(Generic[StateT]):
     def stateless_capabilities(self) -> dict[str, Any]:
         """The capabilities declared to 2026-07-28 clients: core tasks there are the tasks
         extension's."""
-        caps = {k: v for k, v in self.capabilities.items() if k != "tasks"}
+        return self._stateless_view(self.capabilities)
+
+    def _stateless_view(self, capabilities: dict[str, Any]) -> dict[str, Any]:
+        caps = {k: v for k, v in capabilities.items() if k != "tasks"}
         exts = {**caps.get("extensions", {}), **self._extensions.declared(stateless=True)}
         extra = self.extra_capabilities.get("extensions")
         if isinstance(extra, dict):
@@ -722,15 +725,16 @@ class Server(Generic[StateT]):
         :class:`ServerSession` (``max_concurrency``, ``supported_versions``).
         """
         state = ClientState(self)
+        capabilities = self.capabilities
         session = ServerSession(
             transport,
             server_info=self.server_info,
-            capabilities=self.capabilities,
+            capabilities=capabilities,
             handlers=self._handlers,
             instructions=self.instructions,
             state=state,
             around_run=state.serving,
-            stateless_capabilities=self.stateless_capabilities,
+            stateless_capabilities=self._stateless_view(capabilities),
             extension_methods=self._extensions.methods(handshake=False),
             handshake_extension_methods=self._extensions.methods(handshake=True),
             **kw,
@@ -859,6 +863,7 @@ class Server(Generic[StateT]):
             self.listeners.post(method)
         # A copy: registration may happen in a worker thread while sessions come and go.
         capabilities: dict[str, Any] | None = None
+        stateless: dict[str, Any] = {}
         for s in list(self._sessions):
             if method is not None and s.initialized and kind in s.capabilities:
                 state_of(s).post_list_changed(method)
@@ -867,10 +872,8 @@ class Server(Generic[StateT]):
                 # come, see what the server offers now (a first prompt adds `prompts`).
                 if capabilities is None:
                     capabilities = self.capabilities
-                s.update_capabilities(capabilities, self.stateless_capabilities)
-                s.extension_methods = self._extensions.methods(handshake=False)
-                s.handshake_extension_methods = self._extensions.methods(handshake=True)
-                s.cacheable_methods = self._extensions.cacheable()
+                    stateless = self._stateless_view(capabilities)
+                s.update_capabilities(capabilities, stateless)
 
 
 def _context_param(fn: Callable[..., Any]) -> str | None:

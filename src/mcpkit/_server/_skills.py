@@ -153,9 +153,9 @@ class SkillsExtension(Extension):
 
     # ------------------------------------------------------------------ adding
 
-    def add(self, path: str | os.PathLike[str], skill_path: str | None = None) -> None:
+    def add(self, path: str | os.PathLike[str]) -> None:
         directory = Path(path)
-        self._add(load_skill(directory, skill_path or directory.resolve().name))
+        self._add(load_skill(directory, directory.resolve().name))
 
     def add_dir(self, path: str | os.PathLike[str]) -> None:
         base = Path(path)

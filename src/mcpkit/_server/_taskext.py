@@ -31,7 +31,6 @@ from .._exceptions import (
     InvalidParams,
     MCPError,
     MethodNotFound,
-    MissingRequiredClientCapability,
     ProtocolError,
 )
 from .._session._base import RequestContext, RequestHandlerFn
@@ -200,11 +199,8 @@ class TasksExtension(Extension):
         params = rc.request.params
         if not client_supports(rc, self.id):
             if tool.task_support == "required":
-                raise MissingRequiredClientCapability(
-                    message=f"Missing required client capability: tool {tool.name!r} runs only "
-                    f"as a task, and the request does not declare the {self.id} extension",
-                    data={"requiredCapabilities": {"extensions": {self.id: {}}}},
-                )
+                why = f"tool {tool.name!r} runs only as a task, with the {self.id} extension"
+                require_client_extension(rc, self.id, why)
             return await handlers._rounds(rc, params, lambda: handlers._call(tool, args, rc))
         return await handlers._rounds(rc, params, lambda: self._start(rc, tool, args))
 

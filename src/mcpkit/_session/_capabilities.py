@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..types._skillformat import TASKS_EXTENSION
+
 # method -> path of keys in the *server's* capabilities that must be present.
 SERVER_METHOD_CAPABILITY: dict[str, tuple[str, ...]] = {
     "tools/list": ("tools",),
@@ -26,6 +28,14 @@ SERVER_METHOD_CAPABILITY: dict[str, tuple[str, ...]] = {
     "tasks/cancel": ("tasks", "cancel"),
     "tasks/get": ("tasks",),
     "tasks/result": ("tasks",),
+}
+
+# The same under the stateless revision (2026-07-28): its core has no tasks, the tasks
+# extension serves tasks/get, tasks/update and tasks/cancel (tasks/list and tasks/result
+# keep needing a core `tasks` no such server declares).
+STATELESS_SERVER_METHOD_CAPABILITY: dict[str, tuple[str, ...]] = {
+    **SERVER_METHOD_CAPABILITY,
+    **{m: ("extensions", TASKS_EXTENSION) for m in ("tasks/get", "tasks/update", "tasks/cancel")},
 }
 
 # method -> path of keys in the *client's* capabilities that must be present.

@@ -31,7 +31,12 @@ from ._base import (
     RequestContext,
     RequestHandlerFn,
 )
-from ._capabilities import CLIENT_METHOD_CAPABILITY, SERVER_METHOD_CAPABILITY, has_capability
+from ._capabilities import (
+    CLIENT_METHOD_CAPABILITY,
+    SERVER_METHOD_CAPABILITY,
+    STATELESS_SERVER_METHOD_CAPABILITY,
+    has_capability,
+)
 from ._keepalive import check_keepalive
 from ._peer import Peer
 from ._stateless import META_LOG_LEVEL, META_SERVER_INFO
@@ -249,6 +254,7 @@ class ClientSession:
             info if isinstance(info, dict) else {},
             instructions if isinstance(instructions, str) else None,
         )
+        self.peer.needs = STATELESS_SERVER_METHOD_CAPABILITY
         self.discover_result = result
         return result
 

@@ -19,7 +19,6 @@ from .._exceptions import CapabilityError
 from .._jsonrpc import IncomingRequest, JSONRPCEngine
 from .._transports._base import RequestId, Transport
 from ..types._revisions import adapt_params
-from ..types._skillformat import TASKS_EXTENSION
 from ._base import Negotiated, NotificationHandlerFn
 from ._capabilities import has_capability
 from ._keepalive import keepalive
@@ -54,7 +53,9 @@ class Peer:
         name: str,
     ) -> None:
         self.other = other
-        self._needs = needs
+        #: method -> capability path the other side must have declared (the client's
+        #: session swaps in the stateless revision's table after ``server/discover``).
+        self.needs: Mapping[str, tuple[str, ...]] = needs
         self.negotiated: Negotiated | None = None
         self._notification_handlers: dict[str, NotificationHandlerFn] = {}
         self._on_initialized: Callable[[], None] | None = None
@@ -116,11 +117,7 @@ class Peer:
 
     def check_capability(self, method: str) -> None:
         """Raise :class:`CapabilityError` unless the other side declared what ``method`` needs."""
-        cap = self._needs.get(method)
-        n = self.negotiated
-        if cap is not None and cap[0] == "tasks" and n is not None and n.stateless:
-            # 2026-07-28 has no tasks in its core: the tasks extension serves tasks/*.
-            cap = ("extensions", TASKS_EXTENSION)
+        cap = self.needs.get(method)
         if cap is not None and not has_capability(self.peer_capabilities, cap):
             raise CapabilityError(
                 f"the {self.other} did not declare the {'.'.join(cap)!r} capability, "

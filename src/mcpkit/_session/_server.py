@@ -42,6 +42,7 @@ from ._capabilities import CLIENT_METHOD_CAPABILITY, SERVER_METHOD_CAPABILITY, h
 from ._keepalive import check_keepalive
 from ._peer import Peer
 from ._stateless import (
+    CACHEABLE_METHODS,
     DEFAULT_CACHE_HINTS,
     capabilities_for_stateless,
     finish_result,
@@ -150,8 +151,9 @@ class ServerSession:
         self.extension_methods = extension_methods
         #: Those of them also served on sessions opened with ``initialize``.
         self.handshake_extension_methods = handshake_extension_methods
-        #: Methods (of extensions) whose stateless results carry caching hints too.
-        self.cacheable_methods: frozenset[str] = frozenset()
+        #: Methods whose stateless results carry caching hints (the layer above adds its
+        #: extensions' to the core's).
+        self.cacheable_methods: frozenset[str] = CACHEABLE_METHODS
         #: Our capabilities as each older revision can express them (computed once each).
         self._caps_by_version: dict[str, dict[str, Any]] = {}
         #: True once the client sent ``notifications/initialized``.
@@ -322,11 +324,12 @@ class ServerSession:
             handler = self._handlers.get(method)
             cap = SERVER_METHOD_CAPABILITY.get(method)
             if handler is None or (
-                method not in self.extension_methods
-                and (
+                # The core's gates first: extension methods are asked about only on a miss.
+                (
                     method not in request_methods_for(negotiated.protocol_version)
                     or (cap is not None and not has_capability(self._stateless_caps, cap))
                 )
+                and method not in self.extension_methods
             ):
                 raise MethodNotFound(message=_not_found(method, negotiated.protocol_version))
             try:
@@ -335,8 +338,9 @@ class ServerSession:
                 raise translate_error(e) from None
             if negotiated.protocol_version not in STATELESS_PROTOCOL_VERSIONS:
                 result = adapt_result(method, result, negotiated.protocol_version)
-        cacheable = method in self.cacheable_methods
-        return finish_result(method, result, self.server_info, self.cache_hints, cacheable)
+        return finish_result(
+            method, result, self.server_info, self.cache_hints, self.cacheable_methods
+        )
 
     def _discover(self) -> dict[str, Any]:
         result: dict[str, Any] = {
@@ -358,11 +362,11 @@ class ServerSession:
             handler is None
             or method in _STATELESS_ONLY
             or (
-                method not in self.handshake_extension_methods
-                and (
+                (
                     (cap is not None and not has_capability(capabilities, cap))
                     or (not latest and method not in request_methods_for(version))
                 )
+                and method not in self.handshake_extension_methods
             )
         ):
             # Gated by the negotiated revision too: tasks/* do not exist before 2025-11-25.

@@ -98,11 +98,11 @@ def finish_result(
     result: Any,
     server_info: Mapping[str, Any],
     cache_hints: Mapping[str, Any] = DEFAULT_CACHE_HINTS,
-    cacheable: bool = False,
+    cacheable: frozenset[str] = CACHEABLE_METHODS,
 ) -> Any:
     """``result`` as a stateless revision sends it: ``resultType``, the server's identity in
-    ``_meta`` and, for cacheable results (``cacheable``: of an extension's method), caching
-    hints (those the handler set win)."""
+    ``_meta`` and, for the methods in ``cacheable`` (extensions add theirs), caching hints
+    (those the handler set win)."""
     if not isinstance(result, dict):
         return result
     out = dict(result)
@@ -112,7 +112,7 @@ def finish_result(
     # The server's own mapping, not a copy: it is serialized, never changed, per result.
     meta.setdefault(META_SERVER_INFO, server_info)
     out["_meta"] = meta
-    if (cacheable or method in CACHEABLE_METHODS) and out["resultType"] == "complete":
+    if method in cacheable and out["resultType"] == "complete":
         for key, value in cache_hints.items():
             out.setdefault(key, value)
     return out
