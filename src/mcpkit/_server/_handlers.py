@@ -257,6 +257,10 @@ class Handlers:
                 )
             if arg_name not in template.matcher.variables:
                 raise InvalidParams(message=f"Template {ref.uri!r} has no variable {arg_name!r}")
+        target: Any = prompt if ref.type == "ref/prompt" else template
+        mount = getattr(target, "mount", None)
+        if mount is not None:  # a mounted server's prompt or template: its own completion
+            return await mount.complete(target.inner_ref(), params, rc)
         fn = self.registry.completion
         if fn is None:
             return {"completion": {"values": []}}

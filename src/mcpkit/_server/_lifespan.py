@@ -35,7 +35,7 @@ async def hosting(server: Server) -> AsyncIterator[None]:
         if server.tasks_manager._tg is None:
             # Tasks outlive the request (and the session) that created them: they run
             # in a task group held by the outermost serving frame.
-            async with server.tasks_manager.host():
+            async with server.tasks_manager.host(), mounted(server):
                 yield
         else:
             yield
@@ -50,3 +50,15 @@ async def hosting(server: Server) -> AsyncIterator[None]:
                         await stack.aclose()
                 finally:
                     server.lifespan_state = None
+
+
+@contextlib.asynccontextmanager
+async def mounted(server: Server) -> AsyncIterator[None]:
+    """The servers mounted on ``server`` running (lifespans, connections) while it serves.
+
+    Held by the same outermost frame as the task group: entered and left by one task, as
+    the task groups of a mounted server and of a remote mount's client require."""
+    async with contextlib.AsyncExitStack() as stack:
+        for mount in server._mounts:
+            await stack.enter_async_context(mount.running())
+        yield

@@ -26,6 +26,7 @@ from ._handlers import Handlers
 from ._lifespan import hosting
 from ._listen import Listeners
 from ._logging import ClientLogHandler
+from ._mount import LocalMount, Mount, mount_of
 from ._mrtr import StatelessSettings
 from ._prompts import PromptDef
 from ._registry import Registry
@@ -155,6 +156,9 @@ class Server(Generic[StateT]):
         #: ``on_roots_changed`` hooks, in registration order.
         self.roots_hooks: list[Callable[..., Any]] = []
         self._sessions: set[ServerSession] = set()
+        #: Servers mounted here, and the mounts of this server on others.
+        self._mounts: list[Mount] = []
+        self._mounted_on: list[LocalMount] = []
         #: Where resource updates go when sessions are shared by many workers.
         self._shared: Any = None
         #: True once :meth:`bridge_logging` routed Python logging to clients.
@@ -284,7 +288,7 @@ class Server(Generic[StateT]):
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self.registry.prompts:
             caps["prompts"] = {"listChanged": True}
-        if self.registry.completion is not None:
+        if self.registry.completion is not None or any(m.completes() for m in self._mounts):
             caps["completions"] = {}
         if self.registry.has_task_tools():
             caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
@@ -574,6 +578,8 @@ class Server(Generic[StateT]):
         With shared state (``http_app(redis=...)``) that is every subscribed client of
         every worker, each told once."""
         self.listeners.post("notifications/resources/updated", {"uri": uri})
+        for mount in self._mounted_on:
+            await mount.resource_updated(uri)
         if self._shared is not None:
             await self._shared.resource_updated(uri)
             return
@@ -697,6 +703,29 @@ class Server(Generic[StateT]):
             return fn
 
         return decorator
+
+    def mount(self, source: Any, *, prefix: str | None = None) -> None:
+        """Serve another server's tools, resources and prompts here, under ``prefix``.
+
+        ``source`` is a :class:`Server` of this process (served in place, its lifespan
+        entered with this one's) or a :class:`~mcpkit.Client` for any other server (a
+        command, a ``.py`` file, a URL: connected while this server serves, every call
+        forwarded; requests the mounted server makes of its client go to this server's
+        client). Tools and prompts are named ``<prefix>_<name>``, resources and templates
+        ``scheme://<prefix>/...``; the mounted server's list changes reach this server's
+        clients.
+
+        Example::
+
+            weather = Server("weather")
+            hub = Server("hub")
+            hub.mount(weather, prefix="weather")                 # tool "weather_forecast"
+            hub.mount(Client("python files.py"), prefix="files")  # a stdio server
+        """
+        found = mount_of(self, source, prefix)
+        self._mounts.append(found)
+        if isinstance(found, LocalMount):
+            found.sync()
 
     def bridge_logging(
         self, logger_name: str | None = None, level: int = logging.INFO
@@ -857,6 +886,8 @@ class Server(Generic[StateT]):
         method: str | None = None
         if kind is not None:
             self.registry.invalidate(kind)
+            for mount in self._mounted_on:
+                mount.sync()
             for mw in self.middleware:  # a list cache drops what changed
                 getattr(mw, "invalidate", lambda kind: None)(kind)
             method = _LIST_CHANGED[kind]

@@ -1,0 +1,485 @@
+"""``Server.mount``: another server's tools, resources and prompts served under a prefix.
+
+A mounted server is either a local :class:`~mcpkit.Server` (its definitions are served in
+place: no copy of the arguments, no second session; its handlers get a ``Context`` of their
+own server, so ``ctx.lifespan_state`` is the child's and its requests to the client ride the
+parent's session) or any server a :class:`~mcpkit.Client` reaches (a command, a file, a URL:
+one connection, opened when the parent starts serving, forwards every call).
+
+Names are prefixed ``<prefix>_<name>`` (tools, prompts) and URIs ``scheme://<prefix>/rest``
+(resources, templates); without a prefix they are served as they are. A change of the
+mounted server's lists (its own registrations, or its ``list_changed`` notifications) is
+a change of the parent's: its clients are told.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from .._exceptions import MCPError, ProtocolError
+from ._context import Context
+from ._tools import error_result
+from ._uritemplate import UriTemplate
+
+if TYPE_CHECKING:
+    from ._server import Server
+
+logger = logging.getLogger("mcpkit.server")
+
+#: Registry table -> the list kind whose change it is.
+KINDS = {"tools": "tools", "prompts": "prompts", "resources": "resources", "templates": "resources"}
+
+
+class Mount:
+    """One mounted server: how its names map to the parent's, and its entries there."""
+
+    def __init__(self, parent: Server, prefix: str | None) -> None:
+        if prefix is not None and (not prefix or "/" in prefix or ":" in prefix):
+            raise ValueError(
+                f"invalid mount prefix {prefix!r}: a non-empty name without '/' or ':'"
+            )
+        self.parent = parent
+        self.prefix = prefix
+        #: What this mount serves in the parent: table -> parent key -> entry.
+        self.entries: dict[str, dict[str, Any]] = {}
+        #: (table, key) of the entries this mount put there (a key the parent had stays).
+        self.keys: set[tuple[str, str]] = set()
+
+    def name(self, name: str) -> str:
+        """The parent's name for a tool or prompt named ``name`` by the mounted server."""
+        return name if self.prefix is None else f"{self.prefix}_{name}"
+
+    def uri(self, uri: str) -> str:
+        """The parent's URI (or template) for the mounted server's ``uri``."""
+        if self.prefix is None:
+            return uri
+        scheme, sep, rest = uri.partition("://")
+        return f"{scheme}://{self.prefix}/{rest}" if sep else f"{self.prefix}/{uri}"
+
+    def inner_uri(self, uri: str) -> str | None:
+        """The mounted server's URI for the parent's ``uri`` (None: not under the prefix)."""
+        if self.prefix is None:
+            return uri
+        scheme, sep, rest = uri.partition("://")
+        head = f"{self.prefix}/"
+        if not sep:
+            return uri[len(head) :] if uri.startswith(head) else None
+        return f"{scheme}://{rest[len(head) :]}" if rest.startswith(head) else None
+
+    def install(self, entries: dict[str, dict[str, Any]]) -> None:
+        """Serve ``entries`` (table -> key -> entry) in the parent instead of this mount's
+        previous ones, and tell the parent's clients of each list that changed."""
+        registry = self.parent.registry
+        changed: set[str] = set()
+        for table in set(self.entries) | set(entries):
+            before, after = self.entries.get(table, {}), entries.get(table, {})
+            if before.keys() != after.keys() or any(
+                before[k].definition != after[k].definition for k in after
+            ):
+                changed.add(KINDS[table])
+            target: dict[str, Any] = getattr(registry, table)
+            for key in before:
+                if (table, key) in self.keys:
+                    target.pop(key, None)
+                    registry.scopes.pop((_scope_kind(table), key), None)
+                    self.keys.discard((table, key))
+            for key, entry in after.items():
+                if key in target:
+                    logger.warning("mount: %s %r is served by the parent already; kept", table, key)
+                    continue
+                target[key] = entry
+                self.keys.add((table, key))
+                if entry.scopes:
+                    registry.scopes[(_scope_kind(table), key)] = tuple(entry.scopes)
+        self.entries = entries
+        for kind in sorted(changed):
+            self.parent._changed(kind)
+
+    def completes(self) -> bool:
+        """True when the mounted server completes arguments (the parent then declares it)."""
+        raise NotImplementedError
+
+    def running(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """Entered while the parent serves (the mounted server's lifespan, its connection)."""
+        raise NotImplementedError
+
+    async def complete(self, ref: dict[str, Any], params: dict[str, Any], rc: Any) -> Any:
+        """``completion/complete`` for an entry of this mount (``ref`` is the mounted name)."""
+        raise NotImplementedError
+
+
+def _scope_kind(table: str) -> str:
+    return {"tools": "tool", "prompts": "prompt"}.get(table, "resource")
+
+
+# ---------------------------------------------------------------------------- local
+
+
+class _Served:
+    """A local server's definition under the parent: its own name there, the rest delegated.
+
+    Calls get a ``Context`` of the mounted server (its lifespan state, its registry) over
+    the parent's request and session.
+    """
+
+    def __init__(self, inner: Any, owner: Server, mount: Mount, definition: dict[str, Any]) -> None:
+        self.inner = inner
+        self.owner = owner
+        self.mount = mount
+        self.definition = definition
+        self.scopes: tuple[str, ...] = ()
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.inner, attr)
+
+    def inner_ref(self) -> dict[str, Any]:
+        """The completion ``ref`` naming this entry on the mounted server."""
+        d = self.inner.definition
+        if "uriTemplate" in d:
+            return {"type": "ref/resource", "uri": d["uriTemplate"]}
+        return {"type": "ref/prompt", "name": d["name"]}
+
+    def context(self, ctx: Context[Any] | None) -> Context[Any] | None:
+        if ctx is None:
+            return None
+        own: Context[Any] = Context(self.owner, ctx._request, ctx._session)
+        own._begin_task = ctx._begin_task
+        return own
+
+    # tools
+    async def call(self, arguments: dict[str, Any], ctx: Context[Any] | None) -> Any:
+        return await self.inner.call(arguments, self.context(ctx))
+
+    # prompts
+    async def get(self, arguments: dict[str, Any], ctx: Context[Any] | None) -> Any:
+        return await self.inner.get(arguments, self.context(ctx))
+
+    # resources and templates
+    def match(self, uri: str) -> dict[str, Any] | None:
+        inner = self.mount.inner_uri(uri)
+        found: dict[str, Any] | None = None if inner is None else self.inner.match(inner)
+        return found
+
+    async def read(self, *args: Any) -> list[dict[str, Any]]:
+        if len(args) == 1:  # a static resource: read(ctx)
+            contents = await self.inner.read(self.context(args[0]))
+        else:  # a template: read(uri, variables, ctx)
+            uri, variables, ctx = args
+            inner = self.mount.inner_uri(uri)
+            contents = await self.inner.read(inner, variables, self.context(ctx))
+        return [self._outer(c) for c in contents]
+
+    def _outer(self, content: Any) -> Any:
+        if isinstance(content, dict) and isinstance(content.get("uri"), str):
+            return {**content, "uri": self.mount.uri(content["uri"])}
+        return content
+
+
+class LocalMount(Mount):
+    """A :class:`~mcpkit.Server` of this process, served in place."""
+
+    def __init__(self, parent: Server, child: Server, prefix: str | None) -> None:
+        if child is parent:
+            raise ValueError("a server cannot mount itself")
+        super().__init__(parent, prefix)
+        self.child = child
+        child._mounted_on.append(self)
+
+    def sync(self) -> None:
+        """Serve the child's current definitions (called again on each of its changes)."""
+        reg = self.child.registry
+        entries: dict[str, dict[str, Any]] = {
+            "tools": {},
+            "prompts": {},
+            "resources": {},
+            "templates": {},
+        }
+        for name, tool in reg.tools.items():
+            new = self.name(name)
+            entries["tools"][new] = self._served(
+                tool, {**tool.definition, "name": new}, ("tool", name)
+            )
+        for name, prompt in reg.prompts.items():
+            new = self.name(name)
+            entries["prompts"][new] = self._served(
+                prompt, {**prompt.definition, "name": new}, ("prompt", name)
+            )
+        for uri, res in reg.resources.items():
+            new = self.uri(uri)
+            entries["resources"][new] = self._served(
+                res, {**res.definition, "uri": new}, ("resource", uri)
+            )
+        for template, tdef in reg.templates.items():
+            new = self.uri(template)
+            entries["templates"][new] = self._served(
+                tdef, {**tdef.definition, "uriTemplate": new}, ("resource", template)
+            )
+        self.install(entries)
+
+    def _served(
+        self, inner: Any, definition: dict[str, Any], scope_key: tuple[str, str]
+    ) -> _Served:
+        served = _Served(inner, self.child, self, definition)
+        served.scopes = self.child.registry.scopes.get(scope_key, ())
+        return served
+
+    def completes(self) -> bool:
+        return "completions" in self.child.capabilities
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        async with self.child.running():
+            yield
+
+    async def resource_updated(self, uri: str) -> None:
+        await self.parent.notify_resource_updated(self.uri(uri))
+
+    async def complete(self, ref: dict[str, Any], params: dict[str, Any], rc: Any) -> Any:
+        return await self.child._protocol.complete(rc, {**params, "ref": ref})
+
+
+# ---------------------------------------------------------------------------- remote
+
+#: The parent's request a remote mount's call is serving (read by the client's callbacks).
+_serving: contextvars.ContextVar[Context[Any] | None] = contextvars.ContextVar(
+    "mcpkit_mount_serving", default=None
+)
+
+
+class _Forwarded:
+    """A remote server's tool, prompt, resource or template, forwarded through a Client."""
+
+    context_param = "ctx"
+    task_support = None
+    defer_task = False
+    header_params = ()
+    scopes = ()
+
+    def __init__(
+        self, mount: RemoteMount, kind: str, inner: str, definition: dict[str, Any]
+    ) -> None:
+        self.mount = mount
+        self.kind = kind
+        self.inner = inner
+        self.definition = definition
+        self.name = definition.get("name", inner)
+        params = definition.get("arguments") or []
+        #: What completion checks of a prompt or template (their argument names).
+        self.info = _Params({a.get("name") for a in params if isinstance(a, dict)})
+        self.matcher = _Params(set())
+        self.validate = None
+        if kind == "template":
+            self._template = UriTemplate(inner)
+            self.matcher = _Params(set(self._template.variables))
+
+    def inner_ref(self) -> dict[str, Any]:
+        """The completion ``ref`` naming this entry on the mounted server."""
+        if self.kind == "template":
+            return {"type": "ref/resource", "uri": self.inner}
+        return {"type": "ref/prompt", "name": self.inner}
+
+    # tools
+    async def call(self, arguments: dict[str, Any], ctx: Context[Any] | None) -> Any:
+        try:
+            result = await self.mount.forward(
+                ctx, lambda c, p: c.call_tool(self.inner, arguments, progress_handler=p)
+            )
+        except ProtocolError:
+            raise
+        except MCPError as e:
+            return error_result(f"Error executing tool {self.name}: {e}")
+        return result.to_wire()
+
+    # prompts
+    async def get(self, arguments: dict[str, Any], ctx: Context[Any] | None) -> Any:
+        result = await self.mount.forward(ctx, lambda c, p: c.get_prompt(self.inner, arguments))
+        return result.to_wire()
+
+    # resources and templates
+    def match(self, uri: str) -> dict[str, Any] | None:
+        inner = self.mount.inner_uri(uri)
+        if inner is None:
+            return None
+        found: dict[str, Any] | None = self._template.match(inner)
+        return found
+
+    async def read(self, *args: Any) -> list[dict[str, Any]]:
+        ctx = args[-1]
+        uri = self.inner if len(args) == 1 else self.mount.inner_uri(args[0])
+        result = await self.mount.forward(ctx, lambda c, p: c.read_resource(uri))
+        wire = result.to_wire()
+        return [
+            {**c, "uri": self.mount.uri(c["uri"])} if isinstance(c.get("uri"), str) else c
+            for c in wire.get("contents", [])
+        ]
+
+
+class _Params:
+    """The argument names of a forwarded prompt or template (as completion checks them)."""
+
+    def __init__(self, names: set[Any]) -> None:
+        self.params = names
+        self.variables = names
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.params
+
+
+class RemoteMount(Mount):
+    """A server reached through a :class:`~mcpkit.Client` (one connection, while serving)."""
+
+    def __init__(self, parent: Server, target: Any, prefix: str | None) -> None:
+        super().__init__(parent, prefix)
+        #: A :class:`~mcpkit.Client` (typed loosely: the server layer does not import the
+        #: client's, its sibling).
+        self.client: Any = target
+        # What the mounted server sends goes to the parent's client (a Client given with
+        # callbacks of its own keeps them), and list changes re-list.
+        inbound = self.client._inbound
+        inbound.list_changed_handler = self._list_changed
+        for attr, value in (
+            ("sampling_handler", self._ask("sampling/createMessage")),
+            ("elicitation_handler", self._ask("elicitation/create")),
+            ("url_elicitation_handler", self._ask("elicitation/create")),
+            ("logging_handler", self._log),
+        ):
+            if getattr(inbound, attr) is None:
+                setattr(inbound, attr, value)
+        self._tg: TaskGroup | None = None
+        #: The parent's requests being forwarded (server requests go to the only one).
+        self.in_flight: set[Any] = set()
+
+    def completes(self) -> bool:
+        return self.client.connected and self.client.server_capabilities.completions is not None
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        async with self.client, anyio.create_task_group() as tg:
+            await self.sync()
+            self._tg = tg
+            try:
+                yield
+            finally:
+                self._tg = None
+                tg.cancel_scope.cancel()
+                self.install({})
+
+    async def sync(self) -> None:
+        """Forward what the mounted server lists now."""
+        c = self.client
+        caps = c.server_capabilities
+        entries: dict[str, dict[str, Any]] = {
+            "tools": {},
+            "prompts": {},
+            "resources": {},
+            "templates": {},
+        }
+        if caps.tools is not None:
+            for tool in await c.list_tools(use_cache=False):
+                d = {**tool.to_wire(), "name": self.name(tool.name)}
+                entries["tools"][d["name"]] = _Forwarded(self, "tool", tool.name, d)
+        if caps.prompts is not None:
+            for prompt in await c.list_prompts():
+                d = {**prompt.to_wire(), "name": self.name(prompt.name)}
+                entries["prompts"][d["name"]] = _Forwarded(self, "prompt", prompt.name, d)
+        if caps.resources is not None:
+            for res in await c.list_resources():
+                d = {**res.to_wire(), "uri": self.uri(res.uri)}
+                entries["resources"][d["uri"]] = _Forwarded(self, "resource", res.uri, d)
+            for tpl in await c.list_resource_templates():
+                d = {**tpl.to_wire(), "uriTemplate": self.uri(tpl.uri_template)}
+                entries["templates"][d["uriTemplate"]] = _Forwarded(
+                    self, "template", tpl.uri_template, d
+                )
+        self.install(entries)
+
+    async def _list_changed(self, kind: str) -> None:
+        # Told on the client's reader, which must stay free to read the lists' answers:
+        # list again in a task of our own.
+        if self._tg is not None:
+            self._tg.start_soon(self._relist, kind)
+
+    async def _relist(self, kind: str) -> None:
+        try:
+            await self.sync()
+        except MCPError as e:
+            logger.warning("mount: could not list the mounted server's %s again: %s", kind, e)
+
+    async def forward(self, ctx: Context[Any] | None, send: Any) -> Any:
+        """Run ``send(client, progress)`` for the parent's request ``ctx`` serves."""
+        rc = ctx._request if ctx is not None else None
+        progress = None
+        if rc is not None and rc.request.progress_token is not None:
+
+            async def progress(value: float, total: float | None, message: str | None) -> None:
+                await rc.report_progress(value, total, message)
+
+        token = _serving.set(ctx)
+        entry = (object(), ctx)
+        self.in_flight.add(entry)
+        try:
+            return await send(self.client, progress)
+        finally:
+            self.in_flight.discard(entry)
+            _serving.reset(token)
+
+    def _related(self) -> Context[Any] | None:
+        """The parent's request a server request of the mounted server belongs to: the one
+        whose call it arrived in (the stateless revision asks inside the call), else the
+        only one in flight."""
+        ctx = _serving.get()
+        if ctx is None and len(self.in_flight) == 1:
+            ctx = next(iter(self.in_flight))[1]
+        return ctx
+
+    def _ask(self, method: str) -> Any:
+        async def ask(params: Any, _server_rc: Any) -> Any:
+            ctx = self._related()
+            if ctx is None:
+                raise ProtocolError(
+                    -32603, f"{method}: no request of the parent's client to ask through"
+                )
+            # Asked the way the parent's client takes it: a request on its stream, or
+            # (2026-07-28) an input request answered when the client calls again.
+            return await ctx._send(method, params.to_wire(), None)
+
+        return ask
+
+    async def _log(self, params: Any) -> None:
+        ctx = self._related()
+        if ctx is not None and ctx._request is not None:
+            with contextlib.suppress(MCPError):
+                await ctx._request.notify("notifications/message", params.to_wire())
+
+    async def complete(self, ref: dict[str, Any], params: dict[str, Any], rc: Any) -> Any:
+        argument = params.get("argument") or {}
+        context = (params.get("context") or {}).get("arguments")
+        result = await self.forward(
+            None,
+            lambda c, p: c.complete(
+                ref, argument.get("name"), argument.get("value", ""), context=context
+            ),
+        )
+        wire: dict[str, Any] = result.to_wire()
+        return wire
+
+
+def mount_of(parent: Server, source: Any, prefix: str | None) -> LocalMount | RemoteMount:
+    """The mount for ``source``: a local :class:`~mcpkit.Server` or a :class:`~mcpkit.Client`."""
+    from ._server import Server  # the facade imports this module: resolved at call time
+
+    if isinstance(source, Server):
+        return LocalMount(parent, source, prefix)
+    if hasattr(source, "call_tool") and hasattr(source, "_inbound"):
+        return RemoteMount(parent, source, prefix)
+    raise TypeError(
+        f"mount() takes a Server or a Client, not {type(source).__name__}: for a command, a "
+        f"file or a URL, mount Client({source!r}) (connected while this server serves)"
+    )
