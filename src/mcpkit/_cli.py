@@ -19,6 +19,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "auth": ("mcpkit._client._login", "log in to (or out of) a protected server over OAuth"),
     "install": ("mcpkit._install", "add a server to Claude Desktop, Cursor, VS Code or mcp.json"),
     "proxy": ("mcpkit._proxy", "serve any server (command, file, URL) over another transport"),
+    "inspect": ("mcpkit._inspect._cli", "inspect a server in a web page (tools, resources, prompts)"),
+    "dev": ("mcpkit._inspect._cli", "run a server file with the inspector, restarted on changes"),
 }
 
 
@@ -36,6 +38,10 @@ def _load(module: str) -> ModuleType:
         from . import _proxy
 
         return _proxy
+    if module == "mcpkit._inspect._cli":
+        from ._inspect import _cli as inspect_cli
+
+        return inspect_cli
     if module == "mcpkit._client._login":
         from ._client import _login
 

@@ -1,0 +1,230 @@
+"""The inspector's web side: the page (shipped in the package, no network fetch) and a small
+JSON API over :class:`~mcpkit._inspect._state.Inspector`, as a bare ASGI app.
+
+Only the person who started it can drive it: every request must name a loopback ``Host``
+(DNS rebinding), the page needs the random token in its URL, and the API the same token in
+an ``X-Inspector-Token`` header, which no other site's page can send without a CORS
+preflight this app never grants. A request from another ``Origin`` is refused too.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import uuid
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs
+
+from .._exceptions import MCPError
+from ._state import Inspector
+
+logger = logging.getLogger("mcpkit.inspect")
+
+MAX_BODY = 4 * 1024 * 1024
+LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+Scope = dict[str, Any]
+
+
+def page_html() -> str:
+    """The page: HTML with its script and style inlined (one response, no asset routes)."""
+    assets = resources.files("mcpkit._inspect") / "assets"
+    html = (assets / "index.html").read_text(encoding="utf-8")
+    css = (assets / "app.css").read_text(encoding="utf-8")
+    js = (assets / "app.js").read_text(encoding="utf-8")
+    return html.replace("/*STYLE*/", css).replace("/*SCRIPT*/", js)
+
+
+class InspectorApp:
+    """ASGI app serving the inspector page and its API."""
+
+    def __init__(self, inspector: Inspector, token: str) -> None:
+        self.inspector = inspector
+        self.token = token
+        self._page = page_html()
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        if _hostname(headers.get("host", "")) not in LOOPBACK:
+            await _send(send, 403, {"error": "the inspector answers on localhost only"})
+            return
+        origin = headers.get("origin")
+        if origin is not None and origin.split("://", 1)[-1] != headers.get("host"):
+            await _send(send, 403, {"error": "requests from other origins are refused"})
+            return
+        path = scope["path"]
+        if path == "/" and scope["method"] == "GET":
+            query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+            if not self._token_ok((query.get("token") or [""])[0]):
+                await _send(
+                    send, 403, {"error": "open the URL the inspector printed (with its token)"}
+                )
+                return
+            await _send_page(send, self._page)
+            return
+        if not path.startswith("/api/"):
+            await _send(send, 404, {"error": "not found"})
+            return
+        if not self._token_ok(headers.get("x-inspector-token", "")):
+            await _send(send, 403, {"error": "missing or wrong inspector token"})
+            return
+        try:
+            body = await _body(receive) if scope["method"] == "POST" else {}
+            result = await self.route(scope["method"], path[5:], scope, body)
+        except MCPError as e:
+            error = {
+                "code": getattr(e, "code", None),
+                "message": str(e),
+                "data": getattr(e, "data", None),
+            }
+            await _send(send, 200, {"error": error})
+            return
+        except (ValueError, KeyError, TypeError) as e:
+            await _send(send, 400, {"error": {"message": f"bad request: {e}"}})
+            return
+        await _send(send, 200, {"result": result})
+
+    def _token_ok(self, given: str) -> bool:
+        return hmac.compare_digest(given.encode(), self.token.encode())
+
+    async def route(self, method: str, name: str, scope: Scope, body: dict[str, Any]) -> Any:
+        """The API: ``GET info|questions|events|list/<kind>``, ``POST`` the rest."""
+        ins = self.inspector
+        if method == "GET":
+            if name == "info":
+                return ins.info()
+            if name == "events":
+                query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+                return await ins.events_after(int((query.get("after") or ["0"])[0]))
+            if name == "questions":
+                return ins.questions()
+            if name.startswith("list/"):
+                return await ins.listing(name[5:])
+            raise KeyError(name)
+        if name == "call":
+            call_id = str(body.get("id") or uuid.uuid4().hex)
+            return await ins.call(
+                call_id, _str(body, "name"), _dict(body, "arguments"), bool(body.get("task"))
+            )
+        if name == "cancel":
+            return ins.cancel(_str(body, "id"))
+        if name == "read":
+            return await ins.read(_str(body, "uri"))
+        if name == "subscribe":
+            return await ins.subscribe(_str(body, "uri"), bool(body.get("on", True)))
+        if name == "prompt":
+            return await ins.prompt(_str(body, "name"), _dict(body, "arguments"))
+        if name == "complete":
+            return await ins.complete(
+                _dict(body, "ref"),
+                _str(body, "argument"),
+                str(body.get("value", "")),
+                body.get("context"),
+            )
+        if name == "answer":
+            ins.answer(int(body["id"]), _dict(body, "answer"))
+            return True
+        if name == "roots":
+            await ins.set_roots(list(body.get("roots") or []))
+            return ins.roots
+        if name == "level":
+            await ins.set_level(_str(body, "level"))
+            return True
+        if name == "reconnect":
+            ins.reconnect()
+            return True
+        raise KeyError(name)
+
+
+def _hostname(host: str) -> str:
+    """``Host`` without its port (``[::1]:8000`` -> ``[::1]``)."""
+    if host.startswith("["):
+        return host.split("]", 1)[0] + "]"
+    return host.rsplit(":", 1)[0]
+
+
+def _str(body: dict[str, Any], key: str) -> str:
+    value = body.get(key)
+    if not isinstance(value, str):
+        raise ValueError(f"{key!r} must be a string")
+    return value
+
+
+def _dict(body: dict[str, Any], key: str) -> dict[str, Any]:
+    value = body.get(key) or {}
+    if not isinstance(value, dict):
+        raise ValueError(f"{key!r} must be an object")
+    return value
+
+
+async def _body(receive: Any) -> dict[str, Any]:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise ValueError("body too large")
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            break
+    data = json.loads(b"".join(chunks) or b"{}")
+    if not isinstance(data, dict):
+        raise ValueError("the body must be a JSON object")
+    return data
+
+
+async def _send(send: Any, status: int, payload: Any) -> None:
+    body = json.dumps(payload, default=str).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"cache-control", b"no-store"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _send_page(send: Any, html: str) -> None:
+    body = html.encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [
+                (b"content-type", b"text/html; charset=utf-8"),
+                (b"cache-control", b"no-store"),
+                (b"referrer-policy", b"no-referrer"),  # the token stays out of Referer
+                (b"x-frame-options", b"DENY"),
+                (
+                    b"content-security-policy",
+                    b"default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+                    b"img-src data:; media-src data:; connect-src 'self'; frame-ancestors 'none'",
+                ),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _lifespan(receive: Any, send: Any) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return

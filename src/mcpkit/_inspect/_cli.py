@@ -1,0 +1,197 @@
+"""``mcpkit inspect TARGET`` and ``mcpkit dev FILE``: the web inspector, from the terminal.
+
+The first line on stdout is the page's URL (its token included), printed once the socket
+listens; the browser is opened on it unless ``--no-open``. ``dev`` runs a server file over
+stdio with the inspector attached and starts it again (the page reconnects) whenever a
+Python file beside it changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import socket
+import sys
+import threading
+import webbrowser
+from pathlib import Path
+from typing import Any, NoReturn
+
+import anyio
+
+from .._client._client import Client
+from .._client._group import load_config
+from .._client._targets import is_url
+from .._server._reload import POLL, changed, snapshot
+from ._app import InspectorApp
+from ._state import Inspector
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(f"{message}\n\n{self.format_usage().strip()}")
+
+
+def _parser(command: str) -> _Parser:
+    if command == "dev":
+        p = _Parser(
+            prog="mcpkit dev",
+            description="Run a server file with the inspector attached; restart it on changes.",
+        )
+        p.add_argument("file", help="the server's Python file")
+    else:
+        p = _Parser(prog="mcpkit inspect", description="Inspect a server in a web page.")
+        p.add_argument(
+            "target",
+            help="the server: a command line (one quoted string), a .py file, an http(s) URL, "
+            "or the name of an entry of --config",
+        )
+        p.add_argument("--config", help="an mcpServers JSON file; TARGET names one of its entries")
+        p.add_argument("--header", action="append", default=[], metavar="NAME:VALUE")
+        p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--port", type=int, default=0, help="the page's port (default: any free one)")
+    p.add_argument("--no-open", action="store_true", help="print the URL, do not open a browser")
+    p.add_argument(
+        "--protocol-version", default=None, help="the revision to ask for (default: the newest)"
+    )
+    p.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds to wait for each answer (600)"
+    )
+    return p
+
+
+def _pairs(items: list[str], sep: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        name, found, value = item.partition(sep)
+        if not found or not name.strip():
+            raise _UsageError(f"expected NAME{sep}VALUE, got {item!r}")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def _target(ns: argparse.Namespace) -> tuple[Any, dict[str, Any], str]:
+    """What the client connects to, its keywords, and how to name it."""
+    if ns.command == "dev":
+        path = Path(ns.file)
+        if not path.is_file():
+            raise _UsageError(f"no such file: {ns.file}")
+        ns.watch = path.resolve().parent
+        argv = [sys.executable, "-m", "mcpkit", "run", str(path)]
+        return argv, {"inherit_env": True}, f"mcpkit run {ns.file}"
+    target: Any = ns.target
+    kw: dict[str, Any] = {}
+    if ns.config:
+        entries = load_config(ns.config)
+        if target not in entries:
+            known = ", ".join(sorted(entries)) or "none"
+            raise _UsageError(f"{ns.config} has no server {target!r} (it has: {known})")
+        entry = entries[target]
+        if "url" in entry:
+            kw["headers"] = entry.get("headers")
+            return entry["url"], kw, f"{target} ({entry['url']})"
+        argv = [entry["command"], *entry.get("args", [])]
+        kw.update(env=entry.get("env"), cwd=entry.get("cwd"), inherit_env=True)
+        return argv, kw, f"{target} ({' '.join(argv)})"
+    if not is_url(target) and not target.strip():
+        raise _UsageError("the target is empty: give a command line, a file or a URL")
+    headers, env = _pairs(ns.header, ":"), _pairs(ns.env, "=")
+    if headers:
+        kw["headers"] = headers
+    if env:
+        kw["env"] = env
+    kw["inherit_env"] = True
+    return target, kw, target
+
+
+def _listen(port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as e:
+        sock.close()
+        raise _UsageError(f"cannot listen on 127.0.0.1:{port}: {e.strerror}") from None
+    sock.listen(64)
+    return sock
+
+
+async def _watch(inspector: Inspector, root: Path) -> None:
+    # A development tool's file watch: a look twice a second, in a worker thread.
+    seen = await anyio.to_thread.run_sync(snapshot, root)
+    while True:
+        await anyio.sleep(POLL)
+        now = await anyio.to_thread.run_sync(snapshot, root)
+        edits = changed(seen, now)
+        if edits:
+            seen = now
+            shown = ", ".join(p.removeprefix(f"{root}{os.sep}") for p in edits[:3])
+            print(f"mcpkit dev: {shown} changed; restarting the server", file=sys.stderr)
+            inspector.reconnect()
+
+
+async def _serve(ns: argparse.Namespace, sock: socket.socket, url: str, token: str) -> None:
+    try:
+        import uvicorn
+    except ImportError:
+        raise _UsageError("the inspector needs uvicorn: pip install 'mcpkit[http]'") from None
+    target, kw, describe = _target(ns)
+
+    def make_client(**callbacks: Any) -> Client:
+        return Client(
+            target,
+            protocol_version=ns.protocol_version,
+            timeout=ns.timeout,
+            max_timeout=None,
+            name="mcpkit-inspector",
+            on_stderr=lambda line: print(line, file=sys.stderr),
+            **kw,
+            **callbacks,
+        )
+
+    inspector = Inspector(make_client, describe)
+    config = uvicorn.Config(
+        InspectorApp(inspector, token), log_level="warning", lifespan="off", access_log=False
+    )
+    server = uvicorn.Server(config)
+    async with inspector.connected(), anyio.create_task_group() as tg:
+        if ns.command == "dev":
+            tg.start_soon(_watch, inspector, ns.watch)
+        if not ns.no_open:
+            threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+        await server.serve(sockets=[sock])
+        tg.cancel_scope.cancel()
+
+
+def main(command: str, argv: list[str]) -> int:
+    """Run ``mcpkit inspect`` or ``mcpkit dev``; returns the exit status."""
+    parser = _parser(command)
+    try:
+        ns = parser.parse_args(argv)
+        ns.command = command
+        _target(ns)  # a bad target is a usage error before anything listens
+        sock = _listen(ns.port)
+    except _UsageError as e:
+        print(f"mcpkit {command}: {e}", file=sys.stderr)
+        return 2
+    except SystemExit as e:  # --help
+        return int(e.code or 0) if isinstance(e.code, int) else 0
+    token = secrets.token_urlsafe(24)
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/?token={token}"
+    print(url, flush=True)
+    print(f"mcpkit {command}: the inspector is at the URL above (Ctrl-C to stop)", file=sys.stderr)
+    try:
+        anyio.run(_serve, ns, sock, url, token)
+    except KeyboardInterrupt:
+        return 130
+    except _UsageError as e:
+        print(f"mcpkit {command}: {e}", file=sys.stderr)
+        return 2
+    finally:
+        sock.close()
+    return 0

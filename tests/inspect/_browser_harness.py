@@ -1,0 +1,124 @@
+"""Starting ``mcpkit inspect`` as a user does, and Debian's Chromium driven by Playwright.
+
+The inspector prints its URL (token included) as the first line on stdout; we wait for it,
+bounded. Chromium is the system one (``/usr/bin/chromium``, installed by ``.ci/run``); the
+page may fetch nothing but the inspector itself, which each test checks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+#: Where screenshots of the panels are kept (CI may collect the folder).
+ARTIFACTS = Path(os.environ.get("MCPKIT_ARTIFACTS", ROOT / "test-artifacts")) / "inspector"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def mcpkit_command() -> list[str]:
+    """The ``mcpkit`` console script of this environment (as a user runs it)."""
+    script = Path(sys.executable).parent / "mcpkit"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "mcpkit"]
+
+
+class Inspected:
+    """A running ``mcpkit inspect`` (or ``dev``) process and the URL it printed."""
+
+    def __init__(self, args: list[str], cwd: Path = ROOT) -> None:
+        self.proc = subprocess.Popen(
+            [*mcpkit_command(), *args, "--no-open"],
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        self.stderr: list[str] = []
+        self._first: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read_out, daemon=True).start()
+        threading.Thread(target=self._read_err, daemon=True).start()
+
+    def _read_out(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            self._first.put(raw.decode().strip())
+        self._first.put(None)
+
+    def _read_err(self) -> None:
+        assert self.proc.stderr is not None
+        for raw in self.proc.stderr:
+            self.stderr.append(raw.decode(errors="replace").rstrip())
+
+    def url(self, timeout: float = 30) -> str:
+        try:
+            line = self._first.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no URL within {timeout} s: {self.stderr[-20:]}") from None
+        assert line, f"the inspector exited: {self.stderr[-20:]}"
+        return line
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=15)
+        for pipe in (self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
+@contextlib.contextmanager
+def inspected(args: list[str], cwd: Path = ROOT) -> Iterator[Inspected]:
+    running = Inspected(args, cwd)
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@contextlib.contextmanager
+def browser_page(url: str) -> Iterator[tuple[Any, list[str]]]:
+    """A Chromium page at ``url`` and the list of every URL it requested."""
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROMIUM).exists(), "install Debian's chromium (.ci/run does)"
+    requested: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(20_000)
+            page.on("request", lambda request: requested.append(request.url))
+            page.goto(url)
+            yield page, requested
+        finally:
+            browser.close()
+
+
+def shot(page: Any, name: str) -> Path:
+    """A screenshot of the page, kept as a test artifact."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path

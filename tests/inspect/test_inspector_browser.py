@@ -1,0 +1,252 @@
+"""``mcpkit inspect "mcpkit run examples/everything.py"`` in headless Chromium: every tool
+called from its form with its result shown, sampling and elicitation answered in the page,
+a resource read, a template filled, a prompt fetched, logs and history — as a person would.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from tests.conftest import BACKEND
+from tests.inspect._browser_harness import ROOT, browser_page, inspected, mcpkit_command, shot
+
+pytestmark = pytest.mark.skipif(
+    BACKEND != "asyncio",
+    reason="the inspector and the browser are processes: one pass (asyncio) is enough",
+)
+
+EVERYTHING = f"{' '.join(mcpkit_command())} run {ROOT / 'examples' / 'everything.py'}"
+#: Tools of the example that end in a protocol error by design (shown in the page as such).
+PROTOCOL_ERRORS = {
+    "test_input_required_result_tampered_state",
+    "test_missing_capability",
+    "protocol_error_job",
+}
+#: What a person types into some tools' forms (elsewhere: "hello", 3).
+TYPED = {"read_own_resource": {"uri": "test://static-text"}}
+
+
+@pytest.fixture(scope="module")
+def page() -> Iterator[tuple[Any, list[str]]]:
+    with inspected(["inspect", EVERYTHING]) as running:
+        url = running.url()
+        assert url.startswith("http://127.0.0.1:") and "token=" in url
+        with browser_page(url) as (page, requested):
+            page.wait_for_selector('[data-testid="server-name"]')
+            yield page, requested
+
+
+def _tab(page: Any, name: str) -> None:
+    page.click(f'nav button[data-tab="{name}"]')
+
+
+def _answer_questions(page: Any) -> int:
+    """Answer whatever the server asks in the page; how many questions were answered."""
+    from playwright.sync_api import Error
+
+    answered = 0
+    for card in page.query_selector_all('[data-testid="question"]'):
+        try:
+            answered += _answer(card)
+        except Error as e:  # answered or withdrawn meanwhile: the card left the page
+            if "not attached" not in str(e):
+                raise
+    return answered
+
+
+def _answer(card: Any) -> int:
+    if True:
+        kind = card.get_attribute("data-kind")
+        if kind == "sampling":
+            card.query_selector('[data-testid="sampling-text"]').fill("from the page")
+            card.query_selector('[data-testid="answer"]').click()
+        elif kind == "elicitation-url":
+            card.query_selector('[data-testid="answer"]').click()
+        else:
+            for field in card.query_selector_all('input[data-required="1"]'):
+                if not field.input_value():
+                    field.fill("7" if field.get_attribute("type") == "number" else "x")
+            card.query_selector('[data-testid="submit"]').click()
+    return 1
+
+
+def _call_from_form(page: Any, tool: str, timeout: float = 30) -> str:
+    """Select ``tool``, fill its required fields, call it; 'result' or 'error' once shown."""
+    _tab(page, "tools")
+    page.click(f'#tool-list .item[data-name="{tool}"]')
+    page.wait_for_selector(f'[data-testid="tool-name"]')
+    detail = page.locator("#tool-detail")
+    for name, value in TYPED.get(tool, {}).items():
+        detail.locator(f'[data-field="{name}"] input').fill(value)
+    for field in detail.locator('form input[data-required="1"]').all():
+        if not field.input_value():
+            field.fill("3" if field.get_attribute("type") == "number" else "hello")
+    detail.locator('[data-testid="submit"]').first.click()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if detail.locator('[data-testid="result"]').count():
+            return "result"
+        if detail.locator('[data-testid="error"]').count():
+            return "error"
+        if not _answer_questions(page):
+            page.wait_for_timeout(100)  # the browser's own event loop: poll the DOM
+    raise AssertionError(f"{tool}: no result in the page within {timeout} s")
+
+
+def test_the_server_panel_shows_who_it_is(page: tuple[Any, list[str]]) -> None:
+    p, _ = page
+    assert p.inner_text('[data-testid="server-name"]').startswith("mcpkit: everything")
+    caps = json.loads(p.inner_text('[data-testid="capabilities"]'))
+    assert "tools" in caps and "resources" in caps and "prompts" in caps
+    shot(p, "server")
+
+
+def test_every_tool_is_called_from_its_form(page: tuple[Any, list[str]]) -> None:
+    p, _ = page
+    _tab(p, "tools")
+    names = [n.get_attribute("data-name") for n in p.query_selector_all("#tool-list .item")]
+    assert len(names) >= 30, names
+    outcomes = {name: _call_from_form(p, name) for name in names}
+    errors = {n for n, o in outcomes.items() if o == "error"}
+    assert errors <= PROTOCOL_ERRORS, f"protocol errors shown for {errors - PROTOCOL_ERRORS}"
+    assert sum(o == "result" for o in outcomes.values()) >= len(names) - len(PROTOCOL_ERRORS)
+    shot(p, "tools")
+
+
+def test_a_text_result_and_an_image_are_rendered(page: tuple[Any, list[str]]) -> None:
+    p, _ = page
+    assert _call_from_form(p, "test_simple_text") == "result"
+    assert "simple text response" in p.inner_text('#tool-detail [data-content="text"]')
+    assert _call_from_form(p, "test_image_content") == "result"
+    src = p.get_attribute('#tool-detail [data-content="image"] img', "src")
+    assert src is not None and src.startswith("data:image/png;base64,")
+    assert _call_from_form(p, "test_error_handling") == "result"
+    assert p.get_attribute('#tool-detail [data-testid="result"]', "data-is-error") == "true"
+
+
+def test_a_sampling_request_is_answered_in_the_page(page: tuple[Any, list[str]]) -> None:
+    p, _ = page
+    _tab(p, "tools")
+    p.click('#tool-list .item[data-name="test_sampling"]')
+    p.fill('#tool-detail [data-field="prompt"] input', "What is 2+2?")
+    p.click('#tool-detail [data-testid="submit"]')
+    card = p.wait_for_selector('[data-testid="question"][data-kind="sampling"]')
+    assert "What is 2+2?" in card.inner_text()
+    shot(p, "sampling-question")
+    card.query_selector('[data-testid="sampling-text"]').fill("four")
+    card.query_selector('[data-testid="answer"]').click()
+    p.wait_for_selector('#tool-detail [data-testid="result"]')
+    assert "LLM response: four" in p.inner_text('#tool-detail [data-testid="result"]')
+
+
+def test_an_elicitation_is_answered_with_its_form(page: tuple[Any, list[str]]) -> None:
+    p, _ = page
+    _tab(p, "tools")
+    p.click('#tool-list .item[data-name="test_elicitation"]')
+    p.fill('#tool-detail [data-field="message"] input', "Who are you?")
+    p.click('#tool-detail [data-testid="submit"]')
+    card = p.wait_for_selector('[data-testid="question"][data-kind="elicitation"]')
+    assert "Who are you?" in card.inner_text()
+    for field in card.query_selector_all('input[data-type="string"]'):
+        field.fill("Ada")
+    shot(p, "elicitation-question")
+    card.query_selector('[data-testid="submit"]').click()
+    p.wait_for_selector('#tool-detail [data-testid="result"]')
+    assert "Ada" in p.inner_text('#tool-detail [data-testid="result"]')
+
+
+def test_resources_are_read_and_templates_filled(page: tuple[Any, list[str]]) -> None:
+    p, _ = page
+    _tab(p, "resources")
+    p.click('#resource-list .item[data-name="test://static-text"]')
+    p.wait_for_selector('[data-testid="resource-result"]')
+    assert "static text resource" in p.inner_text('[data-testid="resource-result"]')
+    p.click('#resource-list .item[data-name="test://template/{id}/data"]')
+    p.fill('#resource-detail [data-field="id"] input', "42")
+    p.click('#resource-detail [data-testid="submit"]')
+    p.wait_for_selector('[data-testid="resource-result"]')
+    assert "Data for ID: 42" in p.inner_text('[data-testid="resource-result"]')
+    shot(p, "resources")
+
+
+def test_a_prompt_is_fetched_with_completion(page: tuple[Any, list[str]]) -> None:
+    p, _ = page
+    _tab(p, "prompts")
+    p.click('#prompt-list .item[data-name="test_prompt_with_arguments"]')
+    p.fill('#prompt-detail [data-field="arg1"] input', "one")
+    p.fill('#prompt-detail [data-field="arg2"] input', "two")
+    p.click('#prompt-detail [data-testid="submit"]')
+    p.wait_for_selector('[data-testid="prompt-result"]')
+    assert "arg1='one'" in p.inner_text('[data-testid="prompt-result"]')
+    shot(p, "prompts")
+
+
+def test_logs_progress_and_history_are_shown(page: tuple[Any, list[str]]) -> None:
+    p, _ = page
+    assert _call_from_form(p, "test_tool_with_progress") == "result"
+    _tab(p, "log")
+    p.wait_for_selector("#log .log-line.progress")
+    _tab(p, "history")
+    entries = p.query_selector_all('[data-testid="history-entry"][data-method="tools/call"]')
+    assert entries, "no tools/call in the history"
+    p.click('[data-testid="copy-history"]')
+    copied = json.loads(p.input_value('[data-testid="history-json"]'))
+    assert any(e["method"] == "tools/call" and "ms" in e for e in copied)
+    shot(p, "history")
+
+
+def test_the_page_fetched_nothing_but_the_inspector(page: tuple[Any, list[str]]) -> None:
+    _, requested = page
+    assert requested, "no request recorded"
+    foreign = [u for u in requested if not u.startswith("http://127.0.0.1:")]
+    assert foreign == []
+
+
+def test_the_api_refuses_a_request_without_the_token() -> None:
+    import urllib.error
+    import urllib.request
+
+    with inspected(["inspect", EVERYTHING]) as running:
+        url = running.url()
+        base = url.split("/?")[0]
+        for target, headers in (
+            (f"{base}/api/info", {}),
+            (f"{base}/", {}),
+            (f"{base}/api/info", {"X-Inspector-Token": "wrong"}),
+            (url, {"Host": "evil.example"}),
+            (
+                f"{base}/api/info",
+                {"X-Inspector-Token": url.split("token=")[1], "Origin": "http://evil.example"},
+            ),
+        ):
+            request = urllib.request.Request(target, headers=headers)
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=10)
+            assert refused.value.code == 403
+            refused.value.close()
+        token = url.split("token=")[1]
+        ok = urllib.request.Request(f"{base}/api/info", headers={"X-Inspector-Token": token})
+        with urllib.request.urlopen(ok, timeout=10) as answer:
+            assert json.load(answer)["result"]["target"] == EVERYTHING
+
+
+def test_a_bad_target_is_one_line_and_exit_2() -> None:
+    import subprocess
+
+    done = subprocess.run(
+        [*mcpkit_command(), "inspect", "--no-open", " "], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 2 and "the target is empty" in done.stderr
+    assert "Traceback" not in done.stderr
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpkit", "dev", "no-such-file.py", "--no-open"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 2 and "no such file" in done.stderr
