@@ -19,7 +19,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "auth": ("mcpkit._client._login", "log in to (or out of) a protected server over OAuth"),
     "install": ("mcpkit._install", "add a server to Claude Desktop, Cursor, VS Code or mcp.json"),
     "proxy": ("mcpkit._proxy", "serve any server (command, file, URL) over another transport"),
-    "inspect": ("mcpkit._inspect._cli", "inspect a server in a web page (tools, resources, prompts)"),
+    "inspect": (
+        "mcpkit._inspect._cli",
+        "inspect a server in a web page (tools, resources, prompts)",
+    ),
     "dev": ("mcpkit._inspect._cli", "run a server file with the inspector, restarted on changes"),
 }
 

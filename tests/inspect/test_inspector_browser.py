@@ -53,25 +53,25 @@ def _answer_questions(page: Any) -> int:
     for card in page.query_selector_all('[data-testid="question"]'):
         try:
             answered += _answer(card)
-        except Error as e:  # answered or withdrawn meanwhile: the card left the page
+        except Error as e:  # noqa: PERF203 - answered or withdrawn meanwhile: the card left
             if "not attached" not in str(e):
                 raise
     return answered
 
 
 def _answer(card: Any) -> int:
-    if True:
-        kind = card.get_attribute("data-kind")
-        if kind == "sampling":
-            card.query_selector('[data-testid="sampling-text"]').fill("from the page")
-            card.query_selector('[data-testid="answer"]').click()
-        elif kind == "elicitation-url":
-            card.query_selector('[data-testid="answer"]').click()
-        else:
-            for field in card.query_selector_all('input[data-required="1"]'):
-                if not field.input_value():
-                    field.fill("7" if field.get_attribute("type") == "number" else "x")
-            card.query_selector('[data-testid="submit"]').click()
+    """Answer one question card as a person would (1: answered)."""
+    kind = card.get_attribute("data-kind")
+    if kind == "sampling":
+        card.query_selector('[data-testid="sampling-text"]').fill("from the page")
+        card.query_selector('[data-testid="answer"]').click()
+    elif kind == "elicitation-url":
+        card.query_selector('[data-testid="answer"]').click()
+    else:
+        for field in card.query_selector_all('input[data-required="1"]'):
+            if not field.input_value():
+                field.fill("7" if field.get_attribute("type") == "number" else "x")
+        card.query_selector('[data-testid="submit"]').click()
     return 1
 
 
@@ -79,7 +79,7 @@ def _call_from_form(page: Any, tool: str, timeout: float = 30) -> str:
     """Select ``tool``, fill its required fields, call it; 'result' or 'error' once shown."""
     _tab(page, "tools")
     page.click(f'#tool-list .item[data-name="{tool}"]')
-    page.wait_for_selector(f'[data-testid="tool-name"]')
+    page.wait_for_selector('[data-testid="tool-name"]')
     detail = page.locator("#tool-detail")
     for name, value in TYPED.get(tool, {}).items():
         detail.locator(f'[data-field="{name}"] input').fill(value)

@@ -9,6 +9,7 @@ Python file beside it changes.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import secrets
 import socket
@@ -136,10 +137,8 @@ async def _watch(inspector: Inspector, root: Path) -> None:
 
 
 async def _serve(ns: argparse.Namespace, sock: socket.socket, url: str, token: str) -> None:
-    try:
-        import uvicorn
-    except ImportError:
-        raise _UsageError("the inspector needs uvicorn: pip install 'mcpkit[http]'") from None
+    import uvicorn  # checked by main() before anything listens
+
     target, kw, describe = _target(ns)
 
     def make_client(**callbacks: Any) -> Client:
@@ -175,6 +174,10 @@ def main(command: str, argv: list[str]) -> int:
         ns = parser.parse_args(argv)
         ns.command = command
         _target(ns)  # a bad target is a usage error before anything listens
+        if importlib.util.find_spec("uvicorn") is None:
+            raise _UsageError(
+                "the inspector serves its page with uvicorn: pip install 'mcpkit[http]'"
+            )
         sock = _listen(ns.port)
     except _UsageError as e:
         print(f"mcpkit {command}: {e}", file=sys.stderr)
