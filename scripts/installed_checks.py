@@ -114,6 +114,47 @@ def check_http(server: Path, flavor: str) -> None:
     print("ok: without [http], `mcpkit run --transport http` names the extra to install")
 
 
+def check_inspect(server: Path, flavor: str) -> None:
+    """``mcpkit inspect``: the page (an asset of the wheel) and its API, from the install."""
+    argv = [MCPKIT, "inspect", str(server), "--no-open"]
+    if flavor not in ("http", "all"):
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 2 and "mcpkit[http]" in done.stderr, done.stderr
+        print("ok: without [http], `mcpkit inspect` names the extra to install")
+        return
+    import json
+    import urllib.request
+
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().decode().strip()
+        base, token = url.split("/?token=")
+        with urllib.request.urlopen(url, timeout=10) as page:
+            html = page.read().decode()
+        assert "mcpkit inspector" in html and "schemaForm" in html, html[:200]
+        headers = {"X-Inspector-Token": token}
+        seq, connected = 0, False
+        for _ in range(10):  # long polls of at most 20 s each
+            request = urllib.request.Request(f"{base}/api/events?after={seq}", headers=headers)
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                got = json.load(answer)["result"]
+            seq = got["last"]
+            if any(e["kind"] == "status" and e["state"] == "connected" for e in got["events"]):
+                connected = True
+                break
+        assert connected, "the inspector never connected to the server"
+        request = urllib.request.Request(f"{base}/api/list/tools", headers=headers)
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            assert json.load(answer)["result"], "no tools listed"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+    print("ok: `mcpkit inspect` serves its page from the wheel and reaches the server")
+
+
 def check_trio(server: Path) -> None:
     code = (
         "import anyio, runpy, sys; "
@@ -265,6 +306,7 @@ def main(flavor: str) -> None:
         server.write_text(SERVER)
         check_stdio(server)
         check_http(server, flavor)
+        check_inspect(server, flavor)
         if flavor in ("trio", "all"):
             check_trio(server)
     if flavor in ("otel", "all"):

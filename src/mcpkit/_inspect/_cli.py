@@ -101,6 +101,9 @@ def _target(ns: argparse.Namespace) -> tuple[Any, dict[str, Any], str]:
         return argv, kw, f"{target} ({' '.join(argv)})"
     if not is_url(target) and not target.strip():
         raise _UsageError("the target is empty: give a command line, a file or a URL")
+    if target.endswith(".py") and Path(target).is_file():
+        # A server file, served as `mcpkit run` serves it (no `server.run()` needed in it).
+        target = [sys.executable, "-m", "mcpkit", "run", target]
     headers, env = _pairs(ns.header, ":"), _pairs(ns.env, "=")
     if headers:
         kw["headers"] = headers
