@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("mcpkit.server")
 
+#: Registry table -> the field of a definition that names it.
+FIELDS = {"tools": "name", "prompts": "name", "resources": "uri", "templates": "uriTemplate"}
 #: Registry table -> the list kind whose change it is.
 KINDS = {"tools": "tools", "prompts": "prompts", "resources": "resources", "templates": "resources"}
 
@@ -195,32 +197,15 @@ class LocalMount(Mount):
     def sync(self) -> None:
         """Serve the child's current definitions (called again on each of its changes)."""
         reg = self.child.registry
-        entries: dict[str, dict[str, Any]] = {
-            "tools": {},
-            "prompts": {},
-            "resources": {},
-            "templates": {},
-        }
-        for name, tool in reg.tools.items():
-            new = self.name(name)
-            entries["tools"][new] = self._served(
-                tool, {**tool.definition, "name": new}, ("tool", name)
-            )
-        for name, prompt in reg.prompts.items():
-            new = self.name(name)
-            entries["prompts"][new] = self._served(
-                prompt, {**prompt.definition, "name": new}, ("prompt", name)
-            )
-        for uri, res in reg.resources.items():
-            new = self.uri(uri)
-            entries["resources"][new] = self._served(
-                res, {**res.definition, "uri": new}, ("resource", uri)
-            )
-        for template, tdef in reg.templates.items():
-            new = self.uri(template)
-            entries["templates"][new] = self._served(
-                tdef, {**tdef.definition, "uriTemplate": new}, ("resource", template)
-            )
+        entries: dict[str, dict[str, Any]] = {}
+        for table, field in FIELDS.items():
+            rename = self.name if field == "name" else self.uri
+            items: dict[str, Any] = {}
+            entries[table] = items
+            for key, inner in getattr(reg, table).items():
+                new = rename(key)
+                definition = {**inner.definition, field: new}
+                items[new] = self._served(inner, definition, (_scope_kind(table), key))
         self.install(entries)
 
     def _served(
