@@ -250,3 +250,28 @@ def test_a_bad_target_is_one_line_and_exit_2() -> None:
         timeout=30,
     )
     assert done.returncode == 2 and "no such file" in done.stderr
+
+
+def test_a_running_call_is_cancelled_from_the_page(page: tuple[Any, list[str]]) -> None:
+    p, _ = page
+    _tab(p, "tools")
+    p.click('#tool-list .item[data-name="slow_count"]')
+    p.fill('#tool-detail [data-field="n"] input', "1000")
+    p.click('#tool-detail [data-testid="submit"]')
+    p.wait_for_selector('#tool-detail [data-testid="progress"]:has-text("progress")')
+    p.click('#tool-detail [data-testid="cancel-call"]')
+    p.wait_for_selector('#tool-detail [data-testid="error"]')
+    assert "cancelled" in p.inner_text('#tool-detail [data-testid="error"]')
+
+
+def test_a_refused_sampling_request_is_an_error_for_the_tool(page: tuple[Any, list[str]]) -> None:
+    p, _ = page
+    _tab(p, "tools")
+    p.click('#tool-list .item[data-name="test_sampling"]')
+    p.fill('#tool-detail [data-field="prompt"] input', "refuse me")
+    p.click('#tool-detail [data-testid="submit"]')
+    card = p.wait_for_selector('[data-testid="question"][data-kind="sampling"]')
+    card.query_selector('[data-testid="reject"]').click()
+    p.wait_for_selector('#tool-detail [data-testid="result"], #tool-detail [data-testid="error"]')
+    shown = p.inner_text("#tool-detail .result, #tool-detail .error-box")
+    assert "refused" in shown

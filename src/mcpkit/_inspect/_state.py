@@ -197,9 +197,9 @@ class Inspector:
                 result=answer,
                 ms=round((time.perf_counter() - started) * 1000, 2),
             )
-            if answer is None:
+            if not answer:  # no answer in time, or refused in the page
                 if kind == "sampling":
-                    raise ProtocolError(-1, "the person in the inspector did not answer")
+                    raise ProtocolError(-1, "the person in the inspector refused to answer")
                 return {"action": "cancel"}
             return answer
 

@@ -380,15 +380,16 @@
       const id = "call-" + ++state.calls;
       progress.dataset.call = id;
       progress.textContent = "calling…";
-      out.replaceChildren();
+      out.replaceChildren(el("button", { type: "button", "data-testid": "cancel-call", text: "Cancel the call",
+        onclick: () => api("cancel", { id }) }));
       const started = performance.now();
       try {
         const result = await api("call", { id, name: tool.name, arguments: args, task: asTask.checked });
         progress.textContent = "done in " + Math.round(performance.now() - started) + " ms";
-        out.append(renderToolResult(result, tool));
+        out.replaceChildren(renderToolResult(result, tool));
       } catch (e) {
         progress.textContent = "";
-        out.append(errorBox(e));
+        out.replaceChildren(errorBox(e));
       }
     }, "Call", support && support !== "forbidden" ? el("label", {}, " ", asTask, " as a task") : null);
     put(detail, 
