@@ -45,6 +45,26 @@ def _tab(page: Any, name: str) -> None:
     page.click(f'nav button[data-tab="{name}"]')
 
 
+def _submit(page: Any, kind: str, name: str, **fields: str) -> None:
+    """Pick an item of one panel (tool, resource, prompt), fill the fields given, and submit."""
+    page.click(f'#{kind}-list .item[data-name="{name}"]')
+    for field, value in fields.items():
+        page.fill(f'#{kind}-detail [data-field="{field}"] input', value)
+    page.click(f'#{kind}-detail [data-testid="submit"]')
+
+
+def _submit_tool(page: Any, tool: str, field: str, value: str) -> None:
+    """Open a tool's form, fill its one field that matters, and call it."""
+    _tab(page, "tools")
+    _submit(page, "tool", tool, **{field: value})
+
+
+def _question_from(page: Any, tool: str, field: str, value: str, kind: str) -> Any:
+    """Call a tool that asks the person something; the question's card once it is shown."""
+    _submit_tool(page, tool, field, value)
+    return page.wait_for_selector(f'[data-testid="question"][data-kind="{kind}"]')
+
+
 def _answer_questions(page: Any) -> int:
     """Answer whatever the server asks in the page; how many questions were answered."""
     from playwright.sync_api import Error
@@ -131,11 +151,7 @@ def test_a_text_result_and_an_image_are_rendered(page: tuple[Any, list[str]]) ->
 
 def test_a_sampling_request_is_answered_in_the_page(page: tuple[Any, list[str]]) -> None:
     p, _ = page
-    _tab(p, "tools")
-    p.click('#tool-list .item[data-name="test_sampling"]')
-    p.fill('#tool-detail [data-field="prompt"] input', "What is 2+2?")
-    p.click('#tool-detail [data-testid="submit"]')
-    card = p.wait_for_selector('[data-testid="question"][data-kind="sampling"]')
+    card = _question_from(p, "test_sampling", "prompt", "What is 2+2?", "sampling")
     assert "What is 2+2?" in card.inner_text()
     shot(p, "sampling-question")
     card.query_selector('[data-testid="sampling-text"]').fill("four")
@@ -146,11 +162,7 @@ def test_a_sampling_request_is_answered_in_the_page(page: tuple[Any, list[str]])
 
 def test_an_elicitation_is_answered_with_its_form(page: tuple[Any, list[str]]) -> None:
     p, _ = page
-    _tab(p, "tools")
-    p.click('#tool-list .item[data-name="test_elicitation"]')
-    p.fill('#tool-detail [data-field="message"] input', "Who are you?")
-    p.click('#tool-detail [data-testid="submit"]')
-    card = p.wait_for_selector('[data-testid="question"][data-kind="elicitation"]')
+    card = _question_from(p, "test_elicitation", "message", "Who are you?", "elicitation")
     assert "Who are you?" in card.inner_text()
     for field in card.query_selector_all('input[data-type="string"]'):
         field.fill("Ada")
@@ -166,9 +178,7 @@ def test_resources_are_read_and_templates_filled(page: tuple[Any, list[str]]) ->
     p.click('#resource-list .item[data-name="test://static-text"]')
     p.wait_for_selector('[data-testid="resource-result"]')
     assert "static text resource" in p.inner_text('[data-testid="resource-result"]')
-    p.click('#resource-list .item[data-name="test://template/{id}/data"]')
-    p.fill('#resource-detail [data-field="id"] input', "42")
-    p.click('#resource-detail [data-testid="submit"]')
+    _submit(p, "resource", "test://template/{id}/data", id="42")
     p.wait_for_selector('[data-testid="resource-result"]')
     assert "Data for ID: 42" in p.inner_text('[data-testid="resource-result"]')
     shot(p, "resources")
@@ -177,10 +187,7 @@ def test_resources_are_read_and_templates_filled(page: tuple[Any, list[str]]) ->
 def test_a_prompt_is_fetched_with_completion(page: tuple[Any, list[str]]) -> None:
     p, _ = page
     _tab(p, "prompts")
-    p.click('#prompt-list .item[data-name="test_prompt_with_arguments"]')
-    p.fill('#prompt-detail [data-field="arg1"] input', "one")
-    p.fill('#prompt-detail [data-field="arg2"] input', "two")
-    p.click('#prompt-detail [data-testid="submit"]')
+    _submit(p, "prompt", "test_prompt_with_arguments", arg1="one", arg2="two")
     p.wait_for_selector('[data-testid="prompt-result"]')
     assert "arg1='one'" in p.inner_text('[data-testid="prompt-result"]')
     shot(p, "prompts")
@@ -254,10 +261,7 @@ def test_a_bad_target_is_one_line_and_exit_2() -> None:
 
 def test_a_running_call_is_cancelled_from_the_page(page: tuple[Any, list[str]]) -> None:
     p, _ = page
-    _tab(p, "tools")
-    p.click('#tool-list .item[data-name="slow_count"]')
-    p.fill('#tool-detail [data-field="n"] input', "1000")
-    p.click('#tool-detail [data-testid="submit"]')
+    _submit_tool(p, "slow_count", "n", "1000")
     p.wait_for_selector('#tool-detail [data-testid="progress"]:has-text("progress")')
     p.click('#tool-detail [data-testid="cancel-call"]')
     p.wait_for_selector('#tool-detail [data-testid="error"]')
@@ -266,11 +270,7 @@ def test_a_running_call_is_cancelled_from_the_page(page: tuple[Any, list[str]]) 
 
 def test_a_refused_sampling_request_is_an_error_for_the_tool(page: tuple[Any, list[str]]) -> None:
     p, _ = page
-    _tab(p, "tools")
-    p.click('#tool-list .item[data-name="test_sampling"]')
-    p.fill('#tool-detail [data-field="prompt"] input', "refuse me")
-    p.click('#tool-detail [data-testid="submit"]')
-    card = p.wait_for_selector('[data-testid="question"][data-kind="sampling"]')
+    card = _question_from(p, "test_sampling", "prompt", "refuse me", "sampling")
     card.query_selector('[data-testid="reject"]').click()
     p.wait_for_selector('#tool-detail [data-testid="result"], #tool-detail [data-testid="error"]')
     shown = p.inner_text("#tool-detail .result, #tool-detail .error-box")
