@@ -15,6 +15,7 @@ import anyio
 import pytest
 from tests._served import Served
 
+import mcpkit._server._mount as mount_module
 from mcpkit import Client, Context, InvalidParams, Server
 from mcpkit.types import CreateMessageResult, PromptReference, ResourceTemplateReference
 
@@ -197,6 +198,50 @@ async def test_a_remote_servers_list_change_reaches_the_parents_clients() -> Non
             await changed.wait()
             after = {t.name for t in await c.list_tools(use_cache=False)}
             assert after != before and after ^ before == {"ev_test_toggled_tool"}
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+async def test_a_subscription_to_a_remote_resource_is_made_upstream_and_updates_relayed(
+    revision: str,
+) -> None:
+    parent = Server("hub")
+    parent.mount(Client([sys.executable, EVERYTHING]), prefix="ev")
+    updated: list[str] = []
+    told = anyio.Event()
+
+    async def on_updated(params: Any) -> None:
+        updated.append(params.uri)
+        told.set()
+
+    with anyio.fail_after(30):
+        async with Client(
+            parent, protocol_version=revision, resource_updated_handler=on_updated
+        ) as c:
+            await c.subscribe("test://ev/watched-resource")
+            await c.subscribe("test://ev/watched-resource")  # a second time: one upstream
+            await c.call_tool("ev_update_watched_resource", {"text": "fresh"})
+            await told.wait()
+            assert updated == ["test://ev/watched-resource"]
+            read = await c.read_resource("test://ev/watched-resource")
+            assert read.contents[0].text == "fresh"  # type: ignore[union-attr]
+            mount = parent._mounts[0]
+            assert mount.subscribed == {"test://watched-resource"}  # type: ignore[attr-defined]
+
+
+async def test_hostile_endless_subscriptions_through_a_mount_are_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(mount_module, "MAX_UPSTREAM_SUBSCRIPTIONS", 2)
+    parent = Server("hub")
+    parent.mount(Client([sys.executable, EVERYTHING]), prefix="ev")
+    with anyio.fail_after(30):
+        async with Client(parent, protocol_version="2025-11-25") as c:
+            await c.subscribe("test://ev/template/1/data")
+            await c.subscribe("test://ev/template/2/data")
+            with pytest.raises(InvalidParams, match="too many subscriptions"):
+                await c.subscribe("test://ev/template/3/data")
+            await c.subscribe("test://ev/template/1/data")  # one it holds: still fine
+            assert (await c.call_tool("ev_test_simple_text")).is_error is not True
 
 
 def test_a_hub_file_mounting_a_stdio_server_serves_over_http(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from .._exceptions import InvalidParams, MethodNotFound, ProtocolError
+from .._exceptions import InvalidParams, MCPError, MethodNotFound, ProtocolError
 from .._session._base import RequestContext, RequestHandlerFn
 from .._session._server import ServerSession
 from ._auth import authorize, caller_key
@@ -72,6 +72,14 @@ class Handlers:
         }
 
     async def listen(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
+        filt = params.get("notifications") if params else None
+        uris = filt.get("resourceSubscriptions") if isinstance(filt, dict) else None
+        for uri in uris if isinstance(uris, list) else ():
+            if isinstance(uri, str):
+                try:
+                    await self._subscribe_upstream(uri)
+                except MCPError as e:  # the stream still serves the rest
+                    logger.warning("could not subscribe to %s upstream: %s", uri, e)
         return await serve_listen(self.server.listeners, rc, self.server.capabilities)
 
     async def _rounds(
@@ -180,9 +188,16 @@ class Handlers:
             raise not_found(uri)
         if self.registry.scopes:
             authorize(rc, self.registry.scopes_for("resources/subscribe", params))
+        await self._subscribe_upstream(uri)
         state_of(rc.session).subscriptions.add(uri)
         await rc.session.state_changed()
         return {}
+
+    async def _subscribe_upstream(self, uri: str) -> None:
+        """A mounted remote server's resource is subscribed to on that server too."""
+        upstream = getattr(self.registry.entry_for(uri), "subscribe", None)
+        if upstream is not None:
+            await upstream(uri)
 
     async def unsubscribe(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
         uri = uri_param(params)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.abc import TaskGroup
 
-from .._exceptions import MCPError, ProtocolError
+from .._exceptions import InvalidParams, MCPError, ProtocolError
 from ._context import Context
 from ._tools import error_result
 from ._uritemplate import UriTemplate
@@ -36,6 +36,9 @@ logger = logging.getLogger("mcpkit.server")
 #: Registry table -> the field of a definition that names it.
 FIELDS = {"tools": "name", "prompts": "name", "resources": "uri", "templates": "uriTemplate"}
 #: Registry table -> the list kind whose change it is.
+#: Subscriptions one remote mount holds on its server at most.
+MAX_UPSTREAM_SUBSCRIPTIONS = 1000
+
 KINDS = {"tools": "tools", "prompts": "prompts", "resources": "resources", "templates": "resources"}
 
 
@@ -295,6 +298,12 @@ class _Forwarded:
         found: dict[str, Any] | None = self._template.match(inner)
         return found
 
+    async def subscribe(self, uri: str) -> None:
+        """Subscribe upstream to the mounted server's resource behind the parent's ``uri``."""
+        inner = self.mount.inner_uri(uri)
+        if inner is not None:
+            await self.mount.subscribe(inner)
+
     async def read(self, *args: Any) -> list[dict[str, Any]]:
         ctx = args[-1]
         uri = self.inner if len(args) == 1 else self.mount.inner_uri(args[0])
@@ -334,12 +343,17 @@ class RemoteMount(Mount):
             ("elicitation_handler", self._ask("elicitation/create")),
             ("url_elicitation_handler", self._ask("elicitation/create")),
             ("logging_handler", self._log),
+            ("resource_updated_handler", self._updated),
         ):
             if getattr(inbound, attr) is None:
                 setattr(inbound, attr, value)
         self._tg: TaskGroup | None = None
         #: The parent's requests being forwarded (server requests go to the only one).
         self.in_flight: set[Any] = set()
+        #: The mounted server's URIs subscribed to on this connection. A subscription stays
+        #: while mounted: whether any parent session (on any worker) still wants it is not
+        #: known here, and updates nobody asked for are dropped by the parent per session.
+        self.subscribed: set[str] = set()
 
     def completes(self) -> bool:
         return self.client.connected and self.client.server_capabilities.completions is not None
@@ -353,6 +367,7 @@ class RemoteMount(Mount):
                 yield
             finally:
                 self._tg = None
+                self.subscribed.clear()
                 tg.cancel_scope.cancel()
                 self.install({})
 
@@ -384,6 +399,23 @@ class RemoteMount(Mount):
                     self, "template", tpl.uri_template, d
                 )
         self.install(entries)
+
+    async def subscribe(self, uri: str) -> None:
+        """Subscribe once to the mounted server's ``uri`` (if it offers subscriptions)."""
+        resources = self.client.server_capabilities.resources
+        if uri in self.subscribed or resources is None or not resources.subscribe:
+            return
+        if len(self.subscribed) >= MAX_UPSTREAM_SUBSCRIPTIONS:
+            # Each is a subscription held on the mounted server for as long as the mount:
+            # a client naming endless template URIs must not make endless ones.
+            raise InvalidParams(
+                message=f"too many subscriptions to the mounted server's resources ({uri})"
+            )
+        await self.client.subscribe(uri)
+        self.subscribed.add(uri)
+
+    async def _updated(self, params: Any) -> None:
+        await self.parent.notify_resource_updated(self.uri(params.uri))
 
     async def _list_changed(self, kind: str) -> None:
         # Told on the client's reader, which must stay free to read the lists' answers:

@@ -100,6 +100,13 @@ class Registry:
             or any(src.resolves(uri) for src in self.sources)
         )
 
+    def entry_for(self, uri: str) -> Any:
+        """The resource, or else the first template, that serves ``uri`` (None: neither)."""
+        found = self.resources.get(uri)
+        if found is not None:
+            return found
+        return next((t for t in self.templates.values() if t.match(uri) is not None), None)
+
     def scopes_for(self, method: str, params: Any) -> tuple[str, ...]:
         """The scopes the target of request ``method`` needs (empty: none of its own)."""
         if not self.scopes or not isinstance(params, dict):
