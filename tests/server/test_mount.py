@@ -17,6 +17,7 @@ from tests._served import Served
 
 import mcpkit._server._mount as mount_module
 from mcpkit import Client, Context, InvalidParams, Server
+from mcpkit.middleware import MCPRequest
 from mcpkit.types import CreateMessageResult, PromptReference, ResourceTemplateReference
 
 pytestmark = pytest.mark.anyio
@@ -113,6 +114,38 @@ async def test_a_local_server_is_served_under_its_prefix() -> None:
             assert done.completion.values == ["en"]
             with pytest.raises(InvalidParams, match="Unknown tool: whose"):
                 await c.call_tool("whose")  # the child's own name is not the parent's
+
+
+async def test_a_mounted_local_servers_own_middleware_runs_under_its_own_names() -> None:
+    child = _child()
+    seen: list[tuple[str, str | None, Any]] = []
+
+    async def record(request: MCPRequest, call_next: Any) -> Any:
+        seen.append((request.method, request.target, request.context is not None))
+        if request.target == "greet":  # changes the request the child serves
+            request.params = {**(request.params or {}), "arguments": {"language": "nl"}}
+        if request.target == "notes://index":  # answers without the child's function
+            return {"contents": [{"uri": "notes://index", "text": "from middleware"}]}
+        return await call_next(request)
+
+    child.add_middleware(record)
+    with anyio.fail_after(10):
+        async with Client(_parent(child), sampling_handler=_sample) as c:
+            result = await c.call_tool("kid_whose")
+            assert result.content[0].text == "child via child"  # type: ignore[union-attr]
+            prompt = await c.get_prompt("kid_greet", {"language": "fr"})
+            assert prompt.messages[0].content.text == "greet in nl"  # type: ignore[union-attr]
+            short = await c.read_resource("notes://kid/index")
+            assert short.contents[0].uri == "notes://kid/index"  # the parent's URI again
+            assert short.contents[0].text == "from middleware"  # type: ignore[union-attr]
+            assert (await c.read_resource("notes://kid/3")).contents[0].text == "note 3"  # type: ignore[union-attr]
+            await c.call_tool("own")  # the parent's own tool: not the child's middleware
+    assert seen == [
+        ("tools/call", "whose", True),
+        ("prompts/get", "greet", True),
+        ("resources/read", "notes://index", True),
+        ("resources/read", "notes://3", True),
+    ]
 
 
 async def test_the_mounted_servers_changes_reach_the_parents_clients() -> None:

@@ -17,16 +17,18 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup
 
 from .._exceptions import InvalidParams, MCPError, ProtocolError
+from .._middleware import MCPRequest, chain
 from ._context import Context
 from ._tools import error_result
 from ._uritemplate import UriTemplate
+from ._util import to_wire
 
 if TYPE_CHECKING:
     from ._server import Server
@@ -158,13 +160,44 @@ class _Served:
         own._begin_task = ctx._begin_task
         return own
 
+    async def _through(
+        self,
+        method: str,
+        params: dict[str, Any],
+        ctx: Context[Any] | None,
+        run: Callable[[dict[str, Any]], Awaitable[Any]],
+    ) -> Any:
+        """``run(params)`` behind the mounted server's own middleware, as that server would
+        serve ``method`` (names and URIs its own; the request and session the parent's)."""
+        middleware = self.owner.middleware
+        if not middleware:
+            return await run(params)
+
+        async def last(request: MCPRequest) -> Any:
+            return await run(request.params or {})
+
+        rc = ctx._request if ctx is not None else None
+        return to_wire(await chain(middleware, last)(MCPRequest(method, params, "server", rc)))
+
     # tools
     async def call(self, arguments: dict[str, Any], ctx: Context[Any] | None) -> Any:
-        return await self.inner.call(arguments, self.context(ctx))
+        own = self.context(ctx)
+        return await self._through(
+            "tools/call",
+            {"name": self.inner.definition["name"], "arguments": arguments},
+            ctx,
+            lambda p: self.inner.call(p.get("arguments") or {}, own),
+        )
 
     # prompts
     async def get(self, arguments: dict[str, Any], ctx: Context[Any] | None) -> Any:
-        return await self.inner.get(arguments, self.context(ctx))
+        own = self.context(ctx)
+        return await self._through(
+            "prompts/get",
+            {"name": self.inner.definition["name"], "arguments": arguments},
+            ctx,
+            lambda p: self.inner.get(p.get("arguments") or {}, own),
+        )
 
     # resources and templates
     def match(self, uri: str) -> dict[str, Any] | None:
@@ -173,13 +206,22 @@ class _Served:
         return found
 
     async def read(self, *args: Any) -> list[dict[str, Any]]:
+        ctx = args[-1]
+        own = self.context(ctx)
         if len(args) == 1:  # a static resource: read(ctx)
-            contents = await self.inner.read(self.context(args[0]))
+            uri = self.inner.definition["uri"]
+
+            async def run(p: dict[str, Any]) -> Any:
+                return {"contents": await self.inner.read(own)}
         else:  # a template: read(uri, variables, ctx)
-            uri, variables, ctx = args
-            inner = self.mount.inner_uri(uri)
-            contents = await self.inner.read(inner, variables, self.context(ctx))
-        return [self._outer(c) for c in contents]
+            uri = self.mount.inner_uri(args[0])
+            variables = args[1]
+
+            async def run(p: dict[str, Any]) -> Any:
+                return {"contents": await self.inner.read(uri, variables, own)}
+
+        result = await self._through("resources/read", {"uri": uri}, ctx, run)
+        return [self._outer(c) for c in result.get("contents", [])]
 
     def _outer(self, content: Any) -> Any:
         if isinstance(content, dict) and isinstance(content.get("uri"), str):
