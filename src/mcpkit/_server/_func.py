@@ -6,11 +6,13 @@ The schema work lives in :mod:`mcpkit._server._schema`; this module adapts its
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ._schema import ToolSignature, build_signature
+from ._util import name_of
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,12 @@ class FuncInfo:
 
 def describe(fn: Callable[..., Any], context_type: type, *, allow_refs: bool = False) -> FuncInfo:
     """Inspect ``fn`` once; raise ``TypeError`` with a clear message for what cannot be served."""
-    sig: ToolSignature = build_signature(fn, context_type=context_type, strict_refs=allow_refs)
+    try:
+        sig: ToolSignature = build_signature(fn, context_type=context_type, strict_refs=allow_refs)
+    except (TypeError, ValueError):
+        raise
+    except Exception as e:  # whatever inspecting the function raised, named for the author
+        raise TypeError(f"cannot serve {name_of(fn)!r}: {e}") from e
     return FuncInfo(
         input_schema=sig.input_schema,
         description=sig.description,
@@ -57,6 +64,18 @@ def describe(fn: Callable[..., Any], context_type: type, *, allow_refs: bool = F
         serialize=sig.serialize_output,
         check_output=_output_checker(sig),
     )
+
+
+def context_param_of(fn: Callable[..., Any], context_type: type) -> str | None:
+    """The name of ``fn``'s parameter annotated ``context_type`` (None: it takes none)."""
+    try:
+        hints = inspect.get_annotations(fn, eval_str=True)
+    except Exception:  # an annotation that does not evaluate: read them as written
+        hints = getattr(fn, "__annotations__", {})
+    for pname, ann in hints.items():
+        if pname != "return" and (ann is context_type or ann == context_type.__name__):
+            return str(pname)
+    return None
 
 
 def _output_checker(sig: ToolSignature) -> Callable[[Any], str | None] | None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
-import inspect
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -21,8 +19,9 @@ from .._transports._base import Transport
 from . import _shared
 from ._context import Context, StateT
 from ._extensions import Extension, Extensions
-from ._func import FuncInfo, describe
+from ._func import FuncInfo, context_param_of, describe
 from ._handlers import Handlers
+from ._hosted import announce_change, declared_capabilities, open_session, stateless_view
 from ._lifespan import hosting
 from ._listen import Listeners
 from ._logging import ClientLogHandler
@@ -31,7 +30,7 @@ from ._mrtr import StatelessSettings
 from ._prompts import PromptDef
 from ._registry import Registry
 from ._resources import register_resource
-from ._session import ClientState, state_of
+from ._session import state_of
 from ._skills import SkillsExtension
 from ._taskext import TasksExtension
 from ._tasks import TaskManager, TaskSettings, resolve_task_settings
@@ -44,12 +43,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: ``lifespan(server)``: an async context manager whose value is ``ctx.lifespan_state``.
 Lifespan = Callable[["Server[StateT]"], AbstractAsyncContextManager[StateT]]
-
-_LIST_CHANGED = {
-    "tools": "notifications/tools/list_changed",
-    "resources": "notifications/resources/list_changed",
-    "prompts": "notifications/prompts/list_changed",
-}
 
 
 class Server(Generic[StateT]):
@@ -281,42 +274,13 @@ class Server(Generic[StateT]):
     @property
     def capabilities(self) -> dict[str, Any]:
         """The capabilities declared to clients: derived from what is registered."""
-        caps: dict[str, Any] = {"logging": {}}
-        if self.registry.tools:
-            caps["tools"] = {"listChanged": True}
-        if self.registry.resources or self.registry.templates:
-            caps["resources"] = {"subscribe": True, "listChanged": True}
-        if self.registry.prompts:
-            caps["prompts"] = {"listChanged": True}
-        if self.registry.completion is not None or any(m.completes() for m in self._mounts):
-            caps["completions"] = {}
-        if self.registry.has_task_tools():
-            caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
-        exts = self._extensions.declared(stateless=False)
-        if exts:
-            caps["extensions"] = exts
-        for key, value in self.extra_capabilities.items():
-            if isinstance(value, dict) and isinstance(caps.get(key), dict):
-                caps[key] = {**caps[key], **value}
-            else:
-                caps[key] = value
-        return caps
+        return declared_capabilities(self)
 
     @property
     def stateless_capabilities(self) -> dict[str, Any]:
         """The capabilities declared to 2026-07-28 clients: core tasks there are the tasks
         extension's."""
-        return self._stateless_view(self.capabilities)
-
-    def _stateless_view(self, capabilities: dict[str, Any]) -> dict[str, Any]:
-        caps = {k: v for k, v in capabilities.items() if k != "tasks"}
-        exts = {**caps.get("extensions", {}), **self._extensions.declared(stateless=True)}
-        extra = self.extra_capabilities.get("extensions")
-        if isinstance(extra, dict):
-            exts.update(extra)
-        if exts:
-            caps["extensions"] = exts
-        return caps
+        return stateless_view(self, self.capabilities)
 
     @property
     def task_store(self) -> TaskStore:
@@ -690,7 +654,7 @@ class Server(Generic[StateT]):
 
         def decorator(fn: F) -> F:
             self.registry.completion = fn
-            self.registry.completion_ctx = _context_param(fn)
+            self.registry.completion_ctx = context_param_of(fn, Context)
             return fn
 
         return decorator
@@ -753,34 +717,7 @@ class Server(Generic[StateT]):
         resource-updated notifications until ``run()`` returns. Keywords go to
         :class:`ServerSession` (``max_concurrency``, ``supported_versions``).
         """
-        state = ClientState(self)
-        capabilities = self.capabilities
-        session = ServerSession(
-            transport,
-            server_info=self.server_info,
-            capabilities=capabilities,
-            handlers=self._handlers,
-            instructions=self.instructions,
-            state=state,
-            around_run=state.serving,
-            stateless_capabilities=self._stateless_view(capabilities),
-            extension_methods=self._extensions.methods(handshake=False),
-            handshake_extension_methods=self._extensions.methods(handshake=True),
-            **kw,
-        )
-        session.cacheable_methods = self._extensions.cacheable()
-        state.session = session
-        session.cache_hints = {
-            "ttlMs": self.stateless.cache_ttl_ms,
-            "cacheScope": self.stateless.cache_scope,
-        }
-        session.set_notification_handler(
-            "notifications/roots/list_changed",
-            functools.partial(self._protocol.roots_list_changed, session),
-        )
-        session.set_notification_handler(
-            "notifications/tasks/status", self.tasks_manager.on_client_status
-        )
+        session = open_session(self, transport, kw)
         self._sessions.add(session)
         return session
 
@@ -874,45 +811,8 @@ class Server(Generic[StateT]):
     # ================================================================== handlers
 
     def _describe(self, fn: Callable[..., Any], *, allow_refs: bool = False) -> FuncInfo:
-        try:
-            return describe(fn, Context, allow_refs=allow_refs)
-        except (TypeError, ValueError):
-            raise
-        except Exception as e:
-            raise TypeError(f"cannot serve {name_of(fn)!r}: {e}") from e
+        return describe(fn, Context, allow_refs=allow_refs)
 
     def _changed(self, kind: str | None) -> None:
         """``kind`` of list changed (None: only the capabilities, an extension added)."""
-        method: str | None = None
-        if kind is not None:
-            self.registry.invalidate(kind)
-            for mount in self._mounted_on:
-                mount.sync()
-            for mw in self.middleware:  # a list cache drops what changed
-                getattr(mw, "invalidate", lambda kind: None)(kind)
-            method = _LIST_CHANGED[kind]
-            self.listeners.post(method)
-        # A copy: registration may happen in a worker thread while sessions come and go.
-        capabilities: dict[str, Any] | None = None
-        stateless: dict[str, Any] = {}
-        for s in list(self._sessions):
-            if method is not None and s.initialized and kind in s.capabilities:
-                state_of(s).post_list_changed(method)
-            elif s.negotiated is None:
-                # Not (yet) bound by an initialize: stateless requests, and a handshake to
-                # come, see what the server offers now (a first prompt adds `prompts`).
-                if capabilities is None:
-                    capabilities = self.capabilities
-                    stateless = self._stateless_view(capabilities)
-                s.update_capabilities(capabilities, stateless)
-
-
-def _context_param(fn: Callable[..., Any]) -> str | None:
-    try:
-        hints = inspect.get_annotations(fn, eval_str=True)
-    except Exception:
-        hints = getattr(fn, "__annotations__", {})
-    for pname, ann in hints.items():
-        if pname != "return" and (ann is Context or ann == "Context"):
-            return str(pname)
-    return None
+        announce_change(self, kind)

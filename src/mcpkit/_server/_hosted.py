@@ -1,0 +1,120 @@
+"""The sessions a :class:`~mcpkit.Server` hosts: what each is opened with (capabilities,
+handlers, notification routes), and what they are told when the server's offer changes."""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any
+
+from .._session._server import ServerSession
+from .._transports._base import Transport
+from ._session import ClientState, state_of
+
+if TYPE_CHECKING:
+    from ._server import Server
+
+_LIST_CHANGED = {
+    "tools": "notifications/tools/list_changed",
+    "resources": "notifications/resources/list_changed",
+    "prompts": "notifications/prompts/list_changed",
+}
+
+
+def declared_capabilities(server: Server[Any]) -> dict[str, Any]:
+    """The capabilities ``server`` declares: derived from what is registered and mounted,
+    then the extensions and the author's ``extra_capabilities`` (merged per key)."""
+    registry = server.registry
+    caps: dict[str, Any] = {"logging": {}}
+    if registry.tools:
+        caps["tools"] = {"listChanged": True}
+    if registry.resources or registry.templates:
+        caps["resources"] = {"subscribe": True, "listChanged": True}
+    if registry.prompts:
+        caps["prompts"] = {"listChanged": True}
+    if registry.completion is not None or any(m.completes() for m in server._mounts):
+        caps["completions"] = {}
+    if registry.has_task_tools():
+        caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+    exts = server._extensions.declared(stateless=False)
+    if exts:
+        caps["extensions"] = exts
+    for key, value in server.extra_capabilities.items():
+        if isinstance(value, dict) and isinstance(caps.get(key), dict):
+            caps[key] = {**caps[key], **value}
+        else:
+            caps[key] = value
+    return caps
+
+
+def stateless_view(server: Server[Any], capabilities: dict[str, Any]) -> dict[str, Any]:
+    """``capabilities`` as 2026-07-28 clients see them: core tasks there are the tasks
+    extension's, and extensions declare themselves per era."""
+    caps = {k: v for k, v in capabilities.items() if k != "tasks"}
+    exts = {**caps.get("extensions", {}), **server._extensions.declared(stateless=True)}
+    extra = server.extra_capabilities.get("extensions")
+    if isinstance(extra, dict):
+        exts.update(extra)
+    if exts:
+        caps["extensions"] = exts
+    return caps
+
+
+def open_session(server: Server[Any], transport: Transport, kw: dict[str, Any]) -> ServerSession:
+    """A session of ``server`` over ``transport`` (not yet registered with it)."""
+    state = ClientState(server)
+    capabilities = server.capabilities
+    extensions = server._extensions
+    session = ServerSession(
+        transport,
+        server_info=server.server_info,
+        capabilities=capabilities,
+        handlers=server._handlers,
+        instructions=server.instructions,
+        state=state,
+        around_run=state.serving,
+        stateless_capabilities=stateless_view(server, capabilities),
+        extension_methods=extensions.methods(handshake=False),
+        handshake_extension_methods=extensions.methods(handshake=True),
+        **kw,
+    )
+    session.cacheable_methods = extensions.cacheable()
+    state.session = session
+    session.cache_hints = {
+        "ttlMs": server.stateless.cache_ttl_ms,
+        "cacheScope": server.stateless.cache_scope,
+    }
+    session.set_notification_handler(
+        "notifications/roots/list_changed",
+        functools.partial(server._protocol.roots_list_changed, session),
+    )
+    session.set_notification_handler(
+        "notifications/tasks/status", server.tasks_manager.on_client_status
+    )
+    return session
+
+
+def announce_change(server: Server[Any], kind: str | None) -> None:
+    """Tell everyone concerned that ``server``'s ``kind`` list changed (None: only its
+    capabilities did, an extension added): caches, mounts, listen streams, sessions."""
+    method: str | None = None
+    if kind is not None:
+        server.registry.invalidate(kind)
+        for mount in server._mounted_on:
+            mount.sync()
+        for mw in server.middleware:  # a list cache drops what changed
+            getattr(mw, "invalidate", lambda kind: None)(kind)
+        method = _LIST_CHANGED[kind]
+        server.listeners.post(method)
+    # A copy: registration may happen in a worker thread while sessions come and go.
+    capabilities: dict[str, Any] | None = None
+    stateless: dict[str, Any] = {}
+    for s in list(server._sessions):
+        if method is not None and s.initialized and kind in s.capabilities:
+            state_of(s).post_list_changed(method)
+        elif s.negotiated is None:
+            # Not (yet) bound by an initialize: stateless requests, and a handshake to
+            # come, see what the server offers now (a first prompt adds `prompts`).
+            if capabilities is None:
+                capabilities = server.capabilities
+                stateless = stateless_view(server, capabilities)
+            s.update_capabilities(capabilities, stateless)
