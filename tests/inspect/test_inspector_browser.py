@@ -275,3 +275,23 @@ def test_a_refused_sampling_request_is_an_error_for_the_tool(page: tuple[Any, li
     p.wait_for_selector('#tool-detail [data-testid="result"], #tool-detail [data-testid="error"]')
     shown = p.inner_text("#tool-detail .result, #tool-detail .error-box")
     assert "refused" in shown
+
+
+def test_a_task_started_from_the_page_is_listed_and_cancelled(page: tuple[Any, list[str]]) -> None:
+    # Under 2026-07-28 (the tasks extension: no tasks/list) the panel follows the tasks
+    # the page started, by tasks/get.
+    p, _ = page
+    _tab(p, "tools")
+    p.click('#tool-list .item[data-name="slow_compute"]')
+    p.fill('#tool-detail [data-field="seconds"] input', "120")
+    p.check('#tool-detail [data-testid="as-task"]')
+    p.click('#tool-detail [data-testid="submit"]')
+    p.wait_for_selector("#log .log-line.task", state="attached")
+    _tab(p, "tasks")
+    p.wait_for_selector('[data-testid="task"][data-status="working"]')
+    shot(p, "tasks")
+    p.click('[data-testid="task"] [data-testid="cancel-task"]')
+    p.wait_for_selector('[data-testid="task"][data-status="cancelled"]')
+    assert p.query_selector('[data-testid="cancel-task"]') is None  # an ended task: no button
+    _tab(p, "tools")
+    p.wait_for_selector('#tool-detail [data-testid="error"], #tool-detail [data-testid="result"]')

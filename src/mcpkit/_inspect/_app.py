@@ -114,6 +114,8 @@ class InspectorApp:
             )
         if name == "cancel":
             return ins.cancel(_str(body, "id"))
+        if name == "cancel-task":
+            return await ins.cancel_task(_str(body, "taskId"))
         if name == "read":
             return await ins.read(_str(body, "uri"))
         if name == "subscribe":

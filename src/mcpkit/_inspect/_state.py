@@ -25,6 +25,8 @@ logger = logging.getLogger("mcpkit.inspect")
 
 #: Events kept for pages that poll late (older ones are dropped).
 MAX_EVENTS = 2000
+#: Tasks started from the page that the Tasks panel follows (the oldest are forgotten).
+MAX_TASKS = 200
 #: How long one poll of the events waits for something new.
 POLL_SECONDS = 20.0
 #: How long a question of the server waits for the person before it is declined.
@@ -65,6 +67,8 @@ class Inspector:
         self._questions: dict[int, _Question] = {}
         self._qids = itertools.count(1)
         self._calls: dict[str, anyio.CancelScope] = {}
+        #: Tasks started from the page, newest last (the tasks extension has no tasks/list).
+        self._tasks: dict[str, Any] = {}
         self.roots: list[dict[str, Any]] = []
         self._reconnect = anyio.Event()
 
@@ -232,7 +236,10 @@ class Inspector:
         elif kind == "prompts":
             items = await c.list_prompts() if caps.prompts else []
         elif kind == "tasks":
-            items = await c.list_tasks() if caps.tasks and caps.tasks.list_ is not None else []
+            if caps.tasks and caps.tasks.list_ is not None:
+                items = await c.list_tasks()
+            else:  # the ones started here, as they are now
+                items = [h.task if h.done else await h.status() for h in self._tasks.values()]
         else:
             raise ProtocolError(-32602, f"unknown list {kind!r}")
         return [_wire(i) for i in items]
@@ -248,6 +255,10 @@ class Inspector:
             try:
                 if task:
                     handle = await c.call_tool_as_task(name, arguments)
+                    if handle.task_id:  # empty: the server answered at once, no task
+                        self._tasks[handle.task_id] = handle
+                        while len(self._tasks) > MAX_TASKS:
+                            self._tasks.pop(next(iter(self._tasks)))
                     self.post("task", call=call_id, taskId=handle.task_id)
                     return _wire(await handle.result())
                 return _wire(await c.call_tool(name, arguments, progress_handler=progress))
@@ -260,6 +271,13 @@ class Inspector:
         if scope is not None:
             scope.cancel()
         return scope is not None
+
+    async def cancel_task(self, task_id: str) -> Any:
+        """Cancel a task (``tasks/cancel``); its state afterwards."""
+        handle = self._tasks.get(task_id)
+        if handle is not None:
+            return _wire(await handle.cancel())
+        return await self.need().send_request("tasks/cancel", {"taskId": task_id})
 
     async def read(self, uri: str) -> Any:
         return _wire(await self.need().read_resource(uri))

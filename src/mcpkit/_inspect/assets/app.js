@@ -492,7 +492,17 @@
     try {
       const tasks = await api("list/tasks");
       if (!tasks.length) add(panel, el("p", { text: "No tasks (tools called \"as a task\" appear here)." }));
-      for (const t of tasks) add(panel, el("div", { class: "item", "data-testid": "task", "data-status": t.status }, el("strong", { text: t.taskId }), " ", el("span", { class: "badge", text: t.status }), t.statusMessage ? " " + t.statusMessage : ""));
+      const ended = ["completed", "failed", "cancelled"];
+      for (const t of tasks) {
+        const cancel = ended.includes(t.status) ? null : el("button", {
+          type: "button", "data-testid": "cancel-task", text: "Cancel",
+          onclick: async () => {
+            try { await api("cancel-task", { taskId: t.taskId }); } catch (e) { add(panel, errorBox(e)); }
+            loadTasks();
+          },
+        });
+        add(panel, el("div", { class: "item", "data-testid": "task", "data-task": t.taskId, "data-status": t.status }, el("strong", { text: t.taskId }), " ", el("span", { class: "badge", text: t.status }), t.statusMessage ? " " + t.statusMessage : "", " ", cancel));
+      }
     } catch (e) { add(panel, errorBox(e)); }
   }
 
