@@ -96,7 +96,7 @@
         s = Object.assign({}, nonNull[0], { title: s.title || nonNull[0].title, description: s.description || nonNull[0].description, default: s.default !== undefined ? s.default : nonNull[0].default });
         required = false;
       } else {
-        return rawField(s, required);
+        return unionField(s, options, root, required);
       }
     }
     if (s.const !== undefined) {
@@ -221,6 +221,51 @@
       node: list,
       get: () => (items.length === 0 && !required ? undefined : items.map((e) => e.f.get())),
       set: (vals) => { items.splice(0).forEach((e) => e.row.remove()); (vals || []).forEach((v) => add(v)); },
+    };
+  }
+
+  // Whether `v` is a value of the (resolved) schema `o`, as far as its type says.
+  function fits(o, v) {
+    if (o.const !== undefined) return JSON.stringify(o.const) === JSON.stringify(v);
+    if (o.enum) return o.enum.some((x) => JSON.stringify(x) === JSON.stringify(v));
+    const t = typeOf(o);
+    if (v === null) return t === "null";
+    if (t === "integer") return Number.isInteger(v);
+    if (t === "number") return typeof v === "number";
+    if (t === "string" || t === "boolean") return typeof v === t;
+    if (t === "array") return Array.isArray(v);
+    if (t === "object") return typeof v === "object" && !Array.isArray(v);
+    return false;
+  }
+
+  // anyOf / oneOf of several kinds: the person picks the branch, then fills its field.
+  function unionField(s, options, root, required) {
+    const branches = options.filter((o) => o.type !== "null");
+    const nullable = branches.length < options.length;
+    const pick = el("select", { "data-testid": "union-branch" });
+    if (!required) pick.append(el("option", { value: "", text: "(unset)" }));
+    branches.forEach((o, i) => pick.append(el("option", { value: String(i), text: o.title || describeType(o, root) })));
+    if (nullable) pick.append(el("option", { value: "null", text: "null" }));
+    const slot = el("div", { class: "union-slot" });
+    let current = null;
+    const choose = (key) => {
+      pick.value = key;
+      current = key === "" || key === "null" ? null : field(branches[Number(key)], root, null, true);
+      put(slot, current ? current.node : null);
+    };
+    pick.addEventListener("change", () => choose(pick.value));
+    const set = (v) => {
+      if (v === undefined) return choose(required ? "0" : "");
+      if (v === null && nullable) return choose("null");
+      const i = branches.findIndex((o) => fits(o, v));
+      choose(String(i < 0 ? 0 : i));
+      if (current) current.set(v);
+    };
+    set(s.default);
+    return {
+      node: el("div", { "data-type": "union" }, pick, slot),
+      get: () => (pick.value === "null" ? null : current ? current.get() : undefined),
+      set,
     };
   }
 
