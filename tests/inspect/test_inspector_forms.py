@@ -43,20 +43,28 @@ def _echoed(page: Any) -> dict[str, Any]:
     return echoed
 
 
+def _open_tool(page: Any, name: str) -> None:
+    _tab(page, "tools")
+    page.click(f'#tool-list .item[data-name="{name}"]')
+
+
+def _branch(page: Any, field: str, label: str, value: str | None = None) -> None:
+    """Pick a union field's branch, and fill the branch's input when ``value`` is given."""
+    page.select_option(f'[data-field="{field}"] [data-testid="union-branch"]', label=label)
+    if value is not None:
+        page.fill(f'[data-field="{field}"] .union-slot input', value)
+
+
 def test_a_union_of_kinds_is_a_choice_then_a_field(forms_page: Any) -> None:
     p = forms_page
-    _tab(p, "tools")
-    p.click('#tool-list .item[data-name="scalar_union"]')
-    p.select_option('[data-field="value"] [data-testid="union-branch"]', label="string")
-    p.fill('[data-field="value"] .union-slot input', "abc")
-    p.select_option('[data-field="maybe"] [data-testid="union-branch"]', label="integer")
-    p.fill('[data-field="maybe"] .union-slot input', "7")
+    _open_tool(p, "scalar_union")
+    _branch(p, "value", "string", "abc")
+    _branch(p, "maybe", "integer", "7")
     shot(p, "form-union")
     p.click('#tool-detail [data-testid="submit"]')
     assert _echoed(p) == {"value": "abc", "maybe": 7}
-    p.select_option('[data-field="value"] [data-testid="union-branch"]', label="integer")
-    p.fill('[data-field="value"] .union-slot input', "5")
-    p.select_option('[data-field="maybe"] [data-testid="union-branch"]', label="null")
+    _branch(p, "value", "integer", "5")
+    _branch(p, "maybe", "null")
     p.click('#tool-detail [data-testid="submit"]')
     p.wait_for_selector('#tool-detail [data-testid="result"]:has-text("null")')
     assert _echoed(p) == {"value": 5, "maybe": None}
@@ -64,9 +72,8 @@ def test_a_union_of_kinds_is_a_choice_then_a_field(forms_page: Any) -> None:
 
 def test_a_discriminated_union_of_objects_and_a_list_of_them(forms_page: Any) -> None:
     p = forms_page
-    _tab(p, "tools")
-    p.click('#tool-list .item[data-name="shapes"]')
-    p.select_option('[data-field="first"] [data-testid="union-branch"]', label="Square")
+    _open_tool(p, "shapes")
+    _branch(p, "first", "Square")
     p.fill('[data-field="first"] [data-field="side"] input', "2.5")
     p.click('[data-field="more"] [data-testid="add-item"]')
     p.fill('[data-field="more"] .array-item [data-field="radius"] input', "1")  # Circle first

@@ -179,25 +179,24 @@ class _Served:
         rc = ctx._request if ctx is not None else None
         return to_wire(await chain(middleware, last)(MCPRequest(method, params, "server", rc)))
 
+    async def _named(
+        self, method: str, arguments: dict[str, Any], ctx: Context[Any] | None, how: str
+    ) -> Any:
+        """A tool call or prompt get (``how``: the inner entry's method) by the mounted name."""
+        own = self.context(ctx)
+        serve = getattr(self.inner, how)
+        params = {"name": self.inner.definition["name"], "arguments": arguments}
+        return await self._through(
+            method, params, ctx, lambda p: serve(p.get("arguments") or {}, own)
+        )
+
     # tools
     async def call(self, arguments: dict[str, Any], ctx: Context[Any] | None) -> Any:
-        own = self.context(ctx)
-        return await self._through(
-            "tools/call",
-            {"name": self.inner.definition["name"], "arguments": arguments},
-            ctx,
-            lambda p: self.inner.call(p.get("arguments") or {}, own),
-        )
+        return await self._named("tools/call", arguments, ctx, "call")
 
     # prompts
     async def get(self, arguments: dict[str, Any], ctx: Context[Any] | None) -> Any:
-        own = self.context(ctx)
-        return await self._through(
-            "prompts/get",
-            {"name": self.inner.definition["name"], "arguments": arguments},
-            ctx,
-            lambda p: self.inner.get(p.get("arguments") or {}, own),
-        )
+        return await self._named("prompts/get", arguments, ctx, "get")
 
     # resources and templates
     def match(self, uri: str) -> dict[str, Any] | None:
