@@ -8,8 +8,6 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from typing import Any
 
-import anyio
-import anyio.to_thread
 from pydantic import ValidationError as PydanticValidationError
 
 from .._exceptions import (
@@ -46,7 +44,6 @@ from ..types import (
     Tool,
 )
 from ..types._extensions import DetailedTask, SkillEntry
-from ..types._revisions import LATEST_HANDSHAKE_VERSION
 from . import _skills
 from ._callbacks import (
     ElicitationCompleteHandler,
@@ -59,6 +56,7 @@ from ._callbacks import (
     URLElicitationHandler,
     call_back,
 )
+from ._connect import connect_client
 from ._extensions import (
     ClientExtension,
     ExtensionTaskHandle,
@@ -68,11 +66,11 @@ from ._extensions import (
 from ._inbound import LOG_LEVELS, Inbound
 from ._lists import MAX_PAGES, Listings
 from ._middleware import through_middleware
-from ._modern import Listener, handshake
+from ._modern import Listener
 from ._skills import LoadedSkill, SkillsClientExtension
-from ._targets import describe, open_target, target_of
+from ._targets import describe, target_of
 from ._tasks import TaskHandle, TaskReceiver, parse_task
-from ._trace import session_ended, telemetry_active, traced, with_trace
+from ._trace import telemetry_active, traced, with_trace
 from ._util import DEFAULT as _DEFAULT
 from ._util import ListKind, ProgressFn, RootsSource, to_root, undeliverable
 from ._util import package_version as _package_version
@@ -286,60 +284,7 @@ class Client:
         """
         if self._stack is not None:
             raise RuntimeError("this Client is already connected")
-        stack = AsyncExitStack()
-        await stack.__aenter__()
-        try:
-            if self._task_receiver is not None:
-                # Tasks the server gave us run here: they end with the connection.
-                tg = await stack.enter_async_context(anyio.create_task_group())
-                stack.callback(tg.cancel_scope.cancel)
-                self._task_receiver.tg = tg
-            transport = await open_target(stack, self._target)
-            session = ClientSession(
-                transport,
-                client_info=self.client_info,
-                capabilities=self.capabilities(),
-                handlers=self._inbound.request_handlers(),
-                notification_handlers=self._inbound.notification_handlers(),
-            )
-            self._transport = transport
-            session.result_types = frozenset(
-                t for ext in self.extensions.values() for t in ext.result_types
-            )
-            await stack.enter_async_context(session)
-            version = self._protocol_version
-            if version is None and self._task_receiver is not None:
-                # Serving tasks is a 2025-11-25 feature: 2026-07-28 has none in its core.
-                version = LATEST_HANDSHAKE_VERSION
-            self._init = await handshake(session, version, self.init_timeout, self._target)
-            stack.callback(session_ended(session))  # mcp.client.session.duration
-            if session.stateless:
-                if self._inbound.logging_handler is not None:
-                    # Whoever handles log messages wants them; a stateless server sends
-                    # none unless each request names a level (as 2025 servers sent all).
-                    session.log_level = "debug"
-                # The listen stream (change notifications) runs here, with the connection.
-                tg = await stack.enter_async_context(anyio.create_task_group())
-                stack.callback(tg.cancel_scope.cancel)
-                self._listener.tg = tg
-        except BaseException:
-            # Not shielded: the stack holds task groups, which must exit in the scope they
-            # were entered in (their own cleanups shield what must finish). Not given the
-            # error either, or a task group would wrap it in an ExceptionGroup.
-            await stack.__aexit__(None, None, None)
-            raise
-        self._stack = stack
-        self._session = session
-        self._lists.schema_fetch = anyio.Lock()
-        if session.stateless and self._wants_list_changes():
-            # Whoever handles list changes gets them, as a 2025 server pushes them unasked.
-            try:
-                await self._listener.refresh(self.init_timeout)
-            except BaseException:
-                await self.close()
-                raise
-        if self.name is None:
-            self.name = self._init.server_info.name
+        await connect_client(self)
 
     async def close(self) -> None:
         """Disconnect (and stop a server we started). Safe to call twice."""
