@@ -356,7 +356,7 @@ async def test_lifespan_entered_once_when_sessions_start_together() -> None:
 
 
 def test_form_answers_are_checked_against_dict_schemas() -> None:
-    from mcpkit._server._context import check_form_answer
+    from mcpkit._server._asking import check_form_answer
 
     schema = {
         "type": "object",
