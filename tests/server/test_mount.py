@@ -16,7 +16,7 @@ import pytest
 from tests._served import Served
 
 import mcpkit._server._mount as mount_module
-from mcpkit import Client, Context, InvalidParams, Server
+from mcpkit import Client, Context, InvalidParams, MethodNotFound, Server
 from mcpkit.middleware import MCPRequest
 from mcpkit.types import CreateMessageResult, PromptReference, ResourceTemplateReference
 
@@ -214,6 +214,30 @@ async def test_a_remote_server_is_forwarded_through_a_client() -> None:
             assert "arg1='a'" in prompt.messages[0].content.text  # type: ignore[union-attr]
             failed = await c.call_tool("ev_test_error_handling")
             assert failed.is_error
+
+
+@pytest.mark.parametrize("upstream", ["2025-11-25", "2026-07-28"])
+@pytest.mark.parametrize("downstream", ["2025-11-25", "2026-07-28"])
+async def test_a_remote_servers_task_tools_run_as_tasks_through_the_mount(
+    upstream: str, downstream: str
+) -> None:
+    parent = Server("hub")
+    parent.mount(Client([sys.executable, EVERYTHING], protocol_version=upstream), prefix="ev")
+    with anyio.fail_after(30):
+        async with Client(parent, protocol_version=downstream) as c:
+            tools = {t.name: t for t in await c.list_tools()}
+            assert tools["ev_failing_job"].execution.task_support == "required"  # type: ignore[union-attr]
+            for name, args, text in (
+                ("ev_slow_compute", {"seconds": 0.05}, "computed result after 0.05s"),
+                ("ev_failing_job", {}, "the job failed"),  # runs only as a task upstream
+            ):
+                handle = await c.call_tool_as_task(name, args)
+                assert handle.task_id  # a task of the parent's
+                result = await handle.result()
+                assert result.content[0].text == text  # type: ignore[union-attr]
+            if downstream == "2025-11-25":  # a plain call of a task-only tool: refused
+                with pytest.raises(MethodNotFound, match="must be called as a task"):
+                    await c.call_tool("ev_failing_job")
 
 
 async def test_a_remote_servers_list_change_reaches_the_parents_clients() -> None:

@@ -38,6 +38,8 @@ logger = logging.getLogger("mcpkit.server")
 #: Registry table -> the field of a definition that names it.
 FIELDS = {"tools": "name", "prompts": "name", "resources": "uri", "templates": "uriTemplate"}
 #: Registry table -> the list kind whose change it is.
+#: Seconds a mounted server is given to cancel a task whose call ended on the parent.
+CANCEL_SECONDS = 5.0
 #: Subscriptions one remote mount holds on its server at most.
 MAX_UPSTREAM_SUBSCRIPTIONS = 1000
 
@@ -307,6 +309,11 @@ class _Forwarded:
         if kind == "template":
             self._template = UriTemplate(inner)
             self.matcher = _Params(set(self._template.variables))
+        execution = definition.get("execution") if kind == "tool" else None
+        support = execution.get("taskSupport") if isinstance(execution, dict) else None
+        #: As the mounted server runs it: the parent then runs the forwarded call as its
+        #: own task for a client that asks (or must ask) for one.
+        self.task_support = support if support in ("optional", "required") else None
 
     def inner_ref(self) -> dict[str, Any]:
         """The completion ``ref`` naming this entry on the mounted server."""
@@ -316,10 +323,21 @@ class _Forwarded:
 
     # tools
     async def call(self, arguments: dict[str, Any], ctx: Context[Any] | None) -> Any:
+        async def send(c: Any, progress: Any) -> Any:
+            if self.task_support == "required" and not c.session.stateless:
+                # A 2025-11-25 server runs it only as a task: start one there, await its end
+                # (under 2026-07-28 call_tool follows the task the server answers with).
+                handle = await c.call_tool_as_task(self.inner, arguments)
+                try:
+                    return await handle.result()
+                except anyio.get_cancelled_exc_class():
+                    with anyio.move_on_after(CANCEL_SECONDS, shield=True):
+                        await handle.cancel()  # the parent's call ended: so does its task
+                    raise
+            return await c.call_tool(self.inner, arguments, progress_handler=progress)
+
         try:
-            result = await self.mount.forward(
-                ctx, lambda c, p: c.call_tool(self.inner, arguments, progress_handler=p)
-            )
+            result = await self.mount.forward(ctx, send)
         except ProtocolError:
             raise
         except MCPError as e:
