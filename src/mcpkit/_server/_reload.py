@@ -14,9 +14,11 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 #: Seconds between two looks at the files.
 POLL = 0.5
@@ -57,6 +59,36 @@ def _stop(child: subprocess.Popen[bytes]) -> None:
             child.wait(timeout=10)
 
 
+class _Stopped(Exception):
+    """A termination signal arrived (SIGTERM from systemd, docker, kill; SIGHUP)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum: int, frame: object) -> None:
+    raise _Stopped(signum)
+
+
+def _catch_termination() -> Callable[[], None]:
+    """Turn SIGTERM and SIGHUP into :class:`_Stopped` (their default would end this process
+    and leave the serving child running, holding its port); a signal ignored since start
+    (``nohup``) stays ignored. Returns what puts the previous handlers back."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous: dict[int, Any] = {}
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None and signal.getsignal(sig) is not signal.SIG_IGN:
+            previous[sig] = signal.signal(sig, _raise_stopped)
+
+    def restore() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+    return restore
+
+
 def supervise(
     argv: Sequence[str],
     watch: Path,
@@ -65,8 +97,10 @@ def supervise(
     rounds: int | None = None,
 ) -> int:
     """Run ``argv`` (the serving command, without ``--reload``) and restart it on changes
-    under ``watch`` until interrupted; the exit status to return (130 after Ctrl-C)."""
+    under ``watch`` until interrupted; the exit status to return (130 after Ctrl-C, 128 +
+    the signal's number after SIGTERM or SIGHUP). The child is stopped in every case."""
     seen = snapshot(watch)
+    restore = _catch_termination()
     child = subprocess.Popen(list(argv))
     done = 0
     try:
@@ -85,5 +119,10 @@ def supervise(
     except KeyboardInterrupt:
         _stop(child)
         return 130
+    except _Stopped as e:
+        _stop(child)
+        return 128 + e.signum
+    finally:
+        restore()
     _stop(child)
     return 0
