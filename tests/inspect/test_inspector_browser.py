@@ -31,11 +31,16 @@ PROTOCOL_ERRORS = {
 TYPED = {"read_own_resource": {"uri": "test://static-text"}}
 
 
+#: The URL the module's inspector printed (the page drops the token from its address bar).
+PRINTED: dict[str, str] = {}
+
+
 @pytest.fixture(scope="module")
 def page() -> Iterator[tuple[Any, list[str]]]:
     with inspected(["inspect", EVERYTHING]) as running:
         url = running.url()
         assert url.startswith("http://127.0.0.1:") and "token=" in url
+        PRINTED["url"] = url
         with browser_page(url) as (page, requested):
             page.wait_for_selector('[data-testid="server-name"]')
             yield page, requested
@@ -240,6 +245,44 @@ def test_the_api_refuses_a_request_without_the_token() -> None:
         ok = urllib.request.Request(f"{base}/api/info", headers={"X-Inspector-Token": token})
         with urllib.request.urlopen(ok, timeout=10) as answer:
             assert json.load(answer)["result"]["target"] == EVERYTHING
+
+
+def test_hostile_api_requests_are_400_and_the_inspector_goes_on(
+    page: tuple[Any, list[str]],
+) -> None:
+    import urllib.error
+    import urllib.request
+
+    url = PRINTED["url"]
+    base, token = url.split("/?")[0], url.split("token=")[1]
+
+    def post(path: str, body: bytes) -> tuple[int, dict[str, Any]]:
+        request = urllib.request.Request(
+            f"{base}/api/{path}", data=body, headers={"X-Inspector-Token": token}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=20) as answer:
+                return answer.status, json.load(answer)
+        except urllib.error.HTTPError as e:
+            with e:
+                return e.code, json.load(e)
+
+    for path, body, why in (
+        ("call", b"{not json", "Expecting"),
+        ("call", b"[1, 2]", "a JSON object"),
+        ("call", b'{"name": 5}', "'name' must be a string"),
+        ("call", b'{"name": "test_simple_text", "arguments": [1]}', "must be an object"),
+        ("answer", b'{"id": "not a number"}', "bad request"),
+        ("no-such-endpoint", b"{}", "bad request"),
+        ("call", b'{"name": "' + b"x" * (5 * 1024 * 1024) + b'"}', "too large"),
+    ):
+        status, answer = post(path, body)
+        assert status == 400, (path, answer)
+        assert why in answer["error"]["message"], (path, answer)
+    status, answer = post("call", b'{"name": "no_such_tool"}')  # the server's own error
+    assert status == 200 and "Unknown tool" in answer["error"]["message"]
+    status, answer = post("call", b'{"name": "test_simple_text"}')  # still serving
+    assert status == 200 and answer["result"]["content"][0]["type"] == "text"
 
 
 def test_a_bad_target_is_one_line_and_exit_2() -> None:
