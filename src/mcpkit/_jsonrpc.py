@@ -268,6 +268,8 @@ class JSONRPCEngine:
         self._drained: anyio.Event | None = None
         self._closed = False
         self._close_reason = "connection closed"
+        #: Set when the engine closes (made by the first :meth:`wait_closed`).
+        self._gone: anyio.Event | None = None
         self.name = name
 
     # ------------------------------------------------------------------ running
@@ -333,6 +335,14 @@ class JSONRPCEngine:
         """True once the peer has gone away or the engine was shut down."""
         return self._closed
 
+    async def wait_closed(self) -> None:
+        """Return once the peer has gone away or the engine was shut down."""
+        if self._closed:
+            return
+        if self._gone is None:
+            self._gone = anyio.Event()
+        await self._gone.wait()
+
     async def _run_reader(self) -> None:
         receive = self.transport.receive
         handle = self._handle
@@ -353,6 +363,8 @@ class JSONRPCEngine:
             return
         self._closed = True
         self._close_reason = reason
+        if self._gone is not None:
+            self._gone.set()
         err = ConnectionClosed(reason)
         for p in self._pending.values():
             p.error = err

@@ -301,6 +301,61 @@ async def test_hostile_endless_subscriptions_through_a_mount_are_bounded(
             assert (await c.call_tool("ev_test_simple_text")).is_error is not True
 
 
+MORTAL = '''
+import os
+
+from mcpkit import Server
+
+server = Server("mortal")
+
+
+@server.tool()
+def die() -> str:
+    """End this process at once."""
+    os._exit(3)
+
+
+@server.tool()
+def alive() -> str:
+    """Answer."""
+    return "yes"
+
+
+if __name__ == "__main__":
+    server.run()
+'''
+
+
+async def test_a_mounted_server_that_dies_is_dropped_then_reconnected(tmp_path: Path) -> None:
+    (tmp_path / "mortal.py").write_text(MORTAL)
+    parent = Server("hub")
+
+    @parent.tool()
+    def own() -> str:
+        """The hub's own."""
+        return "hub"
+
+    parent.mount(Client([sys.executable, str(tmp_path / "mortal.py")]), prefix="m")
+    changed = anyio.Event()
+
+    async def on_change(kind: str) -> None:
+        changed.set()
+
+    with anyio.fail_after(60):
+        async with Client(parent, list_changed_handler=on_change) as c:
+            assert (await c.call_tool("m_alive")).content[0].text == "yes"  # type: ignore[union-attr]
+            died = await c.call_tool("m_die")
+            assert died.is_error and "exited with code 3" in died.content[0].text  # type: ignore[union-attr]
+            assert (await c.call_tool("own")).content[0].text == "hub"  # type: ignore[union-attr]
+            seen: list[set[str]] = []
+            while not seen or "m_alive" not in seen[-1]:  # dropped, then back (new process)
+                await changed.wait()
+                changed = anyio.Event()
+                seen.append({t.name for t in await c.list_tools(use_cache=False)})
+            assert {"own"} in seen  # the dead server's tools left the list meanwhile
+            assert (await c.call_tool("m_alive")).content[0].text == "yes"  # type: ignore[union-attr]
+
+
 def test_a_hub_file_mounting_a_stdio_server_serves_over_http(tmp_path: Path) -> None:
     """As users run it: a server file mounting another, ``mcpkit run --transport http``."""
     hub = tmp_path / "hub.py"

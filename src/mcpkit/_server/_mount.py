@@ -40,6 +40,10 @@ FIELDS = {"tools": "name", "prompts": "name", "resources": "uri", "templates": "
 #: Registry table -> the list kind whose change it is.
 #: Seconds a mounted server is given to cancel a task whose call ended on the parent.
 CANCEL_SECONDS = 5.0
+#: Seconds before the first attempt to reconnect to a mounted server that went away, and
+#: the most between attempts (doubling in between).
+RECONNECT_FIRST = 0.5
+RECONNECT_MAX = 30.0
 #: Subscriptions one remote mount holds on its server at most.
 MAX_UPSTREAM_SUBSCRIPTIONS = 1000
 
@@ -374,6 +378,18 @@ class _Forwarded:
         ]
 
 
+async def _first_of(*waits: Callable[[], Awaitable[Any]]) -> None:
+    """Return once the first of ``waits`` returns (the others are cancelled)."""
+    async with anyio.create_task_group() as tg:
+
+        async def run(wait: Callable[[], Awaitable[Any]]) -> None:
+            await wait()
+            tg.cancel_scope.cancel()
+
+        for wait in waits:
+            tg.start_soon(run, wait)
+
+
 class _Params:
     """The argument names of a forwarded prompt or template (as completion checks them)."""
 
@@ -419,16 +435,64 @@ class RemoteMount(Mount):
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        async with self.client, anyio.create_task_group() as tg:
-            await self.sync()
-            self._tg = tg
+        stop = anyio.Event()
+        async with anyio.create_task_group() as tg:
+            # The first connection must succeed (a mount that cannot start is the parent's
+            # startup error); later losses are reconnected in the background.
+            await tg.start(self._keep, stop)
             try:
                 yield
             finally:
-                self._tg = None
-                self.subscribed.clear()
-                tg.cancel_scope.cancel()
-                self.install({})
+                # Told, not cancelled: the client is left as it was entered (a stdio
+                # server stopped in full), by the task that entered it.
+                stop.set()
+        self.subscribed.clear()
+        self.install({})
+
+    async def _keep(
+        self, stop: anyio.Event, *, task_status: Any = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Hold the connection (entered and left in this one task), and make it again when
+        the mounted server goes away: its entries leave the parent's lists meanwhile."""
+        delay = RECONNECT_FIRST
+        started = False
+        while not stop.is_set():
+            try:
+                async with self.client, anyio.create_task_group() as tg:
+                    self._tg = tg  # list again on changes, in tasks of this connection
+                    await self.sync()
+                    await self._resubscribe()
+                    if not started:
+                        started = True
+                        task_status.started()
+                    delay = RECONNECT_FIRST
+                    await _first_of(stop.wait, self.client.session.engine.wait_closed)
+                    self._tg = None
+                    tg.cancel_scope.cancel()
+                if stop.is_set():
+                    return
+                logger.warning("mount: the mounted server's connection ended; reconnecting")
+            except (MCPError, OSError) as e:
+                if not started:
+                    raise
+                logger.warning("mount: could not reconnect to the mounted server: %s", e)
+            self._tg = None
+            self.install({})
+            with anyio.move_on_after(delay):
+                await stop.wait()
+            delay = min(delay * 2, RECONNECT_MAX)
+
+    async def _resubscribe(self) -> None:
+        """The subscriptions held before a reconnection, made again on the new connection."""
+        held, self.subscribed = self.subscribed, set()
+        for uri in sorted(held):
+            await self._subscribe_again(uri)
+
+    async def _subscribe_again(self, uri: str) -> None:
+        try:
+            await self.subscribe(uri)
+        except MCPError as e:
+            logger.warning("mount: could not subscribe to %s again: %s", uri, e)
 
     async def sync(self) -> None:
         """Forward what the mounted server lists now."""
