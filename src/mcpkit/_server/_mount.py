@@ -472,10 +472,10 @@ class RemoteMount(Mount):
                 if stop.is_set():
                     return
                 logger.warning("mount: the mounted server's connection ended; reconnecting")
-            except (MCPError, OSError) as e:
+            except Exception as e:  # whatever the mounted server does, the parent goes on
                 if not started:
                     raise
-                logger.warning("mount: could not reconnect to the mounted server: %s", e)
+                logger.warning("mount: the mounted server failed (%r); reconnecting", e)
             self._tg = None
             self.install({})
             with anyio.move_on_after(delay):
