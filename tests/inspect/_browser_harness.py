@@ -122,3 +122,8 @@ def shot(page: Any, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+def tab(page: Any, name: str) -> None:
+    """Open a panel of the inspector's page by its tab."""
+    page.click(f'nav button[data-tab="{name}"]')

@@ -13,7 +13,14 @@ from typing import Any
 
 import pytest
 from tests.conftest import BACKEND
-from tests.inspect._browser_harness import ROOT, browser_page, inspected, mcpkit_command, shot
+from tests.inspect._browser_harness import (
+    ROOT,
+    browser_page,
+    inspected,
+    mcpkit_command,
+    shot,
+    tab,
+)
 
 pytestmark = pytest.mark.skipif(
     BACKEND != "asyncio",
@@ -31,23 +38,20 @@ PROTOCOL_ERRORS = {
 TYPED = {"read_own_resource": {"uri": "test://static-text"}}
 
 
-#: The URL the module's inspector printed (the page drops the token from its address bar).
-PRINTED: dict[str, str] = {}
-
-
 @pytest.fixture(scope="module")
-def page() -> Iterator[tuple[Any, list[str]]]:
+def printed_url() -> Iterator[str]:
+    """The URL the module's inspector printed (the page drops the token from its address bar)."""
     with inspected(["inspect", EVERYTHING]) as running:
         url = running.url()
         assert url.startswith("http://127.0.0.1:") and "token=" in url
-        PRINTED["url"] = url
-        with browser_page(url) as (page, requested):
-            page.wait_for_selector('[data-testid="server-name"]')
-            yield page, requested
+        yield url
 
 
-def _tab(page: Any, name: str) -> None:
-    page.click(f'nav button[data-tab="{name}"]')
+@pytest.fixture(scope="module")
+def page(printed_url: str) -> Iterator[tuple[Any, list[str]]]:
+    with browser_page(printed_url) as (page, requested):
+        page.wait_for_selector('[data-testid="server-name"]')
+        yield page, requested
 
 
 def _submit(page: Any, kind: str, name: str, **fields: str) -> None:
@@ -60,7 +64,7 @@ def _submit(page: Any, kind: str, name: str, **fields: str) -> None:
 
 def _submit_tool(page: Any, tool: str, field: str, value: str) -> None:
     """Open a tool's form, fill its one field that matters, and call it."""
-    _tab(page, "tools")
+    tab(page, "tools")
     _submit(page, "tool", tool, **{field: value})
 
 
@@ -102,7 +106,7 @@ def _answer(card: Any) -> int:
 
 def _call_from_form(page: Any, tool: str, timeout: float = 30) -> str:
     """Select ``tool``, fill its required fields, call it; 'result' or 'error' once shown."""
-    _tab(page, "tools")
+    tab(page, "tools")
     page.click(f'#tool-list .item[data-name="{tool}"]')
     page.wait_for_selector('[data-testid="tool-name"]')
     detail = page.locator("#tool-detail")
@@ -133,7 +137,7 @@ def test_the_server_panel_shows_who_it_is(page: tuple[Any, list[str]]) -> None:
 
 def test_every_tool_is_called_from_its_form(page: tuple[Any, list[str]]) -> None:
     p, _ = page
-    _tab(p, "tools")
+    tab(p, "tools")
     names = [n.get_attribute("data-name") for n in p.query_selector_all("#tool-list .item")]
     assert len(names) >= 30, names
     outcomes = {name: _call_from_form(p, name) for name in names}
@@ -179,7 +183,7 @@ def test_an_elicitation_is_answered_with_its_form(page: tuple[Any, list[str]]) -
 
 def test_resources_are_read_and_templates_filled(page: tuple[Any, list[str]]) -> None:
     p, _ = page
-    _tab(p, "resources")
+    tab(p, "resources")
     p.click('#resource-list .item[data-name="test://static-text"]')
     p.wait_for_selector('[data-testid="resource-result"]')
     assert "static text resource" in p.inner_text('[data-testid="resource-result"]')
@@ -191,7 +195,7 @@ def test_resources_are_read_and_templates_filled(page: tuple[Any, list[str]]) ->
 
 def test_a_prompt_is_fetched_with_completion(page: tuple[Any, list[str]]) -> None:
     p, _ = page
-    _tab(p, "prompts")
+    tab(p, "prompts")
     _submit(p, "prompt", "test_prompt_with_arguments", arg1="one", arg2="two")
     p.wait_for_selector('[data-testid="prompt-result"]')
     assert "arg1='one'" in p.inner_text('[data-testid="prompt-result"]')
@@ -201,9 +205,9 @@ def test_a_prompt_is_fetched_with_completion(page: tuple[Any, list[str]]) -> Non
 def test_logs_progress_and_history_are_shown(page: tuple[Any, list[str]]) -> None:
     p, _ = page
     assert _call_from_form(p, "test_tool_with_progress") == "result"
-    _tab(p, "log")
+    tab(p, "log")
     p.wait_for_selector("#log .log-line.progress")
-    _tab(p, "history")
+    tab(p, "history")
     entries = p.query_selector_all('[data-testid="history-entry"][data-method="tools/call"]')
     assert entries, "no tools/call in the history"
     p.click('[data-testid="copy-history"]')
@@ -247,14 +251,11 @@ def test_the_api_refuses_a_request_without_the_token() -> None:
             assert json.load(answer)["result"]["target"] == EVERYTHING
 
 
-def test_hostile_api_requests_are_400_and_the_inspector_goes_on(
-    page: tuple[Any, list[str]],
-) -> None:
+def test_hostile_api_requests_are_400_and_the_inspector_goes_on(printed_url: str) -> None:
     import urllib.error
     import urllib.request
 
-    url = PRINTED["url"]
-    base, token = url.split("/?")[0], url.split("token=")[1]
+    base, token = printed_url.split("/?")[0], printed_url.split("token=")[1]
 
     def post(path: str, body: bytes) -> tuple[int, dict[str, Any]]:
         request = urllib.request.Request(
@@ -324,17 +325,17 @@ def test_a_task_started_from_the_page_is_listed_and_cancelled(page: tuple[Any, l
     # Under 2026-07-28 (the tasks extension: no tasks/list) the panel follows the tasks
     # the page started, by tasks/get.
     p, _ = page
-    _tab(p, "tools")
+    tab(p, "tools")
     p.click('#tool-list .item[data-name="slow_compute"]')
     p.fill('#tool-detail [data-field="seconds"] input', "120")
     p.check('#tool-detail [data-testid="as-task"]')
     p.click('#tool-detail [data-testid="submit"]')
     p.wait_for_selector("#log .log-line.task", state="attached")
-    _tab(p, "tasks")
+    tab(p, "tasks")
     p.wait_for_selector('[data-testid="task"][data-status="working"]')
     shot(p, "tasks")
     p.click('[data-testid="task"] [data-testid="cancel-task"]')
     p.wait_for_selector('[data-testid="task"][data-status="cancelled"]')
     assert p.query_selector('[data-testid="cancel-task"]') is None  # an ended task: no button
-    _tab(p, "tools")
+    tab(p, "tools")
     p.wait_for_selector('#tool-detail [data-testid="error"], #tool-detail [data-testid="result"]')

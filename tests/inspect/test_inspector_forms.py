@@ -13,16 +13,12 @@ from typing import Any
 
 import pytest
 from tests.conftest import BACKEND
-from tests.inspect._browser_harness import ROOT, browser_page, inspected, shot
+from tests.inspect._browser_harness import ROOT, browser_page, inspected, shot, tab
 
 pytestmark = pytest.mark.skipif(
     BACKEND != "asyncio",
     reason="the inspector and the browser are processes: one pass (asyncio) is enough",
 )
-
-
-def _tab(page: Any, name: str) -> None:
-    page.click(f'nav button[data-tab="{name}"]')
 
 
 FORMS = ROOT / "tests" / "inspect" / "forms_server.py"
@@ -44,7 +40,7 @@ def _echoed(page: Any) -> dict[str, Any]:
 
 
 def _open_tool(page: Any, name: str) -> None:
-    _tab(page, "tools")
+    tab(page, "tools")
     page.click(f'#tool-list .item[data-name="{name}"]')
 
 

@@ -285,6 +285,27 @@ async def test_a_subscription_to_a_remote_resource_is_made_upstream_and_updates_
             assert mount.subscribed == {"test://watched-resource"}  # type: ignore[attr-defined]
 
 
+async def test_a_subscription_reaches_a_remote_server_mounted_by_a_mounted_server() -> None:
+    middle = Server("middle")
+    middle.mount(Client([sys.executable, EVERYTHING]), prefix="ev")
+    hub = Server("hub")
+    hub.mount(middle, prefix="mid")
+    told = anyio.Event()
+    updated: list[str] = []
+
+    async def on_updated(params: Any) -> None:
+        updated.append(params.uri)
+        told.set()
+
+    with anyio.fail_after(30):
+        async with Client(hub, resource_updated_handler=on_updated) as c:
+            await c.subscribe("test://mid/ev/watched-resource")
+            await c.call_tool("mid_ev_update_watched_resource", {"text": "deep"})
+            await told.wait()
+            assert updated == ["test://mid/ev/watched-resource"]
+            assert middle._mounts[0].subscribed == {"test://watched-resource"}  # type: ignore[attr-defined]
+
+
 async def test_hostile_endless_subscriptions_through_a_mount_are_bounded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -274,10 +274,8 @@ class Inspector:
 
     async def cancel_task(self, task_id: str) -> Any:
         """Cancel a task (``tasks/cancel``); its state afterwards."""
-        handle = self._tasks.get(task_id)
-        if handle is not None:
-            return _wire(await handle.cancel())
-        return await self.need().send_request("tasks/cancel", {"taskId": task_id})
+        handle = self._tasks.get(task_id) or self.need().task(task_id)
+        return _wire(await handle.cancel())
 
     async def read(self, uri: str) -> Any:
         return _wire(await self.need().read_resource(uri))

@@ -72,15 +72,16 @@ class Handlers:
         }
 
     async def listen(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
-        filt = params.get("notifications") if params else None
-        uris = filt.get("resourceSubscriptions") if isinstance(filt, dict) else None
-        for uri in uris if isinstance(uris, list) else ():
-            if isinstance(uri, str):
-                try:
-                    await self._subscribe_upstream(uri)
-                except MCPError as e:  # the stream still serves the rest
-                    logger.warning("could not subscribe to %s upstream: %s", uri, e)
-        return await serve_listen(self.server.listeners, rc, self.server.capabilities)
+        upstream = self._listen_upstream if self.server._mounts else None
+        return await serve_listen(
+            self.server.listeners, rc, self.server.capabilities, subscribe=upstream
+        )
+
+    async def _listen_upstream(self, uri: str) -> None:
+        try:
+            await self._subscribe_upstream(uri)
+        except MCPError as e:  # the stream still serves the rest
+            logger.warning("could not subscribe to %s upstream: %s", uri, e)
 
     async def _rounds(
         self, rc: RequestContext, params: dict[str, Any] | None, run: Callable[[], Awaitable[Any]]
@@ -195,6 +196,8 @@ class Handlers:
 
     async def _subscribe_upstream(self, uri: str) -> None:
         """A mounted remote server's resource is subscribed to on that server too."""
+        if not self.server._mounts:
+            return
         upstream = getattr(self.registry.entry_for(uri), "subscribe", None)
         if upstream is not None:
             await upstream(uri)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -133,10 +134,20 @@ def read_filter(
 
 
 async def serve_listen(
-    listeners: Listeners, rc: RequestContext, capabilities: dict[str, Any]
+    listeners: Listeners,
+    rc: RequestContext,
+    capabilities: dict[str, Any],
+    *,
+    subscribe: Callable[[str], Awaitable[None]] | None = None,
 ) -> Any:
-    """Serve one ``subscriptions/listen`` request until it is cancelled or the server ends it."""
+    """Serve one ``subscriptions/listen`` request until it is cancelled or the server ends it.
+
+    ``subscribe(uri)`` is awaited for each resource URI honoured, before the acknowledgement
+    (a hub subscribes on the mounted server behind the URI)."""
     honoured, wanted, uris = read_filter(rc.request.params, capabilities)
+    if subscribe is not None:
+        for uri in sorted(uris):
+            await subscribe(uri)
     sub_id = rc.request_id
     tag = {META_SUBSCRIPTION_ID: sub_id}
     listener = Listener(wanted, uris)

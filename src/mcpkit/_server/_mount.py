@@ -37,7 +37,6 @@ logger = logging.getLogger("mcpkit.server")
 
 #: Registry table -> the field of a definition that names it.
 FIELDS = {"tools": "name", "prompts": "name", "resources": "uri", "templates": "uriTemplate"}
-#: Registry table -> the list kind whose change it is.
 #: Seconds a mounted server is given to cancel a task whose call ended on the parent.
 CANCEL_SECONDS = 5.0
 #: Seconds before the first attempt to reconnect to a mounted server that went away, and
@@ -47,6 +46,7 @@ RECONNECT_MAX = 30.0
 #: Subscriptions one remote mount holds on its server at most.
 MAX_UPSTREAM_SUBSCRIPTIONS = 1000
 
+#: Registry table -> the list kind whose change it is.
 KINDS = {"tools": "tools", "prompts": "prompts", "resources": "resources", "templates": "resources"}
 
 
@@ -209,6 +209,14 @@ class _Served:
         inner = self.mount.inner_uri(uri)
         found: dict[str, Any] | None = None if inner is None else self.inner.match(inner)
         return found
+
+    async def subscribe(self, uri: str) -> None:
+        """A resource the mounted server forwards from one of its own remote mounts:
+        subscribed there, under the mounted server's URI."""
+        upstream = getattr(self.inner, "subscribe", None)
+        inner = self.mount.inner_uri(uri)
+        if upstream is not None and inner is not None:
+            await upstream(inner)
 
     async def read(self, *args: Any) -> list[dict[str, Any]]:
         ctx = args[-1]
@@ -467,7 +475,6 @@ class RemoteMount(Mount):
                         task_status.started()
                     delay = RECONNECT_FIRST
                     await _first_of(stop.wait, self.client.session.engine.wait_closed)
-                    self._tg = None
                     tg.cancel_scope.cancel()
                 if stop.is_set():
                     return
