@@ -80,7 +80,11 @@ class IncomingRequest:
     )
 
     def __init__(
-        self, engine: JSONRPCEngine, id: RequestId, method: str, params: dict[str, Any] | None
+        self,
+        engine: JSONRPCEngine | None,
+        id: RequestId,
+        method: str,
+        params: dict[str, Any] | None,
     ) -> None:
         self._engine = engine
         self.id = id
@@ -98,11 +102,15 @@ class IncomingRequest:
 
     def _cancel(self) -> None:
         self.cancelled = True
-        self._engine._tasks.cancel(self._handle)
+        if self._engine is not None:
+            self._engine._tasks.cancel(self._handle)
 
     @property
     def engine(self) -> JSONRPCEngine:
-        """The engine (connection) this request came in on."""
+        """The engine (connection) this request came in on (a request a transport served
+        without one, a 2026-07-28 HTTP request, has none: RuntimeError)."""
+        if self._engine is None:
+            raise RuntimeError(f"request {self.id!r} was not received by an engine")
         return self._engine
 
     @property
@@ -125,11 +133,27 @@ class IncomingRequest:
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification that belongs to this request (routed with it by HTTP)."""
-        await self._engine.notify(method, params, related_request_id=self.id)
+        await self.engine.notify(method, params, related_request_id=self.id)
 
     async def request(self, method: str, params: dict[str, Any] | None = None, **kw: Any) -> Any:
         """Send a request to the peer on behalf of this one (e.g. sampling during a tool call)."""
-        return await self._engine.request(method, params, related_request_id=self.id, **kw)
+        return await self.engine.request(method, params, related_request_id=self.id, **kw)
+
+
+async def response_of(
+    req: IncomingRequest, serve: Callable[[IncomingRequest], Awaitable[Any]], name: str
+) -> dict[str, Any]:
+    """The JSON-RPC response to ``req``: what ``serve(req)`` returned, its
+    :class:`ProtocolError` as the error, any other exception as -32603 (logged, never
+    shown to the peer). For transports that serve a request without an engine too."""
+    try:
+        result = await serve(req)
+        return {"jsonrpc": "2.0", "id": req.id, "result": result}
+    except ProtocolError as e:
+        return {"jsonrpc": "2.0", "id": req.id, "error": e.to_error()}
+    except Exception as e:
+        logger.exception("%s: handler for %r failed", name, req.method)
+        return _error(req.id, INTERNAL_ERROR, f"Internal error: {type(e).__name__}")
 
 
 def _handler_cancelled(req: IncomingRequest) -> dict[str, Any]:
@@ -549,14 +573,7 @@ class JSONRPCEngine:
         return response
 
     async def _call_handler(self, req: IncomingRequest) -> dict[str, Any]:
-        try:
-            result = await self._on_request(req)
-            return {"jsonrpc": "2.0", "id": req.id, "result": result}
-        except ProtocolError as e:
-            return {"jsonrpc": "2.0", "id": req.id, "error": e.to_error()}
-        except Exception as e:
-            logger.exception("%s: handler for %r failed", self.name, req.method)
-            return _error(req.id, INTERNAL_ERROR, f"Internal error: {type(e).__name__}")
+        return await response_of(req, self._on_request, self.name)
 
     async def _on_notify(self, method: str, params: dict[str, Any] | None) -> None:
         if method == CANCELLED_METHOD:

@@ -261,12 +261,11 @@ def _default_key(request: MCPRequest) -> Any:
     ctx = request.context
     negotiated = getattr(ctx, "negotiated", None)
     if negotiated is not None and getattr(negotiated, "stateless", False):
-        # Stateless requests share one serving session: without a principal, the caller
-        # is the HTTP client's address (behind a proxy, give a key= that reads its header).
-        lookup = getattr(ctx.session.engine.transport, "request_info", None)
-        info = lookup(ctx.request.id) if lookup is not None else None
-        if info is not None and info.client is not None:
-            return ("address", info.client[0])
+        # Stateless requests have no session: without a principal, the caller is the HTTP
+        # client's address (behind a proxy, give a key= that reads its header).
+        http = ctx.transport.http
+        if http is not None and http.client is not None:
+            return ("address", http.client[0])
     return id(getattr(ctx, "session", None)) if ctx is not None else "client"
 
 

@@ -172,9 +172,12 @@ class _Link:
                 raise ConnectionClosed(
                     f"the upstream server {describe(self.proxy.target)} did not start: {e}"
                 ) from None
-            session.server_info = dict(init.get("serverInfo") or session.server_info)
-            session.instructions = init.get("instructions")
-            session.update_capabilities(init.get("capabilities") or {})
+            session.update_spec(
+                server_info=dict(init.get("serverInfo") or session.server_info),
+                instructions=init.get("instructions"),
+                capabilities=dict(init.get("capabilities") or {}),
+                stateless_capabilities=None,
+            )
             self.upstream = upstream
             yield
 

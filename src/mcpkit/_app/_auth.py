@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import orjson
 
-from .._auth._principal import CURRENT_PRINCIPAL, Principal
+from .._auth._principal import Principal
 from .._auth._resource import ResourceServer
 from .._exceptions import AuthError, AuthServerError, InsufficientScope, InvalidToken
 from .._http._asgi import JSON, Scope, Send, respond, route_path, same_path
@@ -26,10 +26,16 @@ from .._http._security import OwnerFn
 logger = logging.getLogger("mcpkit.auth")
 
 
+#: The entry of a request's header map under which the gate records the verified
+#: principal's key once it admitted the request. No client can send it: a field name never
+#: starts with ":" (RFC 9110 token), and ASGI servers hand over no pseudo-headers.
+PRINCIPAL_KEY = ":mcpkit-principal"
+
+
 def principal_owner(headers: dict[str, str]) -> str | None:
-    """The session owner under authorization: the verified principal of this request."""
-    principal = CURRENT_PRINCIPAL.get()
-    return principal.key if principal is not None else None
+    """The session owner under authorization: the verified principal of this request (as
+    the gate recorded it in the request's own header map)."""
+    return headers.get(PRINCIPAL_KEY)
 
 
 def owner_fn(auth: ResourceServer | None, configured: OwnerFn | None) -> OwnerFn | None:
@@ -116,10 +122,11 @@ class AuthGate:
         headers: dict[str, str],
         scope: Scope,
         send: Send,
-        serve: Callable[[Send], Awaitable[None]],
+        serve: Callable[[Send, Principal], Awaitable[None]],
     ) -> None:
-        """Run ``serve(send)`` for an admitted request, with its principal current (the
-        session owner check and ``ctx.principal`` read it); answer a refused one.
+        """Run ``serve(send, principal)`` for an admitted request (its principal rides
+        with each MCP request it carries, and binds the sessions it opens); answer a
+        refused one.
 
         A GET stream (the server's listening stream, a legacy SSE session) outlives no
         token: it ends when the token that opened it expires, and the client comes back
@@ -127,14 +134,11 @@ class AuthGate:
         principal = await self.admit(headers, scope, send)
         if principal is None:
             return
-        token = CURRENT_PRINCIPAL.set(principal)
-        try:
-            if scope.get("method") == "GET" and principal.expires_at is not None:
-                await _until(principal.expires_at, send, serve)
-            else:
-                await serve(send)
-        finally:
-            CURRENT_PRINCIPAL.reset(token)
+        headers[PRINCIPAL_KEY] = principal.key  # what binds the sessions it opens
+        if scope.get("method") == "GET" and principal.expires_at is not None:
+            await _until(principal.expires_at, send, lambda out: serve(out, principal))
+        else:
+            await serve(send, principal)
 
     def needed(self, msg: Any) -> Sequence[str]:
         """The scopes one MCP message needs beyond the server-wide ones."""
@@ -146,13 +150,13 @@ class AuthGate:
         params = msg.get("params")
         return tuple(self._required(method, params if isinstance(params, dict) else None))
 
-    async def allows(self, msgs: Sequence[Any], send: Send) -> bool:
-        """Whether the current principal may send these messages; answers 403 if not."""
+    async def allows(self, msgs: Sequence[Any], send: Send, principal: Principal | None) -> bool:
+        """Whether ``principal`` may send these messages; answers 403 if not."""
         needed: list[str] = []
         for msg in msgs:
             needed += self.needed(msg)
         try:
-            self.auth.check_scopes(CURRENT_PRINCIPAL.get(), list(dict.fromkeys(needed)))
+            self.auth.check_scopes(principal, list(dict.fromkeys(needed)))
         except InsufficientScope as e:
             await self.refuse(send, e)
             return False

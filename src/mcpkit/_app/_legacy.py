@@ -15,7 +15,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 import anyio
 import orjson
 
-from .._auth._principal import CURRENT_PRINCIPAL
+from .._auth._principal import Principal
 from .._auth._resource import ResourceServer
 from .._exceptions import INVALID_REQUEST, PARSE_ERROR
 from .._http._asgi import (
@@ -111,28 +111,41 @@ class SSEApp:
         if await host_origin_refused(self.policy, headers, send):
             return
         if self.gate is None:
-            await self._dispatch(scope, headers, receive, send)
+            await self._dispatch(scope, headers, receive, send, None)
         else:
             await self.gate.serve(
-                headers, scope, send, lambda out: self._dispatch(scope, headers, receive, out)
+                headers,
+                scope,
+                send,
+                lambda out, principal: self._dispatch(scope, headers, receive, out, principal),
             )
 
     async def _dispatch(
-        self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send
+        self,
+        scope: Scope,
+        headers: dict[str, str],
+        receive: Receive,
+        send: Send,
+        principal: Principal | None,
     ) -> None:
         path = route_path(scope)
         try:
             if same_path(path, self.sse_path) and scope["method"] == "GET":
-                await self._sse(scope, headers, receive, send)
+                await self._sse(scope, headers, receive, send, principal)
             elif same_path(path, self.message_path) and scope["method"] == "POST":
-                await self._message(scope, headers, receive, send)
+                await self._message(scope, headers, receive, send, principal)
             else:
                 await respond(send, 404, b"Not Found", content_type=b"text/plain")
         except ClientGone:
             pass
 
     async def _sse(
-        self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send
+        self,
+        scope: Scope,
+        headers: dict[str, str],
+        receive: Receive,
+        send: Send,
+        principal: Principal | None,
     ) -> None:
         if not accepts(headers.get("accept", "text/event-stream"), "text/event-stream"):
             await respond_error(
@@ -146,7 +159,7 @@ class SSEApp:
             return
         sid = secrets.token_hex(16)
         transport = SSEServerTransport()
-        transport.principal = CURRENT_PRINCIPAL.get()
+        transport.principal = principal
         session = self.server.create_session(transport)
         self.sessions[sid] = transport
         self.owners[sid] = self.ownership.owner(headers)
@@ -181,7 +194,12 @@ class SSEApp:
         await send({"type": "http.response.body", "body": b""})
 
     async def _message(
-        self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send
+        self,
+        scope: Scope,
+        headers: dict[str, str],
+        receive: Receive,
+        send: Send,
+        principal: Principal | None,
     ) -> None:
         qs = scope.get("query_string", b"").decode("latin-1")
         sid = None
@@ -209,10 +227,12 @@ class SSEApp:
             await respond_error(send, 400, INVALID_REQUEST, "Invalid Request")
             return
         if self.gate is not None:
-            if not await self.gate.allows(msg if isinstance(msg, list) else (msg,), send):
+            if not await self.gate.allows(
+                msg if isinstance(msg, list) else (msg,), send, principal
+            ):
                 return
             # The same owner, maybe with new scopes (a step-up): later requests see them.
-            transport.principal = CURRENT_PRINCIPAL.get()
+            transport.principal = principal
         try:
             await transport.feed(msg)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):

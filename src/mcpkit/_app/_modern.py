@@ -3,34 +3,38 @@
 A modern client sends every request on its own, with the revision, its capabilities and
 identity in ``_meta`` and the standard headers (``MCP-Protocol-Version``, ``Mcp-Method``,
 ``Mcp-Name``, and ``Mcp-Param-{Name}`` for the tool arguments marked ``x-mcp-header``)
-mirroring the body. The app checks the headers against the body, then hands
-the request to one long-lived *hub* session that serves every modern request of the app:
-no session is built or torn down per request, so a stateless call costs what a call on an
-open 2025 session costs. The hub renumbers requests (clients' ids may collide) and the
-transport gives each answer its client's id back.
+mirroring the body. The app checks the headers against the body, then serves the request
+in the task of its own POST through the server's kernel: no session, no engine, no
+renumbering, and nothing shared with other clients but the app's budgets (calls and listen
+streams, each bounded app-wide and per verified principal).
 
 Closing the response stream cancels the request (streamable-http.mdx, Cancellation).
 """
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import threading
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import orjson
-from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .._exceptions import (
     HEADER_MISMATCH,
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
-    ConnectionClosed,
+    ProtocolError,
 )
 from .._http._asgi import (
     JSON,
@@ -42,11 +46,14 @@ from .._http._asgi import (
     respond_error,
 )
 from .._http._headers import NAMED_MEMBER, decode_header_value, value_at
-from .._http._transport import HTTPServerTransport, SessionGone, Stream
-from .._session._server import ServerSession
-from .._session._stateless import request_version
-from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
-from ._common import settled, wait_or_disconnect
+from .._http._sse import encode_event
+from .._http._transport import CONNECTION_BUFFER
+from .._jsonrpc import IncomingRequest, response_of
+from .._session._base import RequestContext
+from .._session._kernel import Kernel
+from .._session._stateless import is_stateless, request_version
+from .._transports._base import TransportInfo
+from ._budget import Budget
 from ._options import HTTPAppOptions
 from ._registry import SessionFactory
 
@@ -60,6 +67,8 @@ _STATUS_BY_CODE = {
 }
 #: A decimal number as a mirrored integer header carries it (``42``, ``-7``, ``42.0``).
 _NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+logger = logging.getLogger("mcpkit.http")
+
 #: JavaScript's safe-integer bound: larger integers are not mirrored (clients cannot).
 _SAFE_INT = 2**53 - 1
 
@@ -72,15 +81,18 @@ def header(headers: Mapping[str, str], name: str) -> str | None:
 
 
 def is_modern(msg: dict[str, Any], headers: Mapping[str, str]) -> bool:
-    """Whether a POST without a session id is a stateless-revision request."""
+    """Whether a POST without a session id is a stateless-revision request (decided by
+    :func:`is_stateless`, as for every transport). Outside a session no handshake revision
+    can be served, so a request naming any revision in its ``_meta`` is of the stateless
+    era (one that era does not speak is answered UnsupportedProtocolVersion, -32022)."""
     params = msg.get("params")
-    named = request_version(params.get("_meta")) if isinstance(params, dict) else None
-    version = header(headers, "mcp-protocol-version")
-    if msg.get("method") == "initialize":
-        # The handshake opens the 2025 era, unless the request says it is of the stateless
-        # one: there initialize is a removed method (404, -32601), not a session opener.
-        return version in STATELESS_PROTOCOL_VERSIONS or named in STATELESS_PROTOCOL_VERSIONS
-    return version in STATELESS_PROTOCOL_VERSIONS or named is not None
+    method = msg.get("method")
+    return isinstance(method, str) and is_stateless(
+        method,
+        params.get("_meta") if isinstance(params, dict) else None,
+        header(headers, "mcp-protocol-version"),
+        handshake_versions=(),
+    )
 
 
 def header_problem(msg: dict[str, Any], headers: Mapping[str, str]) -> str | None:
@@ -201,43 +213,38 @@ def status_of(message: Any) -> int:
 
 
 class ModernHandler:
-    """Serves stateless-revision POSTs through one shared hub session.
-
-    ``host()`` returns the app's task group, where the hub runs.
+    """Serves stateless-revision POSTs: each in the task of its own POST, straight through
+    the server's :class:`~mcpkit.lowlevel.Kernel` (no session, no engine, no shared slots).
     """
 
-    def __init__(
-        self,
-        server: SessionFactory,
-        options: HTTPAppOptions,
-        host: Callable[[], Awaitable[TaskGroup]],
-    ) -> None:
+    def __init__(self, server: SessionFactory, options: HTTPAppOptions) -> None:
         self.server = server
         self.options = options
-        self.host = host
-        self._hub: tuple[HTTPServerTransport, ServerSession] | None = None
-        self._starting = anyio.Lock()
-        self._next_id = 0
+        self.calls = Budget(
+            options.max_stateless_requests, options.max_stateless_requests_per_principal
+        )
+        self.listens = Budget(options.max_listen_streams, options.max_listen_streams_per_principal)
+        self._kernel: Kernel | None = None
 
-    async def hub(self) -> tuple[HTTPServerTransport, ServerSession]:
-        """The hub session, started on first use (and again if it ended)."""
-        hub = self._hub
-        if hub is not None and not hub[0].closed:
-            return hub
-        async with self._starting:
-            if self._hub is None or self._hub[0].closed:
-                tg = await self.host()
-                transport = HTTPServerTransport(
-                    "hub", json_response=self.options.json_response, stateless=True
-                )
-                session = self.server.create_session(transport)
-                session.stateless_only = True
-                tg.start_soon(_run_hub, transport, session)
-                self._hub = (transport, session)
-            return self._hub
+    def kernel(self) -> Kernel:
+        """The kernel serving the app's stateless requests: the server's own (an
+        ``mcpkit.Server`` shares one with all its sessions), or that of a session a
+        low-level factory makes once for the purpose."""
+        kernel = self._kernel
+        if kernel is None:
+            own = getattr(self.server, "kernel", None)
+            if isinstance(own, Kernel):
+                return own  # read each time: the server replaces its spec, not its kernel
+            kernel = self._kernel = self.server.create_session(_NoTransport()).kernel
+        return kernel
 
     async def post(
-        self, msg: dict[str, Any], headers: Mapping[str, str], receive: Receive, send: Send
+        self,
+        msg: dict[str, Any],
+        headers: Mapping[str, str],
+        receive: Receive,
+        send: Send,
+        info: TransportInfo,
     ) -> None:
         if "method" not in msg:
             await respond_error(
@@ -250,6 +257,44 @@ class ModernHandler:
             await respond(send, 202)
             return
         rid = msg["id"]
+        problem = self._header_problem(msg, headers)
+        if problem is not None:
+            await respond_error(send, 400, HEADER_MISMATCH, problem, id=rid)
+            return
+        problem = meta_problem(msg)
+        if problem is not None:
+            await respond_error(send, 400, INVALID_PARAMS, problem, id=rid)
+            return
+        kernel = self.kernel()
+        req = IncomingRequest(None, rid, msg["method"], msg.get("params"))
+        try:
+            negotiated = kernel.negotiate(req.meta)
+        except ProtocolError as e:
+            error = {"jsonrpc": "2.0", "id": rid, "error": e.to_error()}
+            await respond(send, status_of(error), orjson.dumps(error), content_type=JSON)
+            return
+        listen = req.method == "subscriptions/listen"
+        budget = self.listens if listen else self.calls
+        key = info.principal.key if info.principal is not None else None
+        refused = budget.enter(key)
+        if refused is not None:
+            await _refuse(send, rid, listen, refused)
+            return
+        try:
+            rc = RequestContext(None, req, negotiated, transport=info)
+            # The server picks per request (streamable-http.mdx): one JSON body unless the
+            # request will have something to say before its answer. A listen stream is all
+            # notifications; a request that asked for progress or log messages gets them live.
+            if self.options.json_response and not _wants_stream(msg):
+                response = await response_of(req, lambda _: kernel.serve(rc), "server")
+                req.done = True
+                await respond(send, status_of(response), orjson.dumps(response), content_type=JSON)
+            else:
+                await _answer_sse(kernel, rc, receive, send)
+        finally:
+            budget.leave(key)
+
+    def _header_problem(self, msg: dict[str, Any], headers: Mapping[str, str]) -> str | None:
         problem = header_problem(msg, headers)
         if problem is None and msg["method"] == "tools/call":
             params = msg.get("params")
@@ -261,128 +306,123 @@ class ModernHandler:
                 marked = lookup(tool)
                 if marked:
                     problem = param_problem(msg, headers, marked)
-        if problem is not None:
-            await respond_error(send, 400, HEADER_MISMATCH, problem, id=rid)
-            return
-        problem = meta_problem(msg)
-        if problem is not None:
-            await respond_error(send, 400, INVALID_PARAMS, problem, id=rid)
-            return
-        transport, session = await self.hub()
-        self._next_id += 1
-        internal = self._next_id
-        fed = {**msg, "id": internal}
-        # The server picks per request (streamable-http.mdx): one JSON body unless the
-        # request will have something to say before its answer. A listen stream is all
-        # notifications; a request that asked for progress or log messages gets them live.
-        json = self.options.json_response and not _wants_stream(msg)
-        stream = transport.new_request_stream(internal, json=json)
-        stream.reply_id = rid
-        if json:
-            await self._answer_json(transport, session, stream, fed, receive, send)
-        else:
-            await self._answer_sse(transport, stream, fed, receive, send)
+        return problem
 
-    async def _answer_json(
-        self,
-        transport: HTTPServerTransport,
-        session: ServerSession,
-        stream: Stream,
-        fed: dict[str, Any],
-        receive: Receive,
-        send: Send,
-    ) -> None:
-        try:
-            if session.engine.running:
-                # The answer is one body sent when ready: serve it in this task.
-                await session.engine.serve_inline(fed)
-            else:
-                # The hub was started by this very request and its reader is not up yet:
-                # the transport holds the request until the reader takes it.
-                await transport.feed(fed)
-        except (ConnectionClosed, SessionGone):
-            pass  # the hub ended meanwhile: its streams are closed, see below
-        if not await settled(stream.done_event) and not await wait_or_disconnect(
-            stream.done_event, receive
-        ):
-            await _cancel(transport, fed["id"])
-            return
-        if stream.result is None:
-            await respond(send, 503)
-            return
-        await respond(send, status_of(stream.message), stream.result, content_type=JSON)
 
-    async def _answer_sse(
-        self,
-        transport: HTTPServerTransport,
-        stream: Stream,
-        fed: dict[str, Any],
-        receive: Receive,
-        send: Send,
-    ) -> None:
-        conn = stream.attach()
+async def _refuse(send: Send, rid: Any, listen: bool, bound: str) -> None:
+    what = "subscriptions/listen streams" if listen else "requests in flight"
+    whose = "of this caller" if bound == "key" else "on this server"
+    await respond_error(
+        send,
+        429 if bound == "key" else 503,
+        INTERNAL_ERROR,
+        f"Too many {what} {whose}; retry later",
+        id=rid,
+        headers=[(b"retry-after", b"1")],
+    )
+
+
+#: What the SSE answer's queue carries: an encoded event, or the final response message.
+_Item = tuple[bytes, "dict[str, Any] | None"]
+
+
+async def _answer_sse(kernel: Kernel, rc: RequestContext, receive: Receive, send: Send) -> None:
+    """Serve ``rc`` with its notifications streamed as SSE as they come; a request
+    answered before it said anything is one body (one JSON error body for a refusal).
+    Closing the response stream cancels the request (streamable-http.mdx)."""
+    req = rc.request
+    out, queue = anyio.create_memory_object_stream[_Item](CONNECTION_BUFFER)
+    sink = _Sink(req, out)
+
+    async def run() -> None:
+        response = await response_of(req, lambda _: kernel.serve(rc), "server")
+        req.done = True
+        with out:
+            out.send_nowait((b"", response))
+
+    rc.sink = sink
+    finished = False
+    async with anyio.create_task_group() as tg, queue:
+        tg.start_soon(run)
+        tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope)
         try:
-            await transport.feed(fed)
-        except SessionGone:
-            conn.close()
-            await respond(send, 503)
-            return
-        ready: list[bytes] = []
-        final = False
-        if await settled(stream.done_event):
-            # Answered within a few loop turns: the whole stream goes out as one body.
-            while not final:
-                try:
-                    _, chunk, final = conn.receive_nowait()
-                except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
-                    break
-                ready.append(chunk)
-        if final:
-            conn.close()
-            status = status_of(stream.message)
-            if status != 200:
-                # A refusal is one JSON error body, readable by any client.
-                await respond(send, status, orjson.dumps(stream.message), content_type=JSON)
-                return
-            await respond(send, 200, b"".join(ready), headers=SSE_HEADERS)
-            return
-        finished = False
-        async with conn, anyio.create_task_group() as tg:
-            tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope)
-            await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-            if ready:
-                await send(
-                    {"type": "http.response.body", "body": b"".join(ready), "more_body": True}
-                )
-            async for _, chunk, final in conn:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                if final:
-                    break
-            finished = final
+            finished = await _stream_out(queue, send)
+        finally:
+            req.done = True
+            if not finished:
+                req.cancelled = True  # the client closed the stream: that cancels it
+            out.close()
             tg.cancel_scope.cancel()
-        if not finished:
-            # The client closed the stream: that cancels the request.
-            await _cancel(transport, fed["id"])
+
+
+async def _stream_out(queue: MemoryObjectReceiveStream[_Item], send: Send) -> bool:
+    """Send what ``queue`` carries; True once the final response went out."""
+    chunk, final = await queue.receive()
+    if final is not None:
+        # Answered before it said anything: one body.
+        status = status_of(final)
+        if status != 200:
+            await respond(send, status, orjson.dumps(final), content_type=JSON)
+        else:
+            await respond(send, 200, encode_event(orjson.dumps(final)), headers=SSE_HEADERS)
+        return True
+    await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+    while final is None:
+        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        chunk, final = await queue.receive()
+    await send(
+        {
+            "type": "http.response.body",
+            "body": encode_event(orjson.dumps(final)),
+            "more_body": False,
+        }
+    )
+    return True
+
+
+class _Sink:
+    """Where a streamed request's notifications go: encoded onto its response's queue, at
+    once, from the event loop or any worker thread; what a stalled client cannot take is
+    dropped (a handler never waits on a slow client)."""
+
+    __slots__ = ("_out", "_req", "_thread", "_token")
+
+    def __init__(self, req: IncomingRequest, out: MemoryObjectSendStream[_Item]) -> None:
+        self._req = req
+        self._out = out
+        self._thread = threading.get_ident()
+        self._token = anyio.lowlevel.current_token()
+
+    def __call__(self, method: str, params: dict[str, Any] | None) -> None:
+        if threading.get_ident() == self._thread:
+            self._put(method, params)
             return
-        await send({"type": "http.response.body", "body": b""})
+        try:
+            anyio.from_thread.run_sync(self._put, method, params, token=self._token)
+        except RuntimeError:
+            logger.debug("dropped %s: the request's event loop is gone", method)
+
+    def _put(self, method: str, params: dict[str, Any] | None) -> None:
+        if self._req.done:
+            return  # after the answer: nothing more belongs to this request
+        note = {"jsonrpc": "2.0", "method": method, "params": params}
+        try:
+            self._out.send_nowait((encode_event(orjson.dumps(note)), None))
+        except anyio.WouldBlock:
+            logger.warning("SSE answer of request %r stalled; dropped %s", self._req.id, method)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
 
 
-async def _run_hub(transport: HTTPServerTransport, session: ServerSession) -> None:
-    """Serve the hub until the app stops (its task group is cancelled), then close its
-    transport: the requests still attached end, and nothing is left for the collector."""
-    try:
-        await session.run()
-    finally:
-        transport.close()
+class _NoTransport:
+    """The transport of the session a low-level factory makes only for its kernel: it is
+    never run, so nothing is ever sent or received."""
 
+    async def send(self, message: Any, /, *, related_request_id: Any = None) -> None:
+        raise anyio.ClosedResourceError
 
-async def _cancel(transport: HTTPServerTransport, internal: int) -> None:
-    note = {
-        "jsonrpc": "2.0",
-        "method": "notifications/cancelled",
-        "params": {"requestId": internal, "reason": "the client closed the response stream"},
-    }
-    try:
-        await transport.feed(note)
-    except SessionGone:
-        pass
+    async def receive(self) -> Any:
+        raise anyio.EndOfStream
+
+    async def aclose(self) -> None:
+        return None

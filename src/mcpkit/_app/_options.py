@@ -47,3 +47,15 @@ class HTTPAppOptions:
     #: Where sessions and their events live, shared by many workers (a
     #: :class:`~mcpkit.lowlevel.SessionBackend`, e.g. Redis); None: in this process.
     backend: Any = None
+    #: 2026-07-28 requests (no session) served at once by the app, listen streams aside;
+    #: past it new ones get 503 with Retry-After. Each is served in the task of its own
+    #: POST: no request waits for a slot another client holds.
+    max_stateless_requests: int = 4096
+    #: Of those, how many one verified principal may hold (429 past it); requests without
+    #: a principal (no authorization) count against the app-wide bound only.
+    max_stateless_requests_per_principal: int = 512
+    #: Open ``subscriptions/listen`` streams, a budget of their own: a listen stream holds
+    #: no request slot, and listeners cannot crowd out calls (503 past it).
+    max_listen_streams: int = 1024
+    #: Of those, how many one verified principal may hold (429 past it).
+    max_listen_streams_per_principal: int = 64

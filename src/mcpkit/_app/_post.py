@@ -26,7 +26,7 @@ from .._http._sse import encode_event
 from .._http._transport import HTTPServerTransport
 from .._jsonrpc import JSONRPCEngine
 from .._session._base import Negotiated
-from .._transports._base import RequestId
+from .._transports._base import RequestId, TransportInfo
 from ..types._revisions import SUPPORTED_PROTOCOL_VERSIONS
 from ._auth import AuthGate
 from ._common import (
@@ -75,8 +75,8 @@ class PostHandler:
         self.ownership = ownership
         self.streams = streams
         self.host = host
-        #: The stateless revisions' requests (no session), served through one hub session.
-        self.modern = ModernHandler(server, options, host)
+        #: The stateless revisions' requests (no session), each served in its own task.
+        self.modern = ModernHandler(server, options)
 
     async def _read(self, headers: dict[str, str], receive: Receive, send: Send) -> Any:
         """The POSTed JSON, or ``_REFUSED`` once the request was answered with an error
@@ -107,12 +107,16 @@ class PostHandler:
             await respond_error(send, 400, PARSE_ERROR, f"Parse error: {e}")
             return _REFUSED
 
-    async def post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    async def post(
+        self, headers: dict[str, str], receive: Receive, send: Send, info: TransportInfo
+    ) -> None:
+        """Serve one POST; ``info`` is what the app knows of it (HTTP request, principal),
+        handed to whatever serves the MCP request it carries."""
         msg = await self._read(headers, receive, send)
         if msg is _REFUSED:
             return
         if isinstance(msg, list) and msg:
-            await self._post_batch(msg, headers, receive, send)
+            await self._post_batch(msg, headers, receive, send, info)
             return
         problem = check_message(msg)
         if problem is not None:
@@ -121,10 +125,11 @@ class PostHandler:
                 send, 400, INVALID_REQUEST, problem, id=rid if isinstance(rid, (str, int)) else None
             )
             return
-        if self.gate is not None and not await self.gate.allows((msg,), send):
+        if self.gate is not None and not await self.gate.allows((msg,), send, info.principal):
             return
         if "mcp-session-id" not in headers and is_modern(msg, headers):
-            await self.modern.post(msg, headers, receive, send)
+            await self.host()  # the server's lifespan runs before any request is served
+            await self.modern.post(msg, headers, receive, send, info)
             return
         is_request = "method" in msg and "id" in msg
         is_init = is_request and msg["method"] == "initialize"
@@ -139,7 +144,7 @@ class PostHandler:
             )
             return
         if self.options.stateless:
-            await self._post_stateless(msg, is_request, is_init, version, receive, send)
+            await self._post_stateless(msg, is_request, is_init, version, receive, send, info)
             return
         sid = headers.get("mcp-session-id")
         if sid is None:
@@ -154,7 +159,7 @@ class PostHandler:
                     send, 503, INTERNAL_ERROR, "Service Unavailable: too many sessions"
                 )
                 return
-            await self._serve_initialize(entry, msg, receive, send)
+            await self._serve_initialize(entry, msg, receive, send, info)
             return
         entry = await self.registry.lookup(sid, headers)
         if entry is None:
@@ -177,6 +182,7 @@ class PostHandler:
                 receive,
                 send,
                 [(SESSION_HEADER, sid.encode())],
+                info,
                 engine=entry.session.engine,
             )
         finally:
@@ -184,7 +190,12 @@ class PostHandler:
             entry.last_active = anyio.current_time()
 
     async def _post_batch(
-        self, items: list[Any], headers: dict[str, str], receive: Receive, send: Send
+        self,
+        items: list[Any],
+        headers: dict[str, str],
+        receive: Receive,
+        send: Send,
+        info: TransportInfo,
     ) -> None:
         # Revision 2025-03-26 let a POST carry a batch; later revisions removed batches.
         for i, item in enumerate(items):
@@ -194,7 +205,7 @@ class PostHandler:
             if problem is not None:
                 await respond_error(send, 400, INVALID_REQUEST, f"batch item {i}: {problem}")
                 return
-        if self.gate is not None and not await self.gate.allows(items, send):
+        if self.gate is not None and not await self.gate.allows(items, send, info.principal):
             return
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
@@ -221,7 +232,7 @@ class PostHandler:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(session.run)
                 try:
-                    await self._serve_batch(transport, items, receive, send, [])
+                    await self._serve_batch(transport, items, receive, send, [], info)
                 finally:
                     transport.close()
                     tg.cancel_scope.cancel()
@@ -236,7 +247,12 @@ class PostHandler:
         entry.busy += 1
         try:
             await self._serve_batch(
-                entry.transport, items, receive, send, [(SESSION_HEADER, entry.id.encode())]
+                entry.transport,
+                items,
+                receive,
+                send,
+                [(SESSION_HEADER, entry.id.encode())],
+                info,
             )
         finally:
             entry.busy -= 1
@@ -249,6 +265,7 @@ class PostHandler:
         receive: Receive,
         send: Send,
         extra: list[tuple[bytes, bytes]],
+        info: TransportInfo,
     ) -> None:
         ids: list[RequestId] = [m["id"] for m in items if "method" in m and "id" in m]
         if not ids:
@@ -263,7 +280,7 @@ class PostHandler:
                 "Conflict: a request id of the batch is already in flight",
             )
             return
-        stream = transport.new_batch_stream(ids)
+        stream = transport.new_batch_stream(ids, info)
         await transport.feed(items)
         if not await settled(stream.done_event) and not await wait_or_disconnect(
             stream.done_event, receive
@@ -282,6 +299,7 @@ class PostHandler:
         receive: Receive,
         send: Send,
         extra: list[tuple[bytes, bytes]],
+        info: TransportInfo,
         *,
         engine: JSONRPCEngine | None = None,
     ) -> None:
@@ -297,9 +315,9 @@ class PostHandler:
             )
             return
         if self.options.json_response:
-            await self._serve_json(transport, msg, receive, send, extra, engine)
+            await self._serve_json(transport, msg, receive, send, extra, info, engine)
             return
-        stream = transport.new_request_stream(rid, json=False)
+        stream = transport.new_request_stream(rid, json=False, info=info)
         conn = stream.attach()
         await transport.feed(msg)
         prime = (
@@ -358,9 +376,10 @@ class PostHandler:
         receive: Receive,
         send: Send,
         extra: list[tuple[bytes, bytes]],
+        info: TransportInfo,
         engine: JSONRPCEngine | None,
     ) -> None:
-        stream = transport.new_request_stream(msg["id"], json=True)
+        stream = transport.new_request_stream(msg["id"], json=True, info=info)
         if engine is not None and engine.running:
             # The answer is one body sent when it is ready: serve it in this task.
             try:
@@ -380,13 +399,18 @@ class PostHandler:
         await respond(send, 200, stream.result, content_type=JSON, headers=extra)
 
     async def _serve_initialize(
-        self, entry: SessionEntry, msg: dict[str, Any], receive: Receive, send: Send
+        self,
+        entry: SessionEntry,
+        msg: dict[str, Any],
+        receive: Receive,
+        send: Send,
+        info: TransportInfo,
     ) -> None:
         # The session id header goes out only if initialize succeeds, so the answer is
         # awaited before anything is sent (a failed initialize leaves no session behind).
         entry.busy += 1
         try:
-            stream = entry.transport.new_request_stream(msg["id"], json=True)
+            stream = entry.transport.new_request_stream(msg["id"], json=True, info=info)
             stream.uncancellable = True
             await entry.transport.feed(msg)
             got = await wait_or_disconnect(stream.done_event, receive)
@@ -422,6 +446,7 @@ class PostHandler:
         version: str | None,
         receive: Receive,
         send: Send,
+        info: TransportInfo,
     ) -> None:
         if not is_request:
             # Nothing to route a notification or response to without a session.
@@ -440,7 +465,7 @@ class PostHandler:
         async with anyio.create_task_group() as tg:
             tg.start_soon(session.run)
             try:
-                await self._serve_request(transport, msg, version, receive, send, [])
+                await self._serve_request(transport, msg, version, receive, send, [], info)
             finally:
                 transport.close()
                 tg.cancel_scope.cancel()

@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
+from .._auth._principal import Principal
 from .._auth._resource import ResourceServer
 from .._backend import start_detached
 from .._exceptions import INTERNAL_ERROR, INVALID_REQUEST, BackendUnavailable
@@ -38,10 +39,10 @@ from .._http._asgi import (
     same_path,
 )
 from .._http._events import EventStore, InMemoryEventStore
-from .._http._request_info import CURRENT as CURRENT_REQUEST
 from .._http._request_info import from_scope as request_info
 from .._http._security import HostOriginPolicy, SessionOwnership
 from .._http._transport import HTTPServerTransport, SessionGone
+from .._transports._base import TransportInfo
 from ._auth import AuthGate, owner_fn
 from ._common import allow_header, host_origin_refused, serve_lifespan, session_for
 from ._legacy import SSEApp
@@ -202,26 +203,33 @@ class StreamableHTTPApp:
             await respond_error(send, 503, INTERNAL_ERROR, "Service Unavailable: shutting down")
             return
         if self.gate is None:
-            await self._dispatch(scope, headers, receive, send)
+            await self._dispatch(scope, headers, receive, send, None)
         else:
             await self.gate.serve(
-                headers, scope, send, lambda out: self._dispatch(scope, headers, receive, out)
+                headers,
+                scope,
+                send,
+                lambda out, principal: self._dispatch(scope, headers, receive, out, principal),
             )
 
     async def _dispatch(
-        self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send
+        self,
+        scope: Scope,
+        headers: dict[str, str],
+        receive: Receive,
+        send: Send,
+        principal: Principal | None,
     ) -> None:
         method = scope["method"]
         try:
             if self.options.backend is not None:
                 await self._ensure_host()  # sessions of other workers are restored here
             if method == "POST":
-                # The code serving the POSTed request may read it (ctx.http_request).
-                token = CURRENT_REQUEST.set(request_info(scope, headers))
-                try:
-                    await self.posts.post(headers, receive, send)
-                finally:
-                    CURRENT_REQUEST.reset(token)
+                # What the code serving the POSTed request may read (ctx.http_request,
+                # ctx.principal): handed along with the request, to whoever serves it.
+                http = request_info(scope, headers, principal)
+                info = TransportInfo("http", "tcp", http=http, principal=principal)
+                await self.posts.post(headers, receive, send, info)
             elif method == "GET":
                 await self.streams.get(headers, receive, send)
             elif method == "DELETE":
@@ -385,10 +393,11 @@ async def close_sse_stream(ctx: Any, *, retry_ms: int | None = None) -> bool:
     polling). Returns False where that is not possible (not HTTP, JSON responses, no event
     store).
     """
-    transport = getattr(getattr(getattr(ctx, "session", None), "engine", None), "transport", None)
+    rc = getattr(ctx, "request_context", ctx)  # a Context, or a low-level RequestContext
+    transport = rc.transport.stream
     if not isinstance(transport, HTTPServerTransport):
         return False
-    return await transport.close_stream_connection(ctx.request_id, retry_ms)
+    return await transport.close_stream_connection(rc.request_id, retry_ms)
 
 
 __all__ = ["HTTPAppOptions", "StreamableHTTPApp", "close_sse_stream", "create_http_app"]

@@ -8,7 +8,6 @@ checked.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -59,22 +58,11 @@ class Principal:
         return [s for s in needed if s not in self.scopes]
 
 
-#: The principal of the HTTP request being read by the app (set by its authorization gate).
-CURRENT_PRINCIPAL: ContextVar[Principal | None] = ContextVar("mcpkit_principal", default=None)
-
-
 def principal_of(rc: Any) -> tuple[bool, Principal | None]:
-    """``(over HTTP, principal)`` of the request a low-level request context serves: what
-    its transport kept with the request (Streamable HTTP), or with the session (legacy SSE)."""
-    transport = rc.session.engine.transport
-    lookup = getattr(transport, "request_info", None)
-    if lookup is not None:
-        info = lookup(rc.request.id)
-        if info is not None:
-            return True, info.principal
-    if hasattr(transport, "principal"):  # the legacy HTTP+SSE transport: one per session
-        return True, transport.principal
-    return False, None
+    """``(over HTTP, principal)`` of the request a low-level request context serves, as
+    its transport described it (``rc.transport``, a ``TransportInfo``)."""
+    info = rc.transport
+    return info.remote, info.principal
 
 
 def scope_set(value: Any) -> frozenset[str]:

@@ -1,8 +1,8 @@
 """What the HTTP request that carried a message looked like, for the code serving it.
 
-The app records it (a context variable, set while it reads a POST) and the server transport
-keeps it with each request's stream, so ``ctx.http_request`` can tell a tool the headers,
-client address and path of its HTTP request. Credentials stay out: ``Authorization``,
+The app records it with each request it delivers (in the request's
+:class:`~mcpkit.lowlevel.TransportInfo`), so ``ctx.http_request`` can tell a tool the
+headers, client address and path of its HTTP request. Credentials stay out: ``Authorization``,
 ``Cookie`` and ``Proxy-Authorization`` are not kept (the caller's identity is for the
 authorization layer to establish, not for tools to read from headers).
 """
@@ -10,15 +10,15 @@ authorization layer to establish, not for tools to read from headers).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from .._auth._principal import CURRENT_PRINCIPAL, Principal
+from .._auth._principal import Principal
 
-#: Headers never handed to the code serving a request.
-WITHHELD = frozenset({"authorization", "cookie", "proxy-authorization"})
+#: Headers never handed to the code serving a request (and the app's own record of the
+#: verified caller, which is ``principal``).
+WITHHELD = frozenset({"authorization", "cookie", "proxy-authorization", ":mcpkit-principal"})
 
 
 @dataclass(frozen=True)
@@ -47,12 +47,11 @@ class HTTPRequestInfo:
     principal: Principal | None = None
 
 
-#: The request being read by the app (set by the POST handler's task).
-CURRENT: ContextVar[HTTPRequestInfo | None] = ContextVar("mcpkit_http_request", default=None)
-
-
-def from_scope(scope: Mapping[str, Any], headers: Mapping[str, str]) -> HTTPRequestInfo:
-    """The info of an ASGI HTTP ``scope`` whose headers were read into ``headers``."""
+def from_scope(
+    scope: Mapping[str, Any], headers: Mapping[str, str], principal: Principal | None = None
+) -> HTTPRequestInfo:
+    """The info of an ASGI HTTP ``scope`` whose headers were read into ``headers``, sent
+    by ``principal`` (verified by the app's authorization gate)."""
     client = scope.get("client")
     query = scope.get("query_string", b"")
     return HTTPRequestInfo(
@@ -62,5 +61,5 @@ def from_scope(scope: Mapping[str, Any], headers: Mapping[str, str]) -> HTTPRequ
         headers=MappingProxyType({k: v for k, v in headers.items() if k not in WITHHELD}),
         client=(str(client[0]), int(client[1])) if client else None,
         scheme=str(scope.get("scheme", "http")),
-        principal=CURRENT_PRINCIPAL.get(),
+        principal=principal,
     )

@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from typing import Any
 
 import anyio
 import orjson
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .._exceptions import TransportError
-from .._transports._base import Incoming, Message, RequestId
+from .._transports._base import Incoming, Message, RequestId, TransportInfo
 from .._transports._memory import receive_now, send_now
 from ._events import EventStore
-from ._request_info import CURRENT as CURRENT_REQUEST
 from ._request_info import HTTPRequestInfo
 from ._sse import encode_event
 
@@ -36,8 +34,8 @@ STANDALONE_BACKLOG = 1000
 Chunk = tuple[int, bytes, bool]
 
 
-#: The ``_meta`` key naming the listen request a notification belongs to (2026-07-28).
-_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+#: The info of a request the app handed over without any (a transport used on its own).
+_HTTP = TransportInfo("http", "tcp")
 
 
 class SessionGone(Exception):
@@ -63,7 +61,6 @@ class Stream:
         "json",
         "message",
         "remote",
-        "reply_id",
         "request_id",
         "result",
         "seq",
@@ -86,11 +83,9 @@ class Stream:
         self.batch_ids: tuple[RequestId, ...] | None = None
         #: The engine ignores cancellation of this request (initialize): keep the stream.
         self.uncancellable = False
-        #: The id the client gave the request, when the engine knows it by another (a
-        #: shared session renumbers the requests of many clients): what goes back out.
-        self.reply_id: RequestId | None = None
-        #: The HTTP request that carried this stream's request (None: unknown).
-        self.info: HTTPRequestInfo | None = None
+        #: What the transport knows of this stream's request (its HTTP request, the
+        #: verified caller, the session): what the code serving it reads.
+        self.info: TransportInfo | None = None
         #: Where another worker follows this stream from (a shared session resumed
         #: elsewhere); the transport forwards each event there.
         self.remote: str | None = None
@@ -242,25 +237,38 @@ class HTTPServerTransport:
             if rid is not None and self.requests.get(rid) is stream:
                 del self.requests[rid]
 
-    def new_batch_stream(self, request_ids: list[RequestId]) -> Stream:
+    def new_batch_stream(
+        self, request_ids: list[RequestId], info: TransportInfo | None = None
+    ) -> Stream:
         """One stream collecting the answers of a batch (revision 2025-03-26)."""
-        stream = self.new_request_stream(request_ids[0], json=True)
+        stream = self.new_request_stream(request_ids[0], json=True, info=info)
         stream.batch_ids = tuple(request_ids)
         for rid in request_ids[1:]:
             self.requests[rid] = stream
         return stream
 
-    def new_request_stream(self, request_id: RequestId, *, json: bool) -> Stream:
+    def new_request_stream(
+        self, request_id: RequestId, *, json: bool, info: TransportInfo | None = None
+    ) -> Stream:
+        """The stream answering request ``request_id``; ``info`` is what the app knows of
+        the HTTP request carrying it (completed here with the session and the stream)."""
         self._n += 1
         stream = Stream(f"{self.stream_prefix}{self._n}", request_id, json)
-        stream.info = CURRENT_REQUEST.get()  # the HTTP request carrying it (app task)
+        base = info if info is not None else _HTTP
+        stream.info = TransportInfo("http", "tcp", base.http, base.principal, self.session_id, self)
         self.requests[request_id] = stream
         return stream
 
+    def info_for(self, request_id: RequestId) -> TransportInfo:
+        """What the transport knows of request ``request_id`` (while it is served)."""
+        stream = self.requests.get(request_id)
+        info = stream.info if stream is not None else None
+        return info if info is not None else _HTTP
+
     def request_info(self, request_id: RequestId) -> HTTPRequestInfo | None:
         """The HTTP request that carried request ``request_id`` (while it is served)."""
-        stream = self.requests.get(request_id)
-        return stream.info if stream is not None else None
+        http: HTTPRequestInfo | None = self.info_for(request_id).http
+        return http
 
     def stream_for_id(self, stream_id: str) -> Stream | None:
         if stream_id == self.standalone.id:
@@ -330,8 +338,6 @@ class HTTPServerTransport:
     async def _deliver(self, stream: Stream, message: Message, *, final: bool) -> None:
         stream.seq += 1
         seq = stream.seq
-        if stream.reply_id is not None and isinstance(message, dict):
-            message = _renumbered(message, stream.reply_id)
         if final:
             stream.done = True
             stream.message = message
@@ -364,26 +370,6 @@ class HTTPServerTransport:
         if self.event_store is not None:
             await self.event_store.store_event(self.key, stream.id, seq, message)
         stream.push((seq, self.event_bytes(stream, seq, message), False))
-
-
-def _renumbered(message: dict[str, Any], reply_id: RequestId) -> dict[str, Any]:
-    """``message`` with the client's own request id: on the response, and in the
-    ``subscriptionId`` a listen stream's notifications carry (it is the request's id)."""
-    if "method" not in message:
-        out = {**message, "id": reply_id}
-        result = message.get("result")
-        meta = result.get("_meta") if isinstance(result, dict) else None
-        if isinstance(result, dict) and isinstance(meta, dict) and _SUBSCRIPTION_ID in meta:
-            # A listen stream's closing result names its subscription too.
-            out["result"] = {**result, "_meta": {**meta, _SUBSCRIPTION_ID: reply_id}}
-        return out
-    params = message.get("params")
-    if not isinstance(params, dict):
-        return message
-    meta = params.get("_meta")
-    if isinstance(meta, dict) and _SUBSCRIPTION_ID in meta:
-        return {**message, "params": {**params, "_meta": {**meta, _SUBSCRIPTION_ID: reply_id}}}
-    return message
 
 
 def parse_event_id(event_id: str) -> tuple[str, int] | None:

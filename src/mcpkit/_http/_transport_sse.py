@@ -12,7 +12,7 @@ import anyio
 import orjson
 
 from .._auth._principal import Principal
-from .._transports._base import Incoming, Message, RequestId
+from .._transports._base import Incoming, Message, RequestId, TransportInfo
 from ._sse import encode_event
 
 
@@ -26,6 +26,10 @@ class SSEServerTransport:
         #: Who the session belongs to, when the app verifies access tokens (the latest
         #: request's principal: the owner is fixed, its scopes may grow by step-up).
         self.principal: Principal | None = None
+
+    def info_for(self, request_id: RequestId) -> TransportInfo:
+        """What the transport knows of a request: the session's latest principal."""
+        return TransportInfo("sse", "tcp", principal=self.principal)
 
     async def receive(self) -> Incoming:
         return await self._in_recv.receive()

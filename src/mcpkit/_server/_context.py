@@ -154,8 +154,8 @@ class Context(Generic[StateT]):
         """The HTTP request that carried this request (headers without credentials, client
         address, path), or None over stdio and in memory."""
         rc = self._request
-        lookup = getattr(rc.session.engine.transport, "request_info", None) if rc else None
-        return lookup(rc.request.id) if lookup is not None and rc is not None else None
+        http: HTTPRequestInfo | None = rc.transport.http if rc is not None else None
+        return http
 
     @property
     def principal(self) -> Principal | None:
@@ -227,7 +227,7 @@ class Context(Generic[StateT]):
 
         ``data`` is any JSON-serializable value (a string usually).
         """
-        if self._session is None:
+        if self._session is None and self._request is None:
             return
         n = self._request.negotiated if self._request is not None else None
         if n is not None and n.stateless:
@@ -235,7 +235,7 @@ class Context(Generic[StateT]):
             # client did not ask for log messages and gets none (logging.mdx).
             if n.log_level is None or LEVELS.get(level, 0) < LEVELS.get(n.log_level, 0):
                 return
-        elif LEVELS.get(level, 0) < state_of(self._session).log_threshold:
+        elif self._session is None or LEVELS.get(level, 0) < state_of(self._session).log_threshold:
             return
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
@@ -243,7 +243,7 @@ class Context(Generic[StateT]):
         if self._request is not None:
             await self._request.notify("notifications/message", params)
         else:
-            await self._session.notify("notifications/message", params)
+            await self.session.notify("notifications/message", params)
 
     async def debug(self, data: Any, *, logger: str | None = None) -> None:
         """Log at ``debug`` level."""

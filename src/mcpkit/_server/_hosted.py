@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
+from .._session._kernel import ServerSpec
 from .._session._server import ServerSession
 from .._transports._base import Transport
 from ._session import ClientState, state_of
@@ -59,30 +60,34 @@ def stateless_view(server: Server[Any], capabilities: dict[str, Any]) -> dict[st
     return caps
 
 
-def open_session(server: Server[Any], transport: Transport, kw: dict[str, Any]) -> ServerSession:
-    """A session of ``server`` over ``transport`` (not yet registered with it)."""
-    state = ClientState(server)
+def build_spec(server: Server[Any]) -> ServerSpec:
+    """What ``server`` serves with now, as one immutable :class:`ServerSpec`."""
     capabilities = server.capabilities
     extensions = server._extensions
-    session = ServerSession(
-        transport,
+    return ServerSpec(
         server_info=server.server_info,
         capabilities=capabilities,
         handlers=server._handlers,
         instructions=server.instructions,
-        state=state,
-        around_run=state.serving,
         stateless_capabilities=stateless_view(server, capabilities),
         extension_methods=extensions.methods(handshake=False),
         handshake_extension_methods=extensions.methods(handshake=True),
-        **kw,
+        cache_hints={
+            "ttlMs": server.stateless.cache_ttl_ms,
+            "cacheScope": server.stateless.cache_scope,
+        },
+        cacheable_methods=extensions.cacheable(),
     )
-    session.cacheable_methods = extensions.cacheable()
+
+
+def open_session(server: Server[Any], transport: Transport, kw: dict[str, Any]) -> ServerSession:
+    """A session of ``server`` over ``transport`` (not yet registered with it), served by
+    the server's kernel: every session shares its spec by reference."""
+    state = ClientState(server)
+    session = ServerSession(
+        transport, state=state, around_run=state.serving, kernel=server.kernel, **kw
+    )
     state.session = session
-    session.cache_hints = {
-        "ttlMs": server.stateless.cache_ttl_ms,
-        "cacheScope": server.stateless.cache_scope,
-    }
     session.set_notification_handler(
         "notifications/roots/list_changed",
         functools.partial(server._protocol.roots_list_changed, session),
@@ -105,16 +110,12 @@ def announce_change(server: Server[Any], kind: str | None) -> None:
             getattr(mw, "invalidate", lambda kind: None)(kind)
         method = _LIST_CHANGED[kind]
         server.listeners.post(method)
-    # A copy: registration may happen in a worker thread while sessions come and go.
-    capabilities: dict[str, Any] | None = None
-    stateless: dict[str, Any] = {}
+    # One new spec for every session and request from now on (a session opened with
+    # initialize keeps what it declared then). A copy of the sessions: registration may
+    # happen in a worker thread while sessions come and go.
+    server.kernel.spec = build_spec(server)
+    if method is None:
+        return
     for s in list(server._sessions):
-        if method is not None and s.initialized and kind in s.capabilities:
+        if s.initialized and kind in s.capabilities:
             state_of(s).post_list_changed(method)
-        elif s.negotiated is None:
-            # Not (yet) bound by an initialize: stateless requests, and a handshake to
-            # come, see what the server offers now (a first prompt adds `prompts`).
-            if capabilities is None:
-                capabilities = server.capabilities
-                stateless = stateless_view(server, capabilities)
-            s.update_capabilities(capabilities, stateless)

@@ -53,7 +53,10 @@ class ClientLogHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         ctx = current_context.get()
-        if ctx is None or ctx._session is None:
+        if ctx is None:
+            return
+        rc = ctx._request
+        if ctx._session is None and (rc is None or rc.sink is None):
             return
         if record.name.startswith("mcpkit."):
             return  # our own diagnostics never loop back to the client
@@ -63,7 +66,17 @@ class ClientLogHandler(logging.Handler):
             self.handleError(record)
             return
         data: Any = message
-        _state_of(ctx._session).post_log(ctx, mcp_level(record.levelno), data, record.name)
+        level = mcp_level(record.levelno)
+        if ctx._session is None and rc is not None and rc.sink is not None:
+            # A 2026-07-28 request served without a session: straight to its stream (the
+            # sink takes it from any thread), if the request asked for this level.
+            n = rc.negotiated
+            wanted = n.log_level if n is not None else None
+            if wanted is not None and LEVELS.get(level, 0) >= LEVELS.get(wanted, 0):
+                params = {"level": level, "data": data, "logger": record.name}
+                rc.sink("notifications/message", params)
+            return
+        _state_of(ctx._session).post_log(ctx, level, data, record.name)
 
 
 def _state_of(session: Any) -> Any:

@@ -13,6 +13,7 @@ import anyio
 from .._auth._resource import ResourceServer
 from .._exceptions import MCPError
 from .._middleware import MiddlewareFn, wrap_handlers
+from .._session._kernel import Kernel
 from .._session._server import ServerSession
 from .._stores._tasks import TaskStore
 from .._transports._base import Transport
@@ -21,7 +22,13 @@ from ._context import Context, StateT
 from ._extensions import Extension, Extensions
 from ._func import FuncInfo, context_param_of, describe
 from ._handlers import Handlers
-from ._hosted import announce_change, declared_capabilities, open_session, stateless_view
+from ._hosted import (
+    announce_change,
+    build_spec,
+    declared_capabilities,
+    open_session,
+    stateless_view,
+)
 from ._lifespan import hosting
 from ._listen import Listeners
 from ._logging import ClientLogHandler
@@ -201,6 +208,20 @@ class Server(Generic[StateT]):
         self._handlers = wrap_handlers(
             self._extensions.table(self._protocol.table()), self.middleware
         )
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Serve what this server offers now: its kernel gets a new spec (registering and
+        removing tools, resources and prompts does this already; call it after changing
+        ``name``, ``version``, ``instructions`` or ``capabilities`` while serving)."""
+        spec = build_spec(self)
+        kernel: Kernel | None = getattr(self, "kernel", None)
+        if kernel is None:
+            #: Serves every request of every session and of the stateless era; shared by
+            #: reference, its spec replaced whenever what is served changes.
+            self.kernel = Kernel(spec)
+        else:
+            kernel.spec = spec
 
     def add_middleware(self, middleware: MiddlewareFn) -> None:
         """Add ``middleware`` innermost; sessions created from now on serve through it."""
@@ -755,6 +776,8 @@ class Server(Generic[StateT]):
         The lifespan is exited by whoever leaves last; transports serving many clients
         should enter this once for their whole life (an HTTP app's own lifespan).
         """
+        if not self._lifespan_users:
+            self.refresh()  # attributes set since construction (name, instructions) count
         async with hosting(self):
             yield self
 

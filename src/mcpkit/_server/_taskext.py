@@ -211,8 +211,10 @@ class TasksExtension(Extension):
         tg = self.manager._tg
         if tg is not None:
             tg.start_soon(self._run, rc, tool, args, start)
-        else:
+        elif rc.session is not None:
             state_of(rc.session).spawn(self._run, rc, tool, args, start)
+        else:
+            raise ProtocolError(message="Internal error: the server is not running its tasks")
         try:
             await start.done.wait()
         except anyio.get_cancelled_exc_class():

@@ -106,7 +106,9 @@ class TaskRequestContext(RequestContext):
     __slots__ = ("_last_progress", "manager", "task_id")
 
     def __init__(self, rc: RequestContext, manager: TaskManager, task_id: str) -> None:
-        super().__init__(rc.session, rc.request, rc.negotiated)
+        # The caller and the HTTP request stay the task's; not the request's stream, which
+        # ends with the answer that hands over the task.
+        super().__init__(rc.session, rc.request, rc.negotiated, transport=rc.transport)
         self.manager = manager
         self.task_id = task_id
         self._last_progress: float | None = None

@@ -9,6 +9,7 @@ from typing import Any
 
 from .._exceptions import CapabilityError
 from .._jsonrpc import IncomingRequest
+from .._transports._base import LOCAL, TransportInfo
 from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
 
 logger = logging.getLogger("mcpkit.session")
@@ -36,6 +37,9 @@ class Negotiated:
     #: The log level the request asked for in ``_meta`` (stateless revisions only; a
     #: handshake session keeps its level from ``logging/setLevel`` in the layer above).
     log_level: str | None = None
+    #: The capabilities we declared to this peer when its ``initialize`` settled them (a
+    #: handshake session keeps them for its life); None: what the server declares now.
+    declared: dict[str, Any] | None = None
 
     @property
     def stateless(self) -> bool:
@@ -45,26 +49,52 @@ class Negotiated:
 
 RequestHandlerFn = Callable[["RequestContext", "dict[str, Any] | None"], Awaitable[Any]]
 NotificationHandlerFn = Callable[["dict[str, Any] | None"], Awaitable[None]]
+#: ``sink(method, params)``: where the notifications of a request served without a session
+#: go (its response stream). Never blocks, and may be called from any thread (a sync tool's
+#: worker thread, a bridged log record): a slow or gone client drops what it cannot take.
+SinkFn = Callable[[str, "dict[str, Any] | None"], None]
 
 
 class RequestContext:
     """A request being served, with the context negotiated for it.
 
     ``session`` is the role object (:class:`ServerSession` or :class:`ClientSession`) that
-    received the request.
+    received the request, or None for a 2026-07-28 request an HTTP app served on its own
+    (no session exists then; its notifications go to ``sink``, its response stream).
+    ``transport`` says what the transport knows of the request: the caller's verified
+    identity and the HTTP request, where there are any.
     """
 
-    __slots__ = ("negotiated", "request", "session", "state")
+    __slots__ = ("_transport", "negotiated", "request", "session", "sink", "state")
 
     def __init__(
-        self, session: Any, request: IncomingRequest, negotiated: Negotiated | None
+        self,
+        session: Any,
+        request: IncomingRequest,
+        negotiated: Negotiated | None,
+        *,
+        transport: TransportInfo | None = None,
+        sink: SinkFn | None = None,
     ) -> None:
         self.session = session
         self.request = request
         self.negotiated = negotiated
+        self._transport = transport
+        self.sink = sink
         #: What the layer above keeps for this one request (``mcpkit.Server``: its input
         #: rounds under a stateless revision).
         self.state: Any = None
+
+    @property
+    def transport(self) -> TransportInfo:
+        """What the transport knows of this request (:class:`~mcpkit.lowlevel.TransportInfo`):
+        the verified caller, the HTTP request, the session id."""
+        info = self._transport
+        if info is None:
+            session = self.session
+            info = LOCAL if session is None else session.peer.transport_info(self.request.id)
+            self._transport = info
+        return info
 
     @property
     def request_id(self) -> str | int:
@@ -98,6 +128,9 @@ class RequestContext:
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification tied to this request (HTTP routes it on the request's stream)."""
+        if self.sink is not None:
+            self.sink(method, params)
+            return
         await self.session.notify(method, params, related_request_id=self.request.id)
 
     async def send_request(
@@ -113,6 +146,8 @@ class RequestContext:
                 f"cannot send {method!r}: protocol revision {self.negotiated.protocol_version} "
                 "has no server-to-client requests (answer with an InputRequiredResult)"
             )
+        if self.session is None:
+            raise CapabilityError(f"cannot send {method!r}: this request has no session")
         return await self.session.send_request(
             method, params, related_request_id=self.request.id, **kw
         )

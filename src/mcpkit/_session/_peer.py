@@ -17,7 +17,7 @@ import anyio
 
 from .._exceptions import CapabilityError
 from .._jsonrpc import IncomingRequest, JSONRPCEngine
-from .._transports._base import RequestId, Transport
+from .._transports._base import LOCAL, RequestId, Transport, TransportInfo
 from ..types._revisions import adapt_params
 from ._base import Negotiated, NotificationHandlerFn
 from ._capabilities import has_capability
@@ -59,6 +59,11 @@ class Peer:
         self.negotiated: Negotiated | None = None
         self._notification_handlers: dict[str, NotificationHandlerFn] = {}
         self._on_initialized: Callable[[], None] | None = None
+        # The transport's optional hook describing each request it delivered (the one
+        # place it is looked up); a transport without it delivers local requests.
+        self._describe: Callable[[RequestId], TransportInfo] | None = getattr(
+            transport, "info_for", None
+        )
         self.engine = JSONRPCEngine(
             transport,
             on_request=on_request,
@@ -90,6 +95,11 @@ class Peer:
     def _batch_allowed(self) -> bool:
         # JSON-RPC batches exist in 2025-03-26 only.
         return self.negotiated is not None and self.negotiated.protocol_version == "2025-03-26"
+
+    def transport_info(self, request_id: RequestId) -> TransportInfo:
+        """What the transport knows of incoming request ``request_id``."""
+        describe = self._describe
+        return LOCAL if describe is None else describe(request_id)
 
     # ------------------------------------------------------------------ notifications in
 

@@ -16,69 +16,34 @@ from typing import Any
 import anyio
 
 from .. import _telemetry
-from .._exceptions import (
-    CapabilityError,
-    InvalidParams,
-    InvalidRequest,
-    MethodNotFound,
-    ProtocolError,
-)
+from .._exceptions import CapabilityError, InvalidParams, InvalidRequest
 from .._jsonrpc import IncomingRequest
 from .._transports._base import RequestId, Transport
-from ..types._revisions import (
-    NATIVE_PROTOCOL_VERSION,
-    STATELESS_PROTOCOL_VERSIONS,
-    SUPPORTED_PROTOCOL_VERSIONS,
-    adapt_result,
-    request_methods_for,
-)
+from ..types._revisions import SUPPORTED_PROTOCOL_VERSIONS, adapt_result
 from ._base import (
     Negotiated,
     NotificationHandlerFn,
     RequestContext,
     RequestHandlerFn,
 )
-from ._capabilities import CLIENT_METHOD_CAPABILITY, SERVER_METHOD_CAPABILITY, has_capability
+from ._capabilities import CLIENT_METHOD_CAPABILITY
 from ._keepalive import check_keepalive
+from ._kernel import Kernel, ServerSpec
 from ._peer import Peer
-from ._stateless import (
-    CACHEABLE_METHODS,
-    DEFAULT_CACHE_HINTS,
-    capabilities_for_stateless,
-    finish_result,
-    read_request_meta,
-    request_version,
-    translate_error,
-)
+from ._stateless import is_stateless
 
 logger = logging.getLogger("mcpkit.server")
 
-#: Methods only the stateless revisions have: without ``_meta`` they are refused as a
-#: stateless request missing it (-32602), not as a request before ``initialize``.
-_STATELESS_ONLY = frozenset({"server/discover", "subscriptions/listen"})
 # Requests we may send before the client said `initialized` (lifecycle: pings only).
 _PRE_INITIALIZED_SEND_OK = frozenset({"ping"})
 
 
-def _not_found(method: str, version: str) -> str:
-    """The -32601 message of a stateless request, saying why when the revision removed it."""
-    if method in _REMOVED:
-        return f"Method not found: {method} (revision {version} {_REMOVED[method]})"
-    return f"Method not found: {method}"
-
-
-#: Requests of the handshake revisions that the stateless ones dropped, and why.
-_REMOVED = {
-    "initialize": "has no handshake; the request's _meta carries what it settled",
-    "ping": "removed ping",
-    "logging/setLevel": "sets the log level per request, in _meta",
-    "resources/subscribe": "subscribes with subscriptions/listen",
-    "resources/unsubscribe": "ends a subscription by closing the subscriptions/listen stream",
-}
-
-
 class ServerSession:
     """One client connection, served.
+
+    The session keeps the connection's lifecycle (``initialize``, ``ping``, what may come
+    before the handshake) and its engine; every other request goes to the
+    :class:`~mcpkit.lowlevel.Kernel`, which serves both eras.
 
     Args:
         transport: the connection.
@@ -94,15 +59,18 @@ class ServerSession:
         state: per-connection state of the layer above, kept as :attr:`state`.
         around_run: ``fn(session)`` -> an async context manager :meth:`run` serves inside
             (the layer above starts and stops what the connection needs).
+        kernel: serve with this kernel (shared by every session of a server, its spec
+            replaced when the server's offer changes) instead of one built from the
+            arguments above.
     """
 
     def __init__(
         self,
         transport: Transport,
         *,
-        server_info: Mapping[str, Any],
-        capabilities: Mapping[str, Any],
-        handlers: Mapping[str, RequestHandlerFn],
+        server_info: Mapping[str, Any] | None = None,
+        capabilities: Mapping[str, Any] | None = None,
+        handlers: Mapping[str, RequestHandlerFn] | None = None,
         notification_handlers: Mapping[str, NotificationHandlerFn] | None = None,
         instructions: str | None = None,
         supported_versions: tuple[str, ...] = SUPPORTED_PROTOCOL_VERSIONS,
@@ -114,6 +82,7 @@ class ServerSession:
         stateless_capabilities: Mapping[str, Any] | None = None,
         extension_methods: frozenset[str] = frozenset(),
         handshake_extension_methods: frozenset[str] = frozenset(),
+        kernel: Kernel | None = None,
     ) -> None:
         check_keepalive(keepalive_interval, keepalive_timeout)
         #: What the layer above keeps per connection (an ``mcpkit.Server``: the client's log
@@ -122,40 +91,25 @@ class ServerSession:
         self._around_run = around_run
         self.keepalive_interval = keepalive_interval
         self.keepalive_timeout = keepalive_timeout
-        self.server_info = dict(server_info)
-        self.capabilities = dict(capabilities)
-        self.instructions = instructions
-        self.supported_versions = supported_versions
-        self._handlers = dict(handlers)
-        #: Revisions this session serves per request from ``_meta``, with no handshake.
-        self.stateless_versions: tuple[str, ...] | frozenset[str] = tuple(
-            v for v in supported_versions if v in STATELESS_PROTOCOL_VERSIONS
-        )
-        #: Revisions ``initialize`` may settle on, newest first.
-        self.handshake_versions = tuple(
-            v for v in supported_versions if v not in STATELESS_PROTOCOL_VERSIONS
-        )
-        #: Serve every request statelessly, ``initialize`` included (refused): the one
-        #: shared session an HTTP app serves stateless requests through.
-        self.stateless_only = False
-        #: The caching hints cacheable stateless results get when their handler set none.
-        self.cache_hints: Mapping[str, Any] = DEFAULT_CACHE_HINTS
-        #: Our capabilities as the stateless revisions declare them.
-        self._stateless_caps = (
-            dict(stateless_capabilities)
-            if stateless_capabilities is not None
-            else capabilities_for_stateless(self.capabilities)
-        )
-        #: Methods protocol extensions add: served in any revision whose requests reach a
-        #: handler for them (the extension's handler decides, per era and per client).
-        self.extension_methods = extension_methods
-        #: Those of them also served on sessions opened with ``initialize``.
-        self.handshake_extension_methods = handshake_extension_methods
-        #: Methods whose stateless results carry caching hints (the layer above adds its
-        #: extensions' to the core's).
-        self.cacheable_methods: frozenset[str] = CACHEABLE_METHODS
-        #: Our capabilities as each older revision can express them (computed once each).
-        self._caps_by_version: dict[str, dict[str, Any]] = {}
+        if kernel is None:
+            kernel = Kernel(
+                ServerSpec(
+                    server_info=dict(server_info or {"name": "mcpkit-server", "version": "0"}),
+                    capabilities=dict(capabilities or {}),
+                    handlers=handlers or {},
+                    instructions=instructions,
+                    supported_versions=supported_versions,
+                    stateless_capabilities=None
+                    if stateless_capabilities is None
+                    else dict(stateless_capabilities),
+                    extension_methods=extension_methods,
+                    handshake_extension_methods=handshake_extension_methods,
+                )
+            )
+        elif supported_versions != kernel.spec.supported_versions:
+            kernel = Kernel(kernel.spec.replace(supported_versions=supported_versions))
+        #: What serves every request past the lifecycle (its ``spec``: what is served).
+        self.kernel = kernel
         #: True once the client sent ``notifications/initialized``.
         self.initialized = False
         self._initialized_event = anyio.Event()
@@ -202,25 +156,65 @@ class ServerSession:
         """The client's ``clientInfo``."""
         return self.peer.peer_info
 
+    @property
+    def server_info(self) -> dict[str, Any]:
+        """The ``serverInfo`` served."""
+        return self.kernel.spec.server_info
+
+    @property
+    def instructions(self) -> str | None:
+        """The ``instructions`` served."""
+        return self.kernel.spec.instructions
+
+    @property
+    def supported_versions(self) -> tuple[str, ...]:
+        """The revisions served, newest first."""
+        return self.kernel.spec.supported_versions
+
+    @property
+    def stateless_versions(self) -> frozenset[str]:
+        """The revisions served per request from ``_meta``, with no handshake."""
+        versions = self.kernel.spec.stateless_versions
+        assert versions is not None
+        return versions
+
+    @stateless_versions.setter
+    def stateless_versions(self, versions: frozenset[str]) -> None:
+        self.update_spec(stateless_versions=frozenset(versions))
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """What this session declares: fixed at ``initialize``, else what the server
+        declares now."""
+        n = self.negotiated
+        if n is not None and n.declared is not None:
+            return n.declared
+        return self.kernel.spec.capabilities
+
     def update_capabilities(
         self,
         capabilities: Mapping[str, Any],
         stateless_capabilities: Mapping[str, Any] | None = None,
     ) -> None:
-        """Declare ``capabilities`` from now on, to stateless requests (each reads them
-        afresh; ``stateless_capabilities`` when they differ by more than core tasks) and
-        to an ``initialize`` still to come.
+        """Declare ``capabilities`` from now on (to stateless requests, and to an
+        ``initialize`` still to come), on this session only.
 
         A session opened with ``initialize`` keeps what that declared: the client fixed its
-        view of us then, so the layer above calls this only before the handshake.
+        view of us then.
         """
-        self.capabilities = dict(capabilities)
-        self._stateless_caps = (
-            dict(stateless_capabilities)
-            if stateless_capabilities is not None
-            else capabilities_for_stateless(self.capabilities)
+        self.kernel = Kernel(
+            self.kernel.spec.replace(
+                capabilities=dict(capabilities),
+                stateless_capabilities=None
+                if stateless_capabilities is None
+                else dict(stateless_capabilities),
+            )
         )
-        self._caps_by_version.clear()
+
+    def update_spec(self, **changes: Any) -> None:
+        """Serve this session with a copy of its spec changed by ``changes``
+        (``server_info``, ``instructions``, ...; see :class:`~mcpkit.lowlevel.ServerSpec`)."""
+        self.kernel = Kernel(self.kernel.spec.replace(**changes))
 
     def set_notification_handler(self, method: str, handler: NotificationHandlerFn) -> None:
         """Serve client notification ``method`` with ``handler(params)``."""
@@ -239,7 +233,7 @@ class ServerSession:
             if self.negotiated is not None:  # a handshake session (stateless ones have none)
                 attrs = {
                     "mcp.protocol.version": self.negotiated.protocol_version,
-                    "network.transport": getattr(self.engine.transport, "network_transport", None),
+                    "network.transport": self.peer.transport_info("").network,
                 }
                 _telemetry.record_session("server", time.perf_counter() - start, attrs)
 
@@ -250,32 +244,6 @@ class ServerSession:
     # ------------------------------------------------------------------ incoming
 
     async def _on_request(self, req: IncomingRequest) -> Any:
-        if _telemetry.active():  # an application configured OpenTelemetry
-            return await _telemetry.operation(
-                "server",
-                req.method,
-                req.params,
-                lambda: self._handle(req),
-                extra=self._span_attributes(req),
-                parent_meta=req.meta,
-            )
-        return await self._handle(req)
-
-    def _span_attributes(self, req: IncomingRequest) -> dict[str, Any]:
-        transport = self.engine.transport
-        negotiated = self.negotiated
-        return {
-            "jsonrpc.request.id": str(req.id),
-            "mcp.session.id": getattr(transport, "session_id", None),
-            "mcp.protocol.version": negotiated.protocol_version
-            if negotiated is not None
-            else (req.params or {}).get("protocolVersion")
-            if req.method == "initialize"
-            else request_version(req.meta),
-            "network.transport": getattr(transport, "network_transport", None),
-        }
-
-    async def _handle(self, req: IncomingRequest) -> Any:
         negotiated = self.negotiated
         if negotiated is None:
             return await self._before_handshake(req)
@@ -283,25 +251,23 @@ class ServerSession:
         if method == "ping":
             return {}
         if method == "initialize":
-            return self._initialize(req.params)
-        return await self._serve(req, negotiated)
+            raise InvalidRequest(message="Invalid Request: the session is already initialized")
+        return await self.kernel.serve(RequestContext(self, req, negotiated))
 
     async def _before_handshake(self, req: IncomingRequest) -> Any:
-        # No initialize yet: a request naming a revision in its _meta is a stateless one
-        # (versioning.mdx: "a request carrying modern per-request _meta is served
-        # statelessly"); otherwise only the handshake (and ping) may come first.
+        # No initialize yet: the era is decided per request (is_stateless).
         method = req.method
-        named = request_version(req.meta)
-        if (
-            self.stateless_only
-            or method in _STATELESS_ONLY
-            # A handshake revision named in _meta does not bypass initialize.
-            or (
-                named is not None
-                and (named in self.stateless_versions or named not in self.handshake_versions)
-            )
+        kernel = self.kernel
+        spec = kernel.spec
+        assert spec.stateless_versions is not None
+        if is_stateless(
+            method,
+            req.meta,
+            handshake_versions=spec.handshake_versions,
+            stateless_versions=spec.stateless_versions,
         ):
-            return await self._serve_stateless(req)
+            negotiated = kernel.negotiate(req.meta)
+            return await kernel.serve(RequestContext(self, req, negotiated))
         if method == "ping":
             return {}
         if method == "initialize":
@@ -311,91 +277,8 @@ class ServerSession:
             "first (or name a stateless revision in the request's _meta)"
         )
 
-    async def _serve_stateless(self, req: IncomingRequest) -> Any:
-        negotiated = read_request_meta(
-            req.meta,
-            stateless_versions=self.stateless_versions,
-            supported_versions=self.supported_versions,
-        )
-        method = req.method
-        if method == "server/discover":
-            result: Any = self._discover()
-        else:
-            handler = self._handlers.get(method)
-            cap = SERVER_METHOD_CAPABILITY.get(method)
-            if handler is None or (
-                # The core's gates first: extension methods are asked about only on a miss.
-                (
-                    method not in request_methods_for(negotiated.protocol_version)
-                    or (cap is not None and not has_capability(self._stateless_caps, cap))
-                )
-                and method not in self.extension_methods
-            ):
-                raise MethodNotFound(message=_not_found(method, negotiated.protocol_version))
-            try:
-                result = await handler(RequestContext(self, req, negotiated), req.params)
-            except ProtocolError as e:
-                raise translate_error(e) from None
-            if negotiated.protocol_version not in STATELESS_PROTOCOL_VERSIONS:
-                result = adapt_result(method, result, negotiated.protocol_version)
-        return finish_result(
-            method, result, self.server_info, self.cache_hints, self.cacheable_methods
-        )
-
-    def _discover(self) -> dict[str, Any]:
-        result: dict[str, Any] = {
-            "supportedVersions": list(self.supported_versions),
-            "capabilities": self._stateless_caps,
-        }
-        if self.instructions is not None:
-            result["instructions"] = self.instructions
-        return result
-
-    async def _serve(self, req: IncomingRequest, negotiated: Negotiated) -> Any:
-        method = req.method
-        version = negotiated.protocol_version
-        latest = version == NATIVE_PROTOCOL_VERSION
-        handler = self._handlers.get(method)
-        cap = SERVER_METHOD_CAPABILITY.get(method)
-        capabilities = self.capabilities if latest else self._capabilities_in(version)
-        if (
-            handler is None
-            or method in _STATELESS_ONLY
-            or (
-                (
-                    (cap is not None and not has_capability(capabilities, cap))
-                    or (not latest and method not in request_methods_for(version))
-                )
-                and method not in self.handshake_extension_methods
-            )
-        ):
-            # Gated by the negotiated revision too: tasks/* do not exist before 2025-11-25.
-            raise MethodNotFound(message=f"Method not found: {method}")
-        if (
-            not latest
-            and req.params is not None
-            and "task" in req.params
-            and not has_capability(capabilities, ("tasks",))
-        ):
-            # A revision without tasks: the call is processed normally, as the spec says of
-            # a server that does not offer them.
-            req.params = {k: v for k, v in req.params.items() if k != "task"}
-        result = await handler(RequestContext(self, req, negotiated), req.params)
-        return result if latest else adapt_result(method, result, version)
-
-    def _capabilities_in(self, version: str) -> dict[str, Any]:
-        """Our capabilities as revision ``version`` knows them (what its initialize said)."""
-        caps = self._caps_by_version.get(version)
-        if caps is None:
-            init = {"protocolVersion": version, "capabilities": self.capabilities}
-            caps = self._caps_by_version[version] = adapt_result("initialize", init, version)[
-                "capabilities"
-            ]
-        return caps
-
     def _initialize(self, params: dict[str, Any] | None) -> dict[str, Any]:
-        if self.negotiated is not None:
-            raise InvalidRequest(message="Invalid Request: the session is already initialized")
+        spec = self.kernel.spec
         if params is None:
             raise InvalidParams(message="Invalid params: initialize needs params")
         requested = params.get("protocolVersion")
@@ -404,27 +287,30 @@ class ServerSession:
         if not isinstance(requested, str):
             raise InvalidParams(
                 message="Invalid params: protocolVersion must be a string",
-                data={"supported": list(self.supported_versions), "requested": requested},
+                data={"supported": list(spec.supported_versions), "requested": requested},
             )
         if not isinstance(caps, dict):
             raise InvalidParams(message="Invalid params: capabilities must be an object")
         if not isinstance(info, dict) or not isinstance(info.get("name"), str):
             raise InvalidParams(message="Invalid params: clientInfo must be an object with a name")
-        if not self.handshake_versions:
+        versions = spec.handshake_versions
+        if not versions:
             raise InvalidRequest(
                 message="Invalid Request: this server has no initialize; it speaks "
-                f"{', '.join(self.supported_versions)} with version and capabilities in each "
+                f"{', '.join(spec.supported_versions)} with version and capabilities in each "
                 "request's _meta"
             )
-        version = requested if requested in self.handshake_versions else self.handshake_versions[0]
-        self.negotiated = Negotiated(version, caps, info, self.instructions)
+        version = requested if requested in versions else versions[0]
+        self.negotiated = Negotiated(
+            version, caps, info, spec.instructions, declared=spec.capabilities_in(version)
+        )
         result: dict[str, Any] = {
             "protocolVersion": version,
-            "capabilities": self.capabilities,
-            "serverInfo": self.server_info,
+            "capabilities": dict(spec.capabilities),
+            "serverInfo": spec.server_info,
         }
-        if self.instructions is not None:
-            result["instructions"] = self.instructions
+        if spec.instructions is not None:
+            result["instructions"] = spec.instructions
         return dict(adapt_result("initialize", result, version))
 
     async def state_changed(self) -> None:

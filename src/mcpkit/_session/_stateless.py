@@ -18,6 +18,7 @@ from .._exceptions import (
     ResourceNotFound,
     UnsupportedProtocolVersion,
 )
+from ..types._revisions import HANDSHAKE_PROTOCOL_VERSIONS, STATELESS_PROTOCOL_VERSIONS
 from ._base import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, Negotiated
 
 #: ``_meta`` key of the log level a request asks for (no ``notifications/message`` without it).
@@ -44,12 +45,44 @@ INPUT_REQUIRED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read
 #: never shared between users. Safe for any server; servers that know better say so.
 DEFAULT_CACHE_HINTS: Mapping[str, Any] = {"ttlMs": 0, "cacheScope": "private"}
 
+#: Methods only the stateless revisions have: a request for one is of that era, ``_meta``
+#: or not (without it, it is refused as a stateless request missing it, -32602).
+STATELESS_ONLY_METHODS = frozenset({"server/discover", "subscriptions/listen"})
+
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 def request_version(meta: Any) -> Any:
     """The revision a request names in its ``_meta`` (None when it names none)."""
     return meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+
+
+def is_stateless(
+    method: str,
+    meta: Any,
+    header_version: str | None = None,
+    *,
+    handshake_versions: tuple[str, ...] | frozenset[str] = HANDSHAKE_PROTOCOL_VERSIONS,
+    stateless_versions: tuple[str, ...] | frozenset[str] = STATELESS_PROTOCOL_VERSIONS,
+) -> bool:
+    """Whether a request arriving outside an initialized session belongs to the stateless
+    era (2026-07-28): the one place the era is decided, for every transport.
+
+    A request is of that era when it names a revision in its ``_meta`` that no handshake
+    settles (versioning.mdx: a request carrying modern per-request ``_meta`` is served
+    statelessly; a handshake revision named there does not bypass ``initialize``), when
+    its ``MCP-Protocol-Version`` header (HTTP) names a stateless revision, or when its
+    method exists only in that era. ``initialize`` opens the handshake era unless the
+    request says it is of the stateless one, where it is a removed method (-32601).
+    """
+    named = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+    if header_version in STATELESS_PROTOCOL_VERSIONS:
+        return True
+    if method == "initialize":
+        return named in STATELESS_PROTOCOL_VERSIONS
+    if method in STATELESS_ONLY_METHODS:
+        return True
+    return named is not None and (named in stateless_versions or named not in handshake_versions)
 
 
 def read_request_meta(

@@ -8,6 +8,7 @@ had to parse to route, such as Streamable HTTP).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 #: A JSON-RPC message (or batch) as a decoded JSON value.
@@ -50,3 +51,41 @@ class Transport(Protocol):
     async def receive(self) -> Incoming: ...
 
     async def aclose(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TransportInfo:
+    """What the transport knows of one incoming request, handed to the code serving it.
+
+    Every request served carries one (``RequestContext.transport``): the kernel, the
+    middleware, the authorization checks and telemetry read the caller's identity and the
+    HTTP request from here, never from the transport object or a context variable, so a
+    new transport that fills this in cannot bypass authorization by forgetting a hook.
+
+    Attributes:
+        kind: ``"stdio"``, ``"memory"``, ``"http"`` (Streamable HTTP) or ``"sse"`` (the
+            legacy HTTP+SSE transport); a custom transport names itself.
+        network: the OpenTelemetry ``network.transport`` (``"pipe"``, ``"tcp"``, None).
+        http: the HTTP request that carried it (an ``HTTPRequestInfo``), or None.
+        principal: the verified caller (a ``Principal``) when the transport checks access
+            tokens, else None.
+        session_id: the transport's session id (``Mcp-Session-Id``), if any.
+        stream: the transport's handle on the request's response stream, for the few
+            helpers that act on it (``close_sse_stream``); None where there is none.
+    """
+
+    kind: str = "memory"
+    network: str | None = None
+    http: Any = None
+    principal: Any = None
+    session_id: str | None = None
+    stream: Any = None
+
+    @property
+    def remote(self) -> bool:
+        """True over HTTP, where authorization applies (stdio and memory peers are local)."""
+        return self.kind in ("http", "sse")
+
+
+#: The info of a request from a local peer (stdio, memory) that says nothing more.
+LOCAL = TransportInfo()
