@@ -297,6 +297,10 @@ def create_http_app(
     legacy_sse: bool = False,
     auth: ResourceServer | None = None,
     backend: SessionBackend | None = None,
+    max_stateless_requests: int = 4096,
+    max_stateless_requests_per_principal: int = 512,
+    max_listen_streams: int = 1024,
+    max_listen_streams_per_principal: int = 64,
 ) -> StreamableHTTPApp:
     """An ASGI application serving ``server`` over Streamable HTTP at ``path``.
 
@@ -338,6 +342,15 @@ def create_http_app(
         backend: keep sessions, their events and the routing between workers in a store
             shared by many workers (see ``mcpkit.RedisBackend``), so any worker serves any
             request of any session. Default: this process only.
+        max_stateless_requests: 2026-07-28 requests served at once (listen streams
+            aside); each is served in the task of its own POST, and past this bound new
+            ones get 503 with ``Retry-After``.
+        max_stateless_requests_per_principal: of those, how many one verified principal
+            may hold (429 past it); requests without a principal count app-wide only.
+        max_listen_streams: open ``subscriptions/listen`` streams, a budget of their own
+            (a listen stream never holds a call's place); 503 past it.
+        max_listen_streams_per_principal: of those, how many one verified principal may
+            hold (429 past it).
 
     Example::
 
@@ -363,6 +376,10 @@ def create_http_app(
         legacy_sse=legacy_sse,
         auth=auth,
         backend=backend,
+        max_stateless_requests=max_stateless_requests,
+        max_stateless_requests_per_principal=max_stateless_requests_per_principal,
+        max_listen_streams=max_listen_streams,
+        max_listen_streams_per_principal=max_listen_streams_per_principal,
     )
     chosen = _one_of(options, built)
     if chosen.auth is None and getattr(server, "auth", None) is not None:
