@@ -22,13 +22,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._jsonrpc import IncomingRequest, JSONRPCEngine
-from ._session import ClientSession, Negotiated, RequestContext, ServerSession
+from ._session import ClientSession, Kernel, Negotiated, RequestContext, ServerSession, ServerSpec
 from ._transports import (
     InvalidIncoming,
     LineTransport,
     MemoryTransport,
     StdioClientTransport,
     Transport,
+    TransportInfo,
     memory_pair,
     spawn_stdio,
     stdio_server,
@@ -82,6 +83,7 @@ __all__ = [
     "IncomingRequest",
     "InvalidIncoming",
     "JSONRPCEngine",
+    "Kernel",
     "LineTransport",
     "MemorySessionRegistry",
     "MemoryTransport",
@@ -91,12 +93,14 @@ __all__ = [
     "RedisTaskStore",
     "RequestContext",
     "ServerSession",
+    "ServerSpec",
     "SessionBackend",
     "SessionEntry",
     "SessionRegistry",
     "StdioClientTransport",
     "StreamableHTTPApp",
     "Transport",
+    "TransportInfo",
     "memory_pair",
     "open_http",
     "open_sse",

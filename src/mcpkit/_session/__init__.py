@@ -2,6 +2,7 @@
 
 from ._base import Negotiated, RequestContext
 from ._client import ClientSession
+from ._kernel import Kernel, ServerSpec
 from ._server import ServerSession
 
-__all__ = ["ClientSession", "Negotiated", "RequestContext", "ServerSession"]
+__all__ = ["ClientSession", "Kernel", "Negotiated", "RequestContext", "ServerSession", "ServerSpec"]
