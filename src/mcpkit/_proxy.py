@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -125,10 +125,6 @@ class Proxy:
         )
         link.downstream = session
         return session
-
-    def tool_header_params(self, tool: str) -> Sequence[tuple[str, tuple[str, ...]]]:
-        """None: the proxy serves the handshake revisions only (no ``Mcp-Param`` headers)."""
-        return ()
 
     async def serve(self, transport: Transport) -> None:
         """Serve one client over ``transport`` until it disconnects."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._jsonrpc import IncomingRequest, JSONRPCEngine
+from ._server._hosting import ServerHosting
 from ._session import ClientSession, Kernel, Negotiated, RequestContext, ServerSession, ServerSpec
 from ._transports import (
     InvalidIncoming,
@@ -92,6 +93,7 @@ __all__ = [
     "RedisSessionRegistry",
     "RedisTaskStore",
     "RequestContext",
+    "ServerHosting",
     "ServerSession",
     "ServerSpec",
     "SessionBackend",

@@ -215,13 +215,13 @@ def _route(args: dict[str, Any], **params: str | None) -> tuple[dict[str, Any], 
 
 async def test_marked_arguments_are_listed_with_their_header_names() -> None:
     server = _server()
-    assert server.tool_header_params("route") == (
+    assert server.hosting().tool_header_params("route") == (
         ("Region", ("region",)),
         ("Shard", ("shard",)),
         ("Dry-Run", ("dry",)),
     )
-    assert server.tool_header_params("echo") == ()
-    assert server.tool_header_params("nope") == ()
+    assert server.hosting().tool_header_params("echo") == ()
+    assert server.hosting().tool_header_params("nope") == ()
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from .._auth._resource import ResourceServer
 from .._exceptions import AuthError, AuthServerError, InsufficientScope, InvalidToken
 from .._http._asgi import JSON, Scope, Send, respond, route_path, same_path
 from .._http._security import OwnerFn
+from ._registry import Hosting
 
 logger = logging.getLogger("mcpkit.auth")
 
@@ -48,11 +49,11 @@ def owner_fn(auth: ResourceServer | None, configured: OwnerFn | None) -> OwnerFn
 class AuthGate:
     """Admits a protected app's requests: see the module docstring."""
 
-    def __init__(self, auth: ResourceServer, server: Any) -> None:
+    def __init__(self, auth: ResourceServer, hosting: Hosting | None) -> None:
         self.auth = auth
-        # Part of SessionFactory for mcpkit.Server; a low-level factory has no per-operation
-        # scopes and only the server-wide ones apply.
-        self._required = getattr(server, "required_scopes", None)
+        # A low-level factory (no hosting) has no per-operation scopes: only the
+        # server-wide ones apply.
+        self._required = hosting.required_scopes if hosting is not None else None
 
     def is_metadata(self, scope: Scope) -> bool:
         """Whether the request is for the Protected Resource Metadata document."""

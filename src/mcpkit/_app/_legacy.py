@@ -38,7 +38,7 @@ from .._http._sse import encode_event
 from .._http._transport_sse import SSEServerTransport
 from ._auth import AuthGate, owner_fn
 from ._common import host_origin_refused, read_post_body, serve_lifespan
-from ._registry import SessionFactory
+from ._registry import SessionFactory, hosting_of
 
 logger = logging.getLogger("mcpkit.http")
 
@@ -64,7 +64,7 @@ class SSEApp:
     ) -> None:
         self.server = server
         #: Checks bearer tokens when the app is protected (``auth``).
-        self.gate = AuthGate(auth, server) if auth is not None else None
+        self.gate = AuthGate(auth, hosting_of(server)) if auth is not None else None
         self.ownership = SessionOwnership(owner_fn(auth, session_owner))
         self.sse_path = sse_path
         self.message_path = message_path
@@ -84,10 +84,10 @@ class SSEApp:
 
     @asynccontextmanager
     async def _hosting(self) -> AsyncIterator[None]:
-        running = getattr(self.server, "running", None)  # mcpkit.Server's own lifespan
+        hosting = hosting_of(self.server)  # mcpkit.Server's own lifespan
         async with AsyncExitStack() as stack:
-            if running is not None:
-                await stack.enter_async_context(running())
+            if hosting is not None:
+                await stack.enter_async_context(hosting.running())
             try:
                 yield
             finally:

@@ -55,7 +55,7 @@ from .._session._stateless import is_stateless, request_version
 from .._transports._base import TransportInfo
 from ._budget import Budget
 from ._options import HTTPAppOptions
-from ._registry import SessionFactory
+from ._registry import Hosting, SessionFactory
 
 #: Errors a modern server answers with 400 (the client corrects the request or its
 #: version instead of falling back to the handshake era), and 404 for an unknown method.
@@ -217,8 +217,11 @@ class ModernHandler:
     the server's :class:`~mcpkit.lowlevel.Kernel` (no session, no engine, no shared slots).
     """
 
-    def __init__(self, server: SessionFactory, options: HTTPAppOptions) -> None:
+    def __init__(
+        self, server: SessionFactory, options: HTTPAppOptions, hosting: Hosting | None
+    ) -> None:
         self.server = server
+        self.hosting = hosting
         self.options = options
         self.calls = Budget(
             options.max_stateless_requests, options.max_stateless_requests_per_principal
@@ -230,11 +233,10 @@ class ModernHandler:
         """The kernel serving the app's stateless requests: the server's own (an
         ``mcpkit.Server`` shares one with all its sessions), or that of a session a
         low-level factory makes once for the purpose."""
+        if self.hosting is not None:
+            return self.hosting.kernel
         kernel = self._kernel
         if kernel is None:
-            own = getattr(self.server, "kernel", None)
-            if isinstance(own, Kernel):
-                return own  # read each time: the server replaces its spec, not its kernel
             kernel = self._kernel = self.server.create_session(_NoTransport()).kernel
         return kernel
 
@@ -299,11 +301,10 @@ class ModernHandler:
         if problem is None and msg["method"] == "tools/call":
             params = msg.get("params")
             tool = params.get("name") if isinstance(params, dict) else None
-            # Part of SessionFactory; a low-level factory written before the hook existed
-            # marks no argument, and only the standard headers are checked for it.
-            lookup = getattr(self.server, "tool_header_params", None)
-            if isinstance(tool, str) and lookup is not None:
-                marked = lookup(tool)
+            # A low-level factory (no hosting) marks no argument: only the standard
+            # headers are checked for it.
+            if isinstance(tool, str) and self.hosting is not None:
+                marked = self.hosting.tool_header_params(tool)
                 if marked:
                     problem = param_problem(msg, headers, marked)
         return problem

@@ -42,7 +42,7 @@ from ._common import (
 )
 from ._modern import ModernHandler, is_modern
 from ._options import HTTPAppOptions
-from ._registry import SessionEntry, SessionFactory, SessionRegistry
+from ._registry import SessionEntry, SessionFactory, SessionRegistry, hosting_of
 from ._streams import StreamHandler
 
 #: What :meth:`PostHandler._read` returns for a POST it already answered with an error.
@@ -76,7 +76,7 @@ class PostHandler:
         self.streams = streams
         self.host = host
         #: The stateless revisions' requests (no session), each served in its own task.
-        self.modern = ModernHandler(server, options)
+        self.modern = ModernHandler(server, options, hosting_of(server))
 
     async def _read(self, headers: dict[str, str], receive: Receive, send: Send) -> Any:
         """The POSTed JSON, or ``_REFUSED`` once the request was answered with an error

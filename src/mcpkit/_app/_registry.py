@@ -10,8 +10,9 @@ import logging
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
-from typing import Protocol
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
 
 import anyio
 from anyio.abc import TaskGroup
@@ -19,6 +20,7 @@ from anyio.abc import TaskGroup
 from .._http._events import EventStore
 from .._http._security import SessionOwnership
 from .._http._transport import HTTPServerTransport
+from .._session._kernel import Kernel
 from .._session._server import ServerSession
 from .._transports._base import Transport
 from ._options import HTTPAppOptions
@@ -27,16 +29,60 @@ logger = logging.getLogger("mcpkit.http")
 
 
 class SessionFactory(Protocol):
-    """What the app serves: anything that makes a :class:`ServerSession` for a transport,
-    and says which tool arguments are mirrored into headers (revision 2026-07-28)."""
+    """What the app serves: anything that makes a :class:`ServerSession` for a transport.
+
+    A server that offers more to the app hosting it (``mcpkit.Server`` does) also has a
+    ``hosting()`` method returning a :class:`Hosting`; a low-level factory without one is
+    served too, with what sessions alone can tell.
+    """
 
     def create_session(self, transport: Transport) -> ServerSession: ...
 
+
+class Hosting(Protocol):
+    """What an app asks of the server it hosts, beyond sessions (``server.hosting()``)."""
+
+    @property
+    def kernel(self) -> Kernel:
+        """The kernel serving the server's requests (2026-07-28 ones have no session)."""
+        ...
+
+    def running(self) -> AbstractAsyncContextManager[Any]:
+        """The server's lifespan, entered once for the app's whole life."""
+        ...
+
     def tool_header_params(self, tool: str) -> Sequence[tuple[str, tuple[str, ...]]]:
         """``(header name, property path)`` of each argument of tool ``tool`` whose schema
-        property carries ``x-mcp-header`` (empty for a tool without any, or no such tool):
-        the ``Mcp-Param-{Name}`` headers a stateless ``tools/call`` is checked against."""
+        property carries ``x-mcp-header``: the ``Mcp-Param-{Name}`` headers a stateless
+        ``tools/call`` is checked against."""
         ...
+
+    def required_scopes(self, method: str, params: Mapping[str, Any] | None) -> Sequence[str]:
+        """The OAuth scopes a request needs for the tool, resource or prompt it names."""
+        ...
+
+    def session_snapshot(self, session: ServerSession) -> dict[str, Any]:
+        """What another worker needs to serve ``session`` (JSON-able)."""
+        ...
+
+    def restore_session(self, transport: Transport, snapshot: dict[str, Any]) -> ServerSession:
+        """A session for ``transport`` in the state ``snapshot`` describes."""
+        ...
+
+    def apply_snapshot(self, session: ServerSession, snapshot: dict[str, Any]) -> None:
+        """Bring a live replica to the state ``snapshot`` describes."""
+        ...
+
+    def share_with(self, shared: Any, task_store: Any = None) -> None:
+        """Serve from shared state from now on (resource updates, tasks)."""
+        ...
+
+
+def hosting_of(server: SessionFactory) -> Hosting | None:
+    """``server.hosting()``, or None for a low-level factory that has none: the one place
+    the app asks (an optional method of the protocol, looked up once per app)."""
+    hosting = getattr(server, "hosting", None)
+    return hosting() if callable(hosting) else None
 
 
 class SessionEntry:

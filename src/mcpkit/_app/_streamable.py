@@ -54,6 +54,7 @@ from ._registry import (
     SessionEntry,
     SessionFactory,
     SessionRegistry,
+    hosting_of,
 )
 from ._streams import StreamHandler
 
@@ -70,6 +71,8 @@ class StreamableHTTPApp:
 
     def __init__(self, server: SessionFactory, options: HTTPAppOptions | None = None) -> None:
         self.server = server
+        #: What the app asks of the server beyond sessions (None: a low-level factory).
+        self.hosting = hosting_of(server)
         self.options = opts = options if options is not None else HTTPAppOptions()
         self.policy = HostOriginPolicy(opts.allowed_hosts, opts.allowed_origins)
         backend: SessionBackend | None = opts.backend
@@ -79,7 +82,7 @@ class StreamableHTTPApp:
                 backend.event_store() if backend is not None else InMemoryEventStore()
             )
         #: Checks bearer tokens when the app is protected (``options.auth``).
-        self.gate = AuthGate(opts.auth, server) if opts.auth is not None else None
+        self.gate = AuthGate(opts.auth, self.hosting) if opts.auth is not None else None
         self.ownership = SessionOwnership(owner_fn(opts.auth, opts.session_owner))
         self.registry: SessionRegistry = (
             backend.registry(server, opts, self.event_store, self.ownership)
@@ -125,9 +128,8 @@ class StreamableHTTPApp:
         self._closing = False
         self._stack = stack = AsyncExitStack()
         # The server's own lifespan (mcpkit.Server.running) spans the app's.
-        running = getattr(self.server, "running", None)
-        if running is not None:
-            await stack.enter_async_context(running())
+        if self.hosting is not None:
+            await stack.enter_async_context(self.hosting.running())
         self._tg = tg = anyio.create_task_group()
         await tg.__aenter__()
         tg.start_soon(self.registry.reap_forever)

@@ -2,7 +2,7 @@
 
 from ._backend import RedisBackend
 from ._events import RedisEventStore
-from ._sessions import RedisSessionRegistry, SharedSessionFactory
+from ._sessions import RedisSessionRegistry
 from ._tasks import RedisTaskStore
 
 __all__ = [
@@ -10,5 +10,4 @@ __all__ = [
     "RedisEventStore",
     "RedisSessionRegistry",
     "RedisTaskStore",
-    "SharedSessionFactory",
 ]

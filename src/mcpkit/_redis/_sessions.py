@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import orjson
@@ -25,12 +25,11 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .._app._options import HTTPAppOptions
-from .._app._registry import SessionEntry, SessionFactory, run_session
+from .._app._registry import Hosting, SessionEntry, SessionFactory, hosting_of, run_session
 from .._http._events import EventStore
 from .._http._security import SessionOwnership
 from .._http._transport import Chunk, Stream
-from .._session._server import ServerSession
-from .._transports._base import Message, Transport
+from .._transports._base import Message
 from ._transport import SharedTransport, stream_event
 
 if TYPE_CHECKING:
@@ -42,26 +41,6 @@ logger = logging.getLogger("mcpkit.redis")
 BACKLOG = 1000
 #: Seconds a replica may sit idle on a worker before it is let go (the session stays).
 REPLICA_IDLE = 60.0
-
-
-class SharedSessionFactory(SessionFactory, Protocol):
-    """A server whose sessions can live in shared state (``mcpkit.Server`` is one)."""
-
-    def session_snapshot(self, session: ServerSession) -> dict[str, Any]:
-        """What another worker needs to serve ``session`` (JSON-able)."""
-        ...
-
-    def restore_session(self, transport: Transport, snapshot: dict[str, Any]) -> ServerSession:
-        """A session for ``transport`` in the state ``snapshot`` describes."""
-        ...
-
-    def apply_snapshot(self, session: ServerSession, snapshot: dict[str, Any]) -> None:
-        """Bring a live replica to the state ``snapshot`` describes."""
-        ...
-
-    def share_with(self, registry: RedisSessionRegistry) -> None:
-        """From now on, notify subscribers on every worker through ``registry``."""
-        ...
 
 
 class SharedEntry(SessionEntry):
@@ -115,13 +94,15 @@ class RedisSessionRegistry:
         event_store: EventStore | None,
         ownership: SessionOwnership,
     ) -> None:
-        for need in ("session_snapshot", "restore_session", "apply_snapshot", "share_with"):
-            if not callable(getattr(server, need, None)):
-                raise TypeError(
-                    f"a Redis backend serves an mcpkit.Server (this server has no {need}())"
-                )
+        hosting = hosting_of(server)
+        if hosting is None:
+            raise TypeError(
+                "a Redis backend serves an mcpkit.Server (this server has no hosting())"
+            )
         self.backend = backend
-        self.server: SharedSessionFactory = server  # type: ignore[assignment]
+        self.server = server
+        #: The server's hosting interface: its sessions as snapshots, shared state.
+        self.hosting: Hosting = hosting
         self.options = options
         self.event_store = event_store
         self.ownership = ownership
@@ -143,7 +124,7 @@ class RedisSessionRegistry:
             ("ev", self._on_event),
         ):
             backend.on(kind, handler)
-        self.server.share_with(self)
+        hosting.share_with(self, backend.task_store())
 
     def __len__(self) -> int:
         return len(self.sessions)
@@ -241,7 +222,7 @@ class RedisSessionRegistry:
         session = (
             self.server.create_session(transport)
             if snapshot is None
-            else self.server.restore_session(transport, snapshot)
+            else self.hosting.restore_session(transport, snapshot)
         )
         entry = SharedEntry(sid, transport, session)
         transport.entry = entry
@@ -303,7 +284,7 @@ class RedisSessionRegistry:
         if raw == entry.raw:
             return
         snapshot = orjson.loads(raw)
-        self.server.apply_snapshot(entry.session, snapshot)
+        self.hosting.apply_snapshot(entry.session, snapshot)
         entry.raw = raw
         entry.subs = frozenset(snapshot.get("subs") or ())
 
@@ -321,7 +302,7 @@ class RedisSessionRegistry:
         """Write ``entry``'s state for every worker, and tell the replicas elsewhere."""
         assert isinstance(entry, SharedEntry)
         b = self.backend
-        snapshot = self.server.session_snapshot(entry.session)
+        snapshot = self.hosting.session_snapshot(entry.session)
         snapshot["key"] = entry.transport.key
         snapshot["owner"] = entry.owner
         raw = orjson.dumps(snapshot)
@@ -562,4 +543,4 @@ async def _here(entry: SessionEntry, message: Message) -> bool:
     return await _transport(entry).deliver_here(message)
 
 
-__all__ = ["RedisSessionRegistry", "SharedEntry", "SharedSessionFactory"]
+__all__ = ["RedisSessionRegistry", "SharedEntry"]

@@ -29,6 +29,7 @@ from ._hosted import (
     open_session,
     stateless_view,
 )
+from ._hosting import ServerHosting
 from ._lifespan import hosting
 from ._listen import Listeners
 from ._logging import ClientLogHandler
@@ -417,21 +418,6 @@ class Server(Generic[StateT]):
         """The tools as listed to clients (``Tool`` dicts), in registration order."""
         return [t.definition for t in self.registry.tools.values()]
 
-    def tool_header_params(self, tool: str) -> Sequence[tuple[str, tuple[str, ...]]]:
-        """``(header name, property path)`` of each argument of ``tool`` marked
-        ``x-mcp-header`` in its input schema (empty when none, or no such tool).
-
-        The HTTP app checks a stateless ``tools/call``'s ``Mcp-Param-{Name}`` headers
-        against these arguments before the call is served.
-        """
-        found = self.registry.tools.get(tool)
-        return found.header_params if found is not None else ()
-
-    def required_scopes(self, method: str, params: Mapping[str, Any] | None) -> Sequence[str]:
-        """The OAuth scopes request ``method`` with ``params`` needs for its target (the
-        tool, resource or prompt it names), beyond the server-wide ones of ``auth``."""
-        return self.registry.scopes_for(method, params)
-
     def _set_scopes(self, kind: str, key: str, scopes: Sequence[str] | None) -> None:
         if isinstance(scopes, str):
             raise TypeError("scopes must be a list of scope names, not one string")
@@ -742,24 +728,11 @@ class Server(Generic[StateT]):
         self._sessions.add(session)
         return session
 
-    def session_snapshot(self, session: ServerSession) -> dict[str, Any]:
-        """What another worker needs to serve ``session``: a JSON-able snapshot."""
-        return _shared.snapshot(session)
-
-    def restore_session(self, transport: Transport, snapshot: dict[str, Any]) -> ServerSession:
-        """A session for ``transport`` in the state ``snapshot`` describes (its handshake
-        happened on another worker)."""
-        session = self.create_session(transport)
-        _shared.restore(session, snapshot, self.instructions)
-        return session
-
-    def apply_snapshot(self, session: ServerSession, snapshot: dict[str, Any]) -> None:
-        """Bring a live session to the state ``snapshot`` describes."""
-        _shared.apply(session, snapshot)
-
-    def share_with(self, shared: Any) -> None:
-        """Send resource updates through ``shared`` (a shared registry) from now on."""
-        self._shared = shared
+    def hosting(self) -> ServerHosting:
+        """What an HTTP app (or a shared session registry) hosting this server uses: its
+        kernel, header-mirrored arguments, per-target scopes, sessions as snapshots. Not
+        needed by applications; see :class:`~mcpkit.lowlevel.ServerHosting`."""
+        return ServerHosting(self)
 
     def _unregister(self, session: ServerSession) -> None:
         self._sessions.discard(session)

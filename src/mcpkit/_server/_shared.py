@@ -60,12 +60,11 @@ def restore(session: ServerSession, snap: dict[str, Any], instructions: str | No
 
 def shared_options(server: Server, options: dict[str, Any]) -> dict[str, Any]:
     """``options`` of an HTTP app with ``redis=`` (or ``$MCPKIT_REDIS_URL``) turned into a
-    Redis backend; the server's tasks move to Redis too unless it was given a task store."""
+    Redis backend (whose registry moves the server's tasks there when the app starts it,
+    as for any backend: ``ServerHosting.share_with``)."""
     url = options.pop("redis", None) or os.environ.get(REDIS_ENV) or None
     if url is None or options.get("stateless") or options.get("backend") is not None:
         return options
     from .._redis import RedisBackend
 
-    backend = RedisBackend(url)
-    server.tasks_manager.share(backend.task_store())
-    return {**options, "backend": backend}
+    return {**options, "backend": RedisBackend(url)}

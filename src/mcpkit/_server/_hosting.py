@@ -1,0 +1,86 @@
+"""What an HTTP app asks of the :class:`~mcpkit.Server` it hosts, as one declared protocol.
+
+The app (and a shared registry such as Redis) needs more of a server than sessions: its
+request kernel (2026-07-28 requests have no session), which tool arguments are mirrored
+into headers, the scopes a request's target needs, and, when sessions are shared by many
+workers, sessions as snapshots. These are the server's hosting interface, not its public
+API: ``server.hosting()`` returns them as one object, and nothing else reaches into the
+server for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Any
+
+from .._session._kernel import Kernel
+from .._session._server import ServerSession
+from .._transports._base import Transport
+from . import _shared
+from ._tasks import SharedTaskStore
+
+if TYPE_CHECKING:
+    from ._server import Server
+
+
+class ServerHosting:
+    """The hosting interface of one :class:`~mcpkit.Server` (``server.hosting()``).
+
+    Example::
+
+        hosting = server.hosting()
+        hosting.tool_header_params("route")   # (("Region", ("region",)),)
+    """
+
+    __slots__ = ("_server",)
+
+    def __init__(self, server: Server[Any]) -> None:
+        self._server = server
+
+    @property
+    def kernel(self) -> Kernel:
+        """The kernel serving the server's requests (its spec replaced on changes)."""
+        return self._server.kernel
+
+    def running(self) -> AbstractAsyncContextManager[Any]:
+        """The server's lifespan, entered once for the app's whole life."""
+        return self._server.running()
+
+    def tool_header_params(self, tool: str) -> Sequence[tuple[str, tuple[str, ...]]]:
+        """``(header name, property path)`` of each argument of ``tool`` marked
+        ``x-mcp-header`` in its input schema (empty when none, or no such tool): the
+        ``Mcp-Param-{Name}`` headers a stateless ``tools/call`` is checked against."""
+        found = self._server.registry.tools.get(tool)
+        return found.header_params if found is not None else ()
+
+    def required_scopes(self, method: str, params: Mapping[str, Any] | None) -> Sequence[str]:
+        """The OAuth scopes request ``method`` with ``params`` needs for its target (the
+        tool, resource or prompt it names), beyond the server-wide ones of ``auth``."""
+        return self._server.registry.scopes_for(method, params)
+
+    def session_snapshot(self, session: ServerSession) -> dict[str, Any]:
+        """What another worker needs to serve ``session``: a JSON-able snapshot."""
+        return _shared.snapshot(session)
+
+    def restore_session(self, transport: Transport, snapshot: dict[str, Any]) -> ServerSession:
+        """A session for ``transport`` in the state ``snapshot`` describes (its handshake
+        happened on another worker)."""
+        session = self._server.create_session(transport)
+        _shared.restore(session, snapshot, self._server.instructions)
+        return session
+
+    def apply_snapshot(self, session: ServerSession, snapshot: dict[str, Any]) -> None:
+        """Bring a live session to the state ``snapshot`` describes."""
+        _shared.apply(session, snapshot)
+
+    def share_with(self, shared: Any, task_store: SharedTaskStore | None = None) -> None:
+        """Serve from shared state from now on: resource updates reach every worker's
+        subscribers through ``shared`` (a shared session registry), and the server's tasks
+        move to ``task_store`` unless the server was given a store of its own. The one
+        place a shared backend reaches the server, however it was configured
+        (``http_app(redis=...)``, ``create_http_app(backend=...)``, ``mcpkit run --redis``)."""
+        server = self._server
+        server._shared = shared
+        if task_store is not None:
+            server.tasks_manager.share(task_store)
