@@ -74,12 +74,13 @@ def main() -> None:
     if args.http is None:
         server.run()
         return
-    options: dict[str, object] = {"port": args.http, "host": "127.0.0.1"}
-    if args.json:
-        options["json_response"] = True
-    if args.stateless:
-        options["stateless"] = True
-    server.run("http", **options)
+    server.run(
+        "http",
+        port=args.http,
+        host="127.0.0.1",
+        json_response=bool(args.json),
+        stateless=bool(args.stateless),
+    )
 
 
 if __name__ == "__main__":

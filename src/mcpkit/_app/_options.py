@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from typing_extensions import TypedDict
 
 from .._auth._resource import ResourceServer
 from .._http._asgi import BODY_TIMEOUT
@@ -59,3 +61,31 @@ class HTTPAppOptions:
     max_listen_streams: int = 1024
     #: Of those, how many one verified principal may hold (429 past it).
     max_listen_streams_per_principal: int = 64
+
+
+class HTTPAppKeywords(TypedDict, total=False):
+    """The keywords of :func:`mcpkit.create_http_app` (besides ``server``, ``options`` and
+    ``path``), for the entry points that pass them on (``Server.http_app``,
+    ``Server.run``): type checkers and IDEs see each by name and type."""
+
+    json_response: bool
+    stateless: bool
+    allowed_hosts: Iterable[str] | None
+    allowed_origins: Iterable[str] | None
+    event_store: EventStore | None
+    resumable: bool
+    get_stream: bool
+    session_idle_timeout: float | None
+    max_sessions: int
+    max_body_size: int
+    body_timeout: float
+    retry_ms: int
+    sse_ping_interval: float | None
+    session_owner: Callable[[dict[str, str]], str | None] | None
+    legacy_sse: bool
+    auth: ResourceServer | None
+    backend: Any
+    max_stateless_requests: int
+    max_stateless_requests_per_principal: int
+    max_listen_streams: int
+    max_listen_streams_per_principal: int

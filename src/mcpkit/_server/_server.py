@@ -6,9 +6,10 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Generic, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 import anyio
+from typing_extensions import Unpack
 
 from .._auth._resource import ResourceServer
 from .._exceptions import MCPError
@@ -17,7 +18,7 @@ from .._session._kernel import Kernel
 from .._session._server import ServerSession
 from .._stores._tasks import TaskStore
 from .._transports._base import Transport
-from . import _shared
+from . import _serving
 from ._context import Context, StateT
 from ._extensions import Extension, Extensions
 from ._func import FuncInfo, context_param_of, describe
@@ -38,12 +39,16 @@ from ._mrtr import StatelessSettings
 from ._prompts import PromptDef
 from ._registry import Registry
 from ._resources import register_resource
+from ._serving import RunKeywords, ServerAppKeywords
 from ._session import state_of
 from ._skills import SkillsExtension
 from ._taskext import TasksExtension
 from ._tasks import TaskManager, TaskSettings, resolve_task_settings
 from ._tools import ToolDef, check_tool_name
 from ._util import cache_hints, name_of, to_wire
+
+if TYPE_CHECKING:
+    from .._app import StreamableHTTPApp
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -178,17 +183,7 @@ class Server(Generic[StateT]):
             max_tasks_per_owner=max_tasks_per_owner,
         )
         #: Runs and keeps this server's tasks (2025-11-25 task-augmented tool calls).
-        self.tasks_manager = TaskManager(
-            self,
-            settings.store,
-            default_ttl=settings.ttl,
-            max_ttl=settings.max_ttl,
-            poll_interval=settings.poll_interval,
-            owner=settings.owner,
-            page_size=page_size or 100,
-            max_per_owner=settings.max_per_owner,
-            clock=settings.clock,
-        )
+        self.tasks_manager = TaskManager.from_settings(self, settings, page_size)
         #: Bearer-token authorization over HTTP (the apps of :meth:`http_app` use it).
         self.auth = auth
         self._protocol = Handlers(self)
@@ -759,13 +754,15 @@ class Server(Generic[StateT]):
         async with self.running():
             await self.create_session(transport).run()
 
-    def http_app(self, path: str | None = "/mcp", **options: Any) -> Any:
+    def http_app(
+        self, path: str | None = "/mcp", **options: Unpack[ServerAppKeywords]
+    ) -> StreamableHTTPApp:
         """This server as an ASGI application speaking Streamable HTTP at ``path``.
 
         Mount it in Starlette or FastAPI, or run it with any ASGI server. ``options`` are
         those of :func:`mcpkit.create_http_app` (``json_response``, ``stateless``,
-        ``allowed_hosts``, ``allowed_origins``, ``legacy_sse``, ...). Needs the ``[http]``
-        extra only to be served by uvicorn, not to be built.
+        ``allowed_hosts``, ``allowed_origins``, ``legacy_sse``, the budgets, ...). Needs
+        the ``[http]`` extra only to be served by uvicorn, not to be built.
 
         ``redis="redis://host:6379/0"`` (or ``$MCPKIT_REDIS_URL``) keeps sessions, events,
         tasks and the routing between workers in Redis, so many workers behind any load
@@ -775,9 +772,7 @@ class Server(Generic[StateT]):
 
             app = server.http_app(json_response=True)   # uvicorn module:app
         """
-        from .._app import create_http_app
-
-        return create_http_app(self, path=path, **_shared.shared_options(self, options))
+        return _serving.http_app(self, path, options)
 
     async def serve_stdio(self) -> None:
         """Serve one client over this process's stdin/stdout."""
@@ -786,23 +781,11 @@ class Server(Generic[StateT]):
         async with stdio_server() as transport, self.running():
             await self.create_session(transport).run()
 
-    def run(self, transport: str = "stdio", **options: Any) -> None:
-        """Serve (blocking): ``"stdio"``, or an HTTP transport when ``mcpkit`` has it.
-
-        ``options`` go to the HTTP transport (``host``, ``port``, ``redis``, ...).
-        """
-        if transport == "stdio":
-            if options:
-                raise TypeError(f"the stdio transport takes no options (got {sorted(options)})")
-            from .._transports._loop import run
-
-            run(self.serve_stdio)
-            return
-        from ._cli import http_runner
-
-        if transport != "sse":
-            options = _shared.shared_options(self, options)
-        http_runner()(self, transport, **options)
+    def run(self, transport: str = "stdio", **options: Unpack[RunKeywords]) -> None:
+        """Serve (blocking): ``"stdio"``, or ``"http"``/``"sse"`` with uvicorn (the
+        ``[http]`` extra); ``options`` (``host``, ``port``, ``redis``, the app's keywords)
+        are for HTTP only."""
+        _serving.run(self, transport, **options)
 
     # ================================================================== handlers
 

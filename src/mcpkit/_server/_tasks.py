@@ -230,6 +230,23 @@ class SharedTaskStore(TaskStore, Protocol):
 class TaskManager:
     """Runs tasks for a :class:`~mcpkit.Server` and answers the ``tasks/*`` methods."""
 
+    @classmethod
+    def from_settings(
+        cls, server: Server, settings: TaskSettings, page_size: int | None
+    ) -> TaskManager:
+        """The manager of ``server`` configured by ``settings``."""
+        return cls(
+            server,
+            settings.store,
+            default_ttl=settings.ttl,
+            max_ttl=settings.max_ttl,
+            poll_interval=settings.poll_interval,
+            owner=settings.owner,
+            page_size=page_size or 100,
+            max_per_owner=settings.max_per_owner,
+            clock=settings.clock,
+        )
+
     def __init__(
         self,
         server: Server,

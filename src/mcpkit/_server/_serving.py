@@ -1,0 +1,64 @@
+"""How a :class:`~mcpkit.Server` is served: as an ASGI app, over stdio, or blocking with
+uvicorn; the typed keywords its entry points take."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from typing_extensions import Unpack
+
+from .._app._options import HTTPAppKeywords
+from . import _shared
+
+if TYPE_CHECKING:
+    from .._app import StreamableHTTPApp
+    from ._server import Server
+
+
+class ServerAppKeywords(HTTPAppKeywords, total=False):
+    """The keywords of ``Server.http_app``: those of :func:`mcpkit.create_http_app`, and
+    ``redis`` (a URL: sessions, events and tasks shared by many workers in Redis)."""
+
+    redis: str | None
+
+
+class RunKeywords(ServerAppKeywords, total=False):
+    """The keywords of ``Server.run`` over HTTP: where and how uvicorn serves (``host``,
+    ``port``, ``log_level``, ``header_timeout``, ``uvicorn_options``), the endpoint
+    (``path``; ``sse_path`` and ``message_path`` for the legacy transport), and the app's."""
+
+    host: str
+    port: int
+    log_level: str
+    header_timeout: float | None
+    uvicorn_options: dict[str, Any] | None
+    path: str | None
+    sse_path: str
+    message_path: str
+
+
+def http_app(
+    server: Server[Any], path: str | None, options: ServerAppKeywords
+) -> StreamableHTTPApp:
+    """``server`` as a Streamable HTTP ASGI app (see ``Server.http_app``)."""
+    from .._app import create_http_app
+
+    kw: dict[str, Any] = _shared.shared_options(server, dict(options))
+    return create_http_app(server, path=path, **kw)
+
+
+def run(server: Server[Any], transport: str, **options: Unpack[RunKeywords]) -> None:
+    """Serve ``server`` blocking (see ``Server.run``)."""
+    if transport == "stdio":
+        if options:
+            raise TypeError(f"the stdio transport takes no options (got {sorted(options)})")
+        from .._transports._loop import run as run_loop
+
+        run_loop(server.serve_stdio)
+        return
+    from ._cli import http_runner
+
+    kw: dict[str, Any] = dict(options)
+    if transport != "sse":
+        kw = _shared.shared_options(server, kw)
+    http_runner()(server, transport, **kw)
