@@ -114,3 +114,18 @@ def test_a_budget_bounds_each_key_and_the_whole() -> None:
 def test_a_budget_holds_at_least_one() -> None:
     with pytest.raises(ValueError, match="at least one"):
         Budget(total=0, per_key=None)
+
+
+async def test_closing_the_app_ends_each_listen_stream_with_its_result() -> None:
+    app = _server().http_app()
+    async with ASGIClient(app) as http:
+        listen = request("subscriptions/listen", LISTEN, id="sub-1")
+        async with stream(http, listen) as s:
+            ack = await s.next()
+            assert ack["method"] == "notifications/subscriptions/acknowledged"
+            await app.aclose()
+            final = await s.next()
+            # The completion result, with the client's own id (nothing renumbered).
+            assert final["id"] == "sub-1"
+            assert final["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "sub-1"
+    assert app.posts.modern.listens.held == 0

@@ -51,6 +51,10 @@ class Hosting(Protocol):
         """The server's lifespan, entered once for the app's whole life."""
         ...
 
+    def end_streams(self) -> None:
+        """End every stream served outside sessions (listen streams) with its result."""
+        ...
+
     def tool_header_params(self, tool: str) -> Sequence[tuple[str, tuple[str, ...]]]:
         """``(header name, property path)`` of each argument of tool ``tool`` whose schema
         property carries ``x-mcp-header``: the ``Mcp-Param-{Name}`` headers a stateless

@@ -150,6 +150,8 @@ class StreamableHTTPApp:
     async def aclose(self) -> None:
         """Graceful shutdown: end every session and every open stream."""
         self._closing = True
+        if self.hosting is not None:
+            self.hosting.end_streams()  # 2026 listen streams end with their result
         await self.registry.aclose()
         if self.legacy is not None:
             await self.legacy.aclose()

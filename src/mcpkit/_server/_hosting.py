@@ -47,6 +47,12 @@ class ServerHosting:
         """The server's lifespan, entered once for the app's whole life."""
         return self._server.running()
 
+    def end_streams(self) -> None:
+        """End what the server serves outside sessions, gracefully: every open
+        ``subscriptions/listen`` stream is answered with its completion result (the app
+        shutting down, a worker draining)."""
+        self._server.listeners.close_all()
+
     def tool_header_params(self, tool: str) -> Sequence[tuple[str, tuple[str, ...]]]:
         """``(header name, property path)`` of each argument of ``tool`` marked
         ``x-mcp-header`` in its input schema (empty when none, or no such tool): the
