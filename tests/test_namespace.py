@@ -15,8 +15,8 @@ from mcpkit import _exceptions
 INIT = Path(mcpkit.__file__)
 
 
-def _type_checking_names() -> set[str]:
-    tree = ast.parse(INIT.read_text())
+def _type_checking_names(init: Path = INIT) -> set[str]:
+    tree = ast.parse(init.read_text())
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
@@ -31,6 +31,26 @@ def test_one_table_mirrored_exactly() -> None:
     assert set(mcpkit.__all__) == table, "__all__ and the table differ"
     assert len(mcpkit.__all__) == len(table), "a name twice in __all__"
     assert _type_checking_names() == table, "the TYPE_CHECKING imports and the table differ"
+
+
+def test_types_table_mirrored_exactly() -> None:
+    """mcpkit.types: its table (in ``types._index``), ``__all__`` and the TYPE_CHECKING
+    imports name the same set, and each name comes from the submodule the table says."""
+    import mcpkit.types as types
+    from mcpkit.types._index import WHERE
+
+    assert set(types.__all__) == set(WHERE), "__all__ and the table differ"
+    assert len(types.__all__) == len(set(types.__all__)), "a name twice in __all__"
+    init = Path(types.__file__)
+    assert _type_checking_names(init) == set(WHERE), "TYPE_CHECKING imports and table differ"
+    tree = ast.parse(init.read_text())
+    imported = {
+        a.asname or a.name: f".{node.module}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module != "_index"
+        for a in node.names
+    }
+    assert imported == WHERE, "a name's submodule differs between the table and its import"
 
 
 @pytest.mark.parametrize("name", sorted(mcpkit._LAZY))

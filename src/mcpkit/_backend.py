@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol, TypeVar
 
@@ -281,3 +282,41 @@ def handler_tasks(tg: TaskGroup, *, name: str) -> HandlerTasks[Any]:
     if loop is None:
         return AnyioHandlerTasks(tg)
     return AsyncioHandlerTasks(loop, tg, name)
+
+
+class Slots:
+    """A counting semaphore for request handlers, cheap when uncontended.
+
+    anyio's CapacityLimiter tracks a borrower task per slot (a ``current_task()`` lookup and
+    set operations on every acquire and release); handlers need only a count, and waiters
+    served in order.
+    """
+
+    __slots__ = ("free", "waiters")
+
+    def __init__(self, n: int) -> None:
+        self.free = n
+        self.waiters: deque[anyio.Event] = deque()
+
+    async def acquire(self) -> None:
+        """Wait for a slot (the fast path, a free slot and nobody waiting, is inlined by callers)."""
+        if self.free > 0 and not self.waiters:
+            self.free -= 1
+            return
+        event = anyio.Event()
+        self.waiters.append(event)
+        try:
+            await event.wait()
+        except BaseException:
+            if event.is_set():
+                self.release()  # handed a slot while being cancelled: pass it on
+            else:
+                self.waiters.remove(event)
+            raise
+
+    def release(self) -> None:
+        """Free a slot, handing it to the longest waiter if there is one."""
+        if self.waiters:
+            self.waiters.popleft().set()
+        else:
+            self.free += 1

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Final
 
@@ -21,7 +20,7 @@ import anyio
 import orjson
 from anyio.abc import TaskGroup
 
-from ._backend import HandlerTasks, handler_tasks
+from ._backend import HandlerTasks, Slots, handler_tasks
 from ._exceptions import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -180,44 +179,6 @@ class _Pending:
         self.max_deadline = math.inf
 
 
-class _Slots:
-    """A counting semaphore for request handlers, cheap when uncontended.
-
-    anyio's CapacityLimiter tracks a borrower task per slot (a ``current_task()`` lookup and
-    set operations on every acquire and release); handlers need only a count, and waiters
-    served in order.
-    """
-
-    __slots__ = ("free", "waiters")
-
-    def __init__(self, n: int) -> None:
-        self.free = n
-        self.waiters: deque[anyio.Event] = deque()
-
-    async def acquire(self) -> None:
-        """Wait for a slot (the fast path, a free slot and nobody waiting, is inlined by callers)."""
-        if self.free > 0 and not self.waiters:
-            self.free -= 1
-            return
-        event = anyio.Event()
-        self.waiters.append(event)
-        try:
-            await event.wait()
-        except BaseException:
-            if event.is_set():
-                self.release()  # handed a slot while being cancelled: pass it on
-            else:
-                self.waiters.remove(event)
-            raise
-
-    def release(self) -> None:
-        """Free a slot, handing it to the longest waiter if there is one."""
-        if self.waiters:
-            self.waiters.popleft().set()
-        else:
-            self.free += 1
-
-
 class _Batch:
     """Answers of one incoming batch, sent together once every request in it is done."""
 
@@ -274,7 +235,7 @@ class JSONRPCEngine:
         self._uncancellable = uncancellable
         self._prompt = prompt
         self._drain_timeout = drain_timeout
-        self._slots = _Slots(max_concurrency)
+        self._slots = Slots(max_concurrency)
         self._max_in_flight = max_concurrency + max_queued
         self._next_id = 0
         self._pending: dict[RequestId, _Pending] = {}
@@ -541,7 +502,7 @@ class JSONRPCEngine:
     async def _run_handler(self, req: IncomingRequest) -> dict[str, Any] | None:
         """The handler's answer, within a slot (none for prompt methods) and its cancellation."""
         response: dict[str, Any] | None = None
-        slots: _Slots | None = None if req.method in self._prompt else self._slots
+        slots: Slots | None = None if req.method in self._prompt else self._slots
         try:
             # Uncontended, the slot is taken without a checkpoint (a loop iteration).
             if slots is None:
@@ -552,7 +513,9 @@ class JSONRPCEngine:
                 await slots.acquire()
             try:
                 # None when the peer's notifications/cancelled ended the handler.
-                response = await self._tasks.guard(req._handle, self._call_handler(req))
+                response = await self._tasks.guard(
+                    req._handle, response_of(req, self._on_request, self.name)
+                )
             except BaseException as exc:
                 # That cancellation ends the handler only; any other (shutdown) ends the
                 # task serving it too.
@@ -571,9 +534,6 @@ class JSONRPCEngine:
             req.done = True
             self._in_flight.pop(req.id, None)
         return response
-
-    async def _call_handler(self, req: IncomingRequest) -> dict[str, Any]:
-        return await response_of(req, self._on_request, self.name)
 
     async def _on_notify(self, method: str, params: dict[str, Any] | None) -> None:
         if method == CANCELLED_METHOD:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.client.servers.ours import make_server
 
 from mcpkit import Client, MCPError, SyncClient, TaskHandle
 from mcpkit._client._sync import SyncTaskHandle
@@ -75,6 +76,45 @@ def _compare(
 
 def test_sync_client_mirrors_client() -> None:
     assert _compare(Client, SyncClient) == []
+
+
+def _init_params(cls: type) -> list[tuple[str, Any, str, str]]:
+    return [
+        (p.name, p.kind, str(p.annotation).strip("'"), repr(p.default))
+        for p in inspect.signature(cls.__init__).parameters.values()
+    ]
+
+
+def test_sync_client_init_mirrors_client_init() -> None:
+    """SyncClient(...) spells out Client(...)'s parameters (for type checkers and IDEs):
+    the same names, kinds, annotations and defaults, in the same order."""
+    assert _init_params(SyncClient) == _init_params(Client)
+    names = [p.name for p in inspect.signature(SyncClient.__init__).parameters.values()]
+    assert "kwargs" not in names and len(names) > 20
+
+
+def test_sync_client_passes_its_keywords_to_the_client() -> None:
+    logs: list[Any] = []
+    with SyncClient(
+        make_server(),
+        name="ours",
+        protocol_version="2025-06-18",
+        timeout=5.0,
+        init_timeout=7.0,
+        validate_output=False,
+        logging_handler=logs.append,
+    ) as client:
+        assert client.protocol_version == "2025-06-18"
+        assert client.call_tool("add", {"a": 1, "b": 2}).structured_content == {"result": 3}
+    inner = client.client
+    assert (inner.name, inner.timeout, inner.init_timeout) == ("ours", 5.0, 7.0)
+    assert inner.validate_output is False
+    assert inner.max_timeout == Client(make_server()).max_timeout  # the default, untouched
+
+
+def test_sync_client_refuses_an_unknown_keyword() -> None:
+    with pytest.raises(TypeError, match="timeot"):
+        SyncClient(make_server(), timeot=5.0)  # type: ignore[call-arg]
 
 
 def test_sync_task_handle_mirrors_task_handle() -> None:

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from typing import Any
 
-from pydantic import ValidationError as PydanticValidationError
-
 from .._exceptions import (
-    CapabilityError,
     ConnectionClosed,
     InvalidParams,
-    InvalidResponse,
     MCPError,
     ProtocolError,
     ResourceNotFound,
@@ -43,7 +38,7 @@ from ..types import (
     Task,
     Tool,
 )
-from ..types._extensions import DetailedTask, SkillEntry
+from ..types._extensions import SkillEntry
 from . import _skills
 from ._callbacks import (
     ElicitationCompleteHandler,
@@ -64,22 +59,19 @@ from ._extensions import (
     parse_detailed,
 )
 from ._inbound import LOG_LEVELS, Inbound
-from ._lists import MAX_PAGES, Listings
+from ._lists import Listings
 from ._middleware import through_middleware
 from ._modern import Listener
 from ._skills import LoadedSkill, SkillsClientExtension
 from ._targets import describe, target_of
-from ._tasks import TaskHandle, TaskReceiver, parse_task
+from ._taskcalls import ClientTasks
+from ._tasks import TaskHandle, TaskReceiver
 from ._trace import telemetry_active, traced, with_trace
 from ._util import DEFAULT as _DEFAULT
 from ._util import ListKind, ProgressFn, RootsSource, to_root, undeliverable
 from ._util import package_version as _package_version
 from ._util import parse_result as _parse
-from ._util import short_errors as _short
 from ._util import wire as _wire
-
-logger = logging.getLogger("mcpkit.client")
-
 
 #: Seconds a request may wait for its answer unless told otherwise (reset by progress).
 DEFAULT_TIMEOUT = 60.0
@@ -238,7 +230,8 @@ class Client:
         self._init: InitializeResult | None = None
         #: The lists of tools, resources and prompts, their caches and the output schemas.
         self._lists = Listings(self)
-        self._task_handles: dict[str, TaskHandle] = {}
+        #: The tasks we started (tools run as tasks) and the handles on them.
+        self._tasks = ClientTasks(self)
         #: Serves task-augmented sampling/elicitation requests when ``accept_tasks``.
         self._task_receiver = TaskReceiver(self) if accept_tasks else None
         #: The subscriptions/listen stream, under the stateless revision.
@@ -494,40 +487,7 @@ class Client:
             handle = await client.call_tool_as_task("build", {"target": "all"})
             result = await handle.result(timeout=600)
         """
-        if self.session.stateless:
-            return await self._extension_task(name, arguments, timeout, meta)
-        caps = self.session.server_capabilities
-        tasks_cap = caps.get("tasks") if isinstance(caps, dict) else None
-        requests = tasks_cap.get("requests") if isinstance(tasks_cap, dict) else None
-        tools_cap = requests.get("tools") if isinstance(requests, dict) else None
-        if not isinstance(tools_cap, dict) or not isinstance(tools_cap.get("call"), dict):
-            raise CapabilityError(
-                "the server does not declare tasks.requests.tools.call: it cannot run tools as tasks"
-            )
-        params: dict[str, Any] = {"name": name, "task": {} if ttl is None else {"ttl": ttl}}
-        if arguments is not None:
-            params["arguments"] = arguments if type(arguments) is dict else dict(arguments)
-        if meta:
-            params["_meta"] = dict(meta)
-        raw = await self.send_request("tools/call", params, timeout=timeout)
-        task_raw = raw.get("task") if isinstance(raw, dict) else None
-        if task_raw is None:
-            raise InvalidResponse(f"tools/call {name!r} as a task: the answer has no 'task'")
-        return self._handle(parse_task(task_raw, "tools/call"), name)
-
-    async def _extension_task(
-        self, name: str, arguments: Mapping[str, Any] | None, timeout: Any, meta: Any
-    ) -> ExtensionTaskHandle:
-        params: dict[str, Any] = {"name": name}
-        if arguments is not None:
-            params["arguments"] = dict(arguments)
-        if meta:
-            params["_meta"] = dict(meta)
-        raw = await self.send_request("tools/call", params, timeout=timeout)
-        if isinstance(raw, dict) and raw.get("resultType") == "task":
-            return ExtensionTaskHandle(self, parse_detailed(raw, "tools/call"), name)
-        done = DetailedTask(task_id="", status="completed", result=raw)
-        return ExtensionTaskHandle(self, done, name)
+        return await self._tasks.call_tool(name, arguments, ttl, timeout, meta)
 
     async def list_skills(self) -> list[SkillEntry]:
         """The skills the server offers (``skills/list``, every page): names, descriptions
@@ -555,63 +515,21 @@ class Client:
 
         Its state is unknown until ``status()`` asks.
         """
-        if self.session.stateless:
-            unknown = DetailedTask(task_id=task_id, status="working")
-            return ExtensionTaskHandle(self, unknown, tool)
-        handle = self._task_handles.get(task_id)
-        if handle is None:
-            placeholder = Task(
-                task_id=task_id,
-                status="working",
-                created_at="1970-01-01T00:00:00Z",
-                last_updated_at="1970-01-01T00:00:00Z",
-                ttl=None,
-            )
-            handle = self._handle(placeholder, tool)
-        return handle
-
-    def _handle(self, task: Task, tool: str | None) -> TaskHandle:
-        handle = TaskHandle(self, task, tool)
-        self._task_handles[task.task_id] = handle
-        return handle
+        return self._tasks.task(task_id, tool)
 
     async def list_tasks_page(
         self, cursor: str | None = None, *, timeout: float | None = _DEFAULT
     ) -> tuple[list[Task], str | None]:
         """One page of ``tasks/list``: the tasks and the cursor of the next page (or None)."""
-        raw = await self.send_request(
-            "tasks/list", {"cursor": cursor} if cursor else None, timeout=timeout
-        )
-        if not isinstance(raw, dict) or not isinstance(raw.get("tasks"), list):
-            raise InvalidResponse("tasks/list: the answer has no 'tasks' list")
-        tasks = [parse_task(t, "tasks/list") for t in raw["tasks"]]
-        nxt = raw.get("nextCursor")
-        return tasks, nxt if isinstance(nxt, str) else None
+        return await self._tasks.list_page(cursor, timeout)
 
     async def list_tasks(self, *, timeout: float | None = _DEFAULT) -> list[Task]:
         """Every task of ours the server knows (all pages of ``tasks/list``)."""
-        tasks: list[Task] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        for _ in range(MAX_PAGES):
-            page, cursor = await self.list_tasks_page(cursor, timeout=timeout)
-            tasks.extend(page)
-            if cursor is None:
-                return tasks
-            if cursor in seen:
-                raise InvalidResponse(f"tasks/list: the server repeated the cursor {cursor!r}")
-            seen.add(cursor)
-        raise InvalidResponse(f"tasks/list: more than {MAX_PAGES} pages; giving up")
+        return await self._tasks.list_all(timeout)
 
     async def _on_task_status(self, params: dict[str, Any] | None) -> None:
-        try:
-            task = Task.model_validate(params or {})
-        except PydanticValidationError as e:
-            logger.warning("dropped malformed notifications/tasks/status: %s", _short(e))
-            return
-        handle = self._task_handles.get(task.task_id)
-        if handle is not None:
-            handle._update(task)
+        # Called by Inbound for notifications/tasks/status.
+        await self._tasks.on_status(params)
 
     async def check_tool_result(self, name: str, raw: Any) -> CallToolResult:
         """Parse a raw ``tools/call`` result and check it against the tool's ``outputSchema``."""
