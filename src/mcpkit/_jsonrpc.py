@@ -139,14 +139,12 @@ class IncomingRequest:
         return await self.engine.request(method, params, related_request_id=self.id, **kw)
 
 
-async def response_of(
-    req: IncomingRequest, serve: Callable[[IncomingRequest], Awaitable[Any]], name: str
-) -> dict[str, Any]:
-    """The JSON-RPC response to ``req``: what ``serve(req)`` returned, its
-    :class:`ProtocolError` as the error, any other exception as -32603 (logged, never
+async def response_of(req: IncomingRequest, serving: Awaitable[Any], name: str) -> dict[str, Any]:
+    """The JSON-RPC response to ``req``: what ``serving`` (the handler's awaitable) gave,
+    its :class:`ProtocolError` as the error, any other exception as -32603 (logged, never
     shown to the peer). For transports that serve a request without an engine too."""
     try:
-        result = await serve(req)
+        result = await serving
         return {"jsonrpc": "2.0", "id": req.id, "result": result}
     except ProtocolError as e:
         return {"jsonrpc": "2.0", "id": req.id, "error": e.to_error()}
@@ -514,7 +512,7 @@ class JSONRPCEngine:
             try:
                 # None when the peer's notifications/cancelled ended the handler.
                 response = await self._tasks.guard(
-                    req._handle, response_of(req, self._on_request, self.name)
+                    req._handle, response_of(req, self._on_request(req), self.name)
                 )
             except BaseException as exc:
                 # That cancellation ends the handler only; any other (shutdown) ends the

@@ -51,7 +51,7 @@ from .._http._transport import CONNECTION_BUFFER
 from .._jsonrpc import IncomingRequest, response_of
 from .._session._base import RequestContext
 from .._session._kernel import Kernel
-from .._session._stateless import is_stateless, request_version
+from .._session._stateless import is_stateless
 from .._transports._base import TransportInfo
 from ._budget import Budget
 from ._options import HTTPAppOptions
@@ -68,6 +68,9 @@ _STATUS_BY_CODE = {
 #: A decimal number as a mirrored integer header carries it (``42``, ``-7``, ``42.0``).
 _NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 logger = logging.getLogger("mcpkit.http")
+
+#: The ``_meta`` key of the revision a request names.
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
 
 #: JavaScript's safe-integer bound: larger integers are not mirrored (clients cannot).
 _SAFE_INT = 2**53 - 1
@@ -97,29 +100,34 @@ def is_modern(msg: dict[str, Any], headers: Mapping[str, str]) -> bool:
 
 def header_problem(msg: dict[str, Any], headers: Mapping[str, str]) -> str | None:
     """Why the standard headers do not mirror the body (a HeaderMismatch), or None."""
-    header_version = header(headers, "mcp-protocol-version")
+    # Values without the optional whitespace around them (RFC 9110, section 5.5); read
+    # inline rather than through header(): this runs on every 2026 request.
+    header_version = headers.get("mcp-protocol-version")
     if header_version is None:
         return "Header mismatch: the MCP-Protocol-Version header is missing"
+    header_version = header_version.strip(" \t")
     params = msg.get("params")
-    body_version = request_version(params.get("_meta")) if isinstance(params, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    body_version = meta.get(META_VERSION) if isinstance(meta, dict) else None
     if body_version is not None and body_version != header_version:
         return (
             f"Header mismatch: MCP-Protocol-Version {header_version!r} does not match "
             f"_meta protocolVersion {body_version!r}"
         )
     method = msg["method"]
-    got = header(headers, "mcp-method")
+    got = headers.get("mcp-method")
     if got is None:
         return "Header mismatch: the Mcp-Method header is missing"
+    got = got.strip(" \t")
     if got != method:
         return f"Header mismatch: Mcp-Method {got!r} does not match body method {method!r}"
     member = NAMED_MEMBER.get(method)
     if member is None:
         return None
-    raw = header(headers, "mcp-name")
+    raw = headers.get("mcp-name")
     if raw is None:
         return f"Header mismatch: {method} needs an Mcp-Name header"
-    name = decode_header_value(raw)
+    name = decode_header_value(raw.strip(" \t"))
     if name is None:
         return "Header mismatch: the Mcp-Name header value is malformed"
     body = params.get(member) if isinstance(params, dict) else None
@@ -192,18 +200,6 @@ def meta_problem(msg: dict[str, Any]) -> str | None:
     return None
 
 
-def _wants_stream(msg: dict[str, Any]) -> bool:
-    """Whether a request needs an SSE answer: a listen stream, or one asking for progress
-    (``progressToken``) or log messages (a ``logLevel``) that would otherwise be dropped."""
-    if msg["method"] == "subscriptions/listen":
-        return True
-    params = msg.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    return isinstance(meta, dict) and (
-        "progressToken" in meta or "io.modelcontextprotocol/logLevel" in meta
-    )
-
-
 def status_of(message: Any) -> int:
     """The HTTP status of a modern answer: 200, or what its error calls for."""
     error = message.get("error") if isinstance(message, dict) else None
@@ -227,14 +223,13 @@ class ModernHandler:
             options.max_stateless_requests, options.max_stateless_requests_per_principal
         )
         self.listens = Budget(options.max_listen_streams, options.max_listen_streams_per_principal)
-        self._kernel: Kernel | None = None
+        # The server's own kernel (an ``mcpkit.Server`` shares one with all its sessions and
+        # replaces its spec, never the kernel), or that of a session a low-level factory
+        # makes once for the purpose.
+        self._kernel: Kernel | None = hosting.kernel if hosting is not None else None
 
     def kernel(self) -> Kernel:
-        """The kernel serving the app's stateless requests: the server's own (an
-        ``mcpkit.Server`` shares one with all its sessions), or that of a session a
-        low-level factory makes once for the purpose."""
-        if self.hosting is not None:
-            return self.hosting.kernel
+        """The kernel serving the app's stateless requests."""
         kernel = self._kernel
         if kernel is None:
             kernel = self._kernel = self.server.create_session(_NoTransport()).kernel
@@ -263,15 +258,15 @@ class ModernHandler:
         if problem is not None:
             await respond_error(send, 400, HEADER_MISMATCH, problem, id=rid)
             return
-        problem = meta_problem(msg)
-        if problem is not None:
-            await respond_error(send, 400, INVALID_PARAMS, problem, id=rid)
-            return
-        kernel = self.kernel()
+        kernel = self._kernel or self.kernel()
         req = IncomingRequest(None, rid, msg["method"], msg.get("params"))
         try:
             negotiated = kernel.negotiate(req.meta)
         except ProtocolError as e:
+            problem = meta_problem(msg)
+            if problem is not None:  # what every request must carry is missing: 400
+                await respond_error(send, 400, INVALID_PARAMS, problem, id=rid)
+                return
             error = {"jsonrpc": "2.0", "id": rid, "error": e.to_error()}
             await respond(send, status_of(error), orjson.dumps(error), content_type=JSON)
             return
@@ -286,11 +281,19 @@ class ModernHandler:
             rc = RequestContext(None, req, negotiated, transport=info)
             # The server picks per request (streamable-http.mdx): one JSON body unless the
             # request will have something to say before its answer. A listen stream is all
-            # notifications; a request that asked for progress or log messages gets them live.
-            if self.options.json_response and not _wants_stream(msg):
-                response = await response_of(req, lambda _: kernel.serve(rc), "server")
+            # notifications; a request that asked for progress or log messages gets them live
+            # (negotiate() found its _meta an object).
+            meta: dict[str, Any] = msg["params"]["_meta"]
+            if (
+                self.options.json_response
+                and not listen
+                and "progressToken" not in meta
+                and "io.modelcontextprotocol/logLevel" not in meta
+            ):
+                response = await response_of(req, kernel.serve(rc), "server")
                 req.done = True
-                await respond(send, status_of(response), orjson.dumps(response), content_type=JSON)
+                status = 200 if "result" in response else status_of(response)
+                await respond(send, status, orjson.dumps(response), content_type=JSON)
             else:
                 await _answer_sse(kernel, rc, receive, send)
         finally:
@@ -336,7 +339,7 @@ async def _answer_sse(kernel: Kernel, rc: RequestContext, receive: Receive, send
     sink = _Sink(req, out)
 
     async def run() -> None:
-        response = await response_of(req, lambda _: kernel.serve(rc), "server")
+        response = await response_of(req, kernel.serve(rc), "server")
         req.done = True
         with out:
             out.send_nowait((b"", response))

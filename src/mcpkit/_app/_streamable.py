@@ -137,6 +137,7 @@ class StreamableHTTPApp:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+        self.posts._hosted = False  # entered again, the app starts its host again
         tg, self._tg = self._tg, None
         try:
             if tg is not None:

@@ -58,6 +58,10 @@ def encode_header_value(value: str | int | bool) -> str:
     return _OPEN + base64.b64encode(value.encode("utf-8")).decode("ascii") + _CLOSE
 
 
+#: A plain mirrored value: visible ASCII, spaces and tabs only.
+_VISIBLE = re.compile(r"[\t\x20-\x7e]*")
+
+
 def decode_header_value(value: str) -> str | None:
     """A mirrored header's value with its Base64 form decoded; None when malformed."""
     if value.startswith(_OPEN) and value.endswith(_CLOSE):
@@ -66,9 +70,7 @@ def decode_header_value(value: str) -> str | None:
             return raw.decode("utf-8")
         except (binascii.Error, UnicodeDecodeError):
             return None
-    if any(not (" " <= c <= "~" or c == "\t") for c in value):
-        return None
-    return value
+    return value if _VISIBLE.fullmatch(value) is not None else None
 
 
 def header_params(input_schema: Any) -> list[tuple[str, tuple[str, ...]]]:

@@ -10,13 +10,13 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import InvalidParams, MCPError, MethodNotFound, ProtocolError
 from .._session._base import RequestContext, RequestHandlerFn
 from .._session._server import ServerSession
-from ._auth import authorize, caller_key
+from ._auth import authorize
 from ._context import Context
 from ._listen import serve_listen
 from ._logging import LEVELS, current_context
@@ -84,14 +84,21 @@ class Handlers:
             logger.warning("could not subscribe to %s upstream: %s", uri, e)
 
     async def _rounds(
-        self, rc: RequestContext, params: dict[str, Any] | None, run: Callable[[], Awaitable[Any]]
+        self, rc: RequestContext, params: dict[str, Any] | None, run: Coroutine[Any, Any, Any]
     ) -> Any:
-        """Run a handler that may ask the client for input, under a stateless revision: its
-        questions end the request with an ``InputRequiredResult`` (see ``_mrtr``)."""
+        """Run ``run``, a handler's coroutine that may ask the client for input, under a
+        stateless revision: its questions end the request with an ``InputRequiredResult``
+        (see ``_mrtr``)."""
         # The state is sealed to the verified caller: another caller cannot replay it.
-        rc.state = rounds = RoundState(self.server.stateless, rc.method, params, caller_key(rc))
+        principal = rc.transport.principal
+        caller = principal.key if principal is not None else None
         try:
-            return await run()
+            rc.state = rounds = RoundState(self.server.stateless, rc.request.method, params, caller)
+        except BaseException:
+            run.close()  # a forged or stale requestState: the handler never starts
+            raise
+        try:
+            return await run
         except BaseException as e:
             asked = collect_input_required(e)
             if asked is None:
@@ -124,7 +131,7 @@ class Handlers:
             # runs task-capable tools as tasks for the clients declaring it.
             if support is not None and support != "forbidden":
                 return await self.server.task_extension.call_tool(self, rc, tool, args)
-            return await self._rounds(rc, params, lambda: self._call(tool, args, rc))
+            return await self._rounds(rc, params, self._call(tool, args, rc))
         if support is not None and support != "forbidden":
             task = params.get("task")
             if task is not None:
@@ -165,7 +172,7 @@ class Handlers:
             authorize(rc, self.registry.scopes_for("resources/read", params))
         n = rc.negotiated
         if n is not None and n.stateless:
-            result = await self._rounds(rc, params, lambda: self._read(uri, rc))
+            result = await self._rounds(rc, params, self._read(uri, rc))
             hints = self.registry.hints_for(uri)
             if hints and result.get("resultType") != "input_required":
                 # The resource's own hints; the server's defaults fill in what it left out.
@@ -227,7 +234,7 @@ class Handlers:
             raise InvalidParams(message="Invalid params: 'arguments' must be an object of strings")
         n = rc.negotiated
         if n is not None and n.stateless:
-            return await self._rounds(rc, params, lambda: self._get_prompt(prompt, name, args, rc))
+            return await self._rounds(rc, params, self._get_prompt(prompt, name, args, rc))
         return await self._get_prompt(prompt, name, args, rc)
 
     async def _get_prompt(

@@ -201,8 +201,8 @@ class TasksExtension(Extension):
             if tool.task_support == "required":
                 why = f"tool {tool.name!r} runs only as a task, with the {self.id} extension"
                 require_client_extension(rc, self.id, why)
-            return await handlers._rounds(rc, params, lambda: handlers._call(tool, args, rc))
-        return await handlers._rounds(rc, params, lambda: self._start(rc, tool, args))
+            return await handlers._rounds(rc, params, handlers._call(tool, args, rc))
+        return await handlers._rounds(rc, params, self._start(rc, tool, args))
 
     async def _start(self, rc: RequestContext, tool: ToolDef, args: dict[str, Any]) -> Any:
         """Run the tool in the task group; answer with its task (or, before it began one,

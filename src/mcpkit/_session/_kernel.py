@@ -88,6 +88,9 @@ class ServerSpec:
     _caps_by_version: dict[str, dict[str, Any]] = dataclasses.field(
         init=False, default_factory=dict, repr=False
     )
+    _served: dict[str, frozenset[str]] = dataclasses.field(
+        init=False, default_factory=dict, repr=False
+    )
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -124,6 +127,20 @@ class ServerSpec:
                 "capabilities"
             ]
         return caps
+
+    def served(self, version: str) -> frozenset[str]:
+        """The methods a stateless request of ``version`` may call (computed once each):
+        handled, in the revision, their capability declared, or an extension's."""
+        methods = self._served.get(version)
+        if methods is None:
+            caps = self.capabilities_in(version)
+            in_revision = request_methods_for(version)
+            methods = self._served[version] = frozenset(
+                m
+                for m in self.handlers
+                if m in self.extension_methods or (m in in_revision and _declared(caps, m))
+            )
+        return methods
 
     def discover(self) -> dict[str, Any]:
         """The ``server/discover`` result."""
@@ -209,25 +226,24 @@ class Kernel:
     ) -> RequestHandlerFn:
         """The handler of ``method``, or -32601: no handler, a method the revision lacks,
         or one whose capability we did not declare (an extension's method passes)."""
-        handler = spec.handlers.get(method)
         version = n.protocol_version
-        if handler is not None:
-            if stateless:
-                extra = spec.extension_methods
-            elif method in STATELESS_ONLY_METHODS:
-                extra, handler = frozenset(), None
-            else:
-                extra = spec.handshake_extension_methods
-            cap = SERVER_METHOD_CAPABILITY.get(method)
+        if stateless:
+            # One set lookup: what the spec serves in this revision is computed once.
+            handler = spec.handlers.get(method) if method in spec.served(version) else None
+        else:
+            handler = spec.handlers.get(method)
             if handler is not None and (
-                (
-                    (cap is not None and not has_capability(self._ours(spec, n), cap))
-                    or (
-                        version != NATIVE_PROTOCOL_VERSION
-                        and method not in request_methods_for(version)
+                method in STATELESS_ONLY_METHODS
+                or (
+                    (
+                        not _declared(self._ours(spec, n), method)
+                        or (
+                            version != NATIVE_PROTOCOL_VERSION
+                            and method not in request_methods_for(version)
+                        )
                     )
+                    and method not in spec.handshake_extension_methods
                 )
-                and method not in extra
             ):
                 handler = None
         if handler is None:
@@ -237,6 +253,12 @@ class Kernel:
                 )
             raise MethodNotFound(message=f"Method not found: {method}")
         return handler
+
+
+def _declared(caps: dict[str, Any], method: str) -> bool:
+    """Whether ``caps`` declares what serving ``method`` needs (nothing, for most)."""
+    cap = SERVER_METHOD_CAPABILITY.get(method)
+    return cap is None or has_capability(caps, cap)
 
 
 def span_attributes(rc: RequestContext) -> dict[str, Any]:
