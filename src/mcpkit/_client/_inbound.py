@@ -7,6 +7,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import anyio
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
@@ -19,6 +20,7 @@ from ..types import (
     ElicitRequestFormParams,
     ElicitRequestURLParams,
     ElicitResult,
+    ListRootsResult,
     LoggingMessageNotificationParams,
     ProgressNotificationParams,
     ResourceUpdatedNotificationParams,
@@ -43,6 +45,10 @@ if TYPE_CHECKING:
     from ._client import Client
 
 M = TypeVar("M", bound=BaseModel)
+#: A handler of a request from the server.
+Handler = Callable[[RequestContext, "dict[str, Any] | None"], Awaitable[Any]]
+#: ``roots_handler(ctx)``: answers ``roots/list`` (a dict or a ListRootsResult).
+RootsHandler = Callable[[ServerRequestContext], Awaitable[Any]]
 
 logger = logging.getLogger("mcpkit.client")
 #: Log records from servers, when no ``logging_handler`` is given.
@@ -93,6 +99,11 @@ class Inbound:
         self.list_changed_handler = list_changed_handler
         #: URL elicitations the user accepted and the server has not reported complete.
         self.url_elicitations: set[str] = set()
+        #: Answers ``roots/list`` for a client given no ``roots`` (a hub asks its own client).
+        self.roots_handler: RootsHandler | None = None
+
+    def _serves_roots(self) -> bool:
+        return self.client._has_roots or self.roots_handler is not None
 
     def capabilities(self) -> dict[str, Any]:
         """The client capabilities declared at ``initialize``: exactly what has a callback."""
@@ -108,6 +119,8 @@ class Inbound:
             caps["elicitation"] = modes
         if self.client._has_roots:
             caps["roots"] = {"listChanged": True}
+        elif self.roots_handler is not None:
+            caps["roots"] = {}
         if self.client._task_receiver is not None:
             requests: dict[str, Any] = {}
             if "sampling" in caps:
@@ -118,16 +131,14 @@ class Inbound:
                 caps["tasks"] = {"list": {}, "cancel": {}, "requests": requests}
         return caps
 
-    def request_handlers(
-        self,
-    ) -> dict[str, Callable[[RequestContext, dict[str, Any] | None], Awaitable[Any]]]:
-        handlers: dict[str, Callable[[RequestContext, dict[str, Any] | None], Awaitable[Any]]] = {}
+    def request_handlers(self) -> dict[str, Handler]:
+        handlers: dict[str, Handler] = {}
         if self.sampling_handler is not None:
-            handlers["sampling/createMessage"] = self._on_sampling
+            handlers["sampling/createMessage"] = _contained(self._on_sampling)
         if self.elicitation_handler is not None or self.url_elicitation_handler is not None:
-            handlers["elicitation/create"] = self._on_elicitation
-        if self.client._has_roots:
-            handlers["roots/list"] = self._on_roots
+            handlers["elicitation/create"] = _contained(self._on_elicitation)
+        if self._serves_roots():
+            handlers["roots/list"] = _contained(self._on_roots)
         rx = self.client._task_receiver
         if rx is not None and handlers:
             for method in ("sampling/createMessage", "elicitation/create"):
@@ -260,6 +271,14 @@ class Inbound:
                 self.url_elicitations.add(params.elicitation_id)
 
     async def _on_roots(self, ctx: RequestContext, params: dict[str, Any] | None) -> Any:
+        if self.roots_handler is not None and not self.client._has_roots:
+            result = await self.roots_handler(ServerRequestContext(self.client, ctx))
+            try:
+                return ListRootsResult.model_validate(
+                    dict(result) if isinstance(result, Mapping) else result
+                ).to_wire()
+            except PydanticValidationError as e:
+                raise InternalError(message=f"invalid roots/list answer: {_short(e)}") from None
         roots = await self.client._current_roots()
         return {"roots": [r.to_wire() for r in roots]}
 
@@ -345,3 +364,46 @@ class Inbound:
         self.url_elicitations.discard(p.elicitation_id)
         if self.elicitation_complete_handler is not None:
             await call_back(self.elicitation_complete_handler, p)
+
+
+def _fatal(exc: BaseException) -> bool:
+    """True for what must go on through any handler: cancellation, interpreter exit."""
+    if isinstance(
+        exc, (KeyboardInterrupt, SystemExit, GeneratorExit, anyio.get_cancelled_exc_class())
+    ):
+        return True
+    subs = getattr(exc, "exceptions", None)  # an exception group, told by shape
+    return isinstance(subs, tuple) and any(_fatal(e) for e in subs if isinstance(e, BaseException))
+
+
+def _contained(handler: Handler) -> Handler:
+    """``handler``, its callback's failures answered to the server as errors.
+
+    An ordinary exception is already (the engine answers -32603); anything else a callback
+    raises (a ``BaseException`` that is not a cancellation: a hub's ``InputRequired``)
+    would escape the engine's handler task and end the connection, and the program running
+    it: it becomes an internal error too. Under a stateless revision the callbacks answer
+    input requests inside the caller's own request, in its task: what they raise there is
+    the caller's, and goes on.
+    """
+
+    async def contained(ctx: RequestContext, params: dict[str, Any] | None) -> Any:
+        try:
+            return await handler(ctx, params)
+        except Exception:
+            raise
+        except BaseException as e:
+            if _fatal(e) or (ctx.negotiated is not None and ctx.negotiated.stateless):
+                raise
+            logger.error(
+                "the client's %s callback raised %s: answered as an internal error",
+                ctx.method,
+                type(e).__name__,
+                exc_info=e,
+            )
+            raise InternalError(
+                message=f"Internal error: the client's {ctx.method} callback failed "
+                f"({type(e).__name__})"
+            ) from None
+
+    return contained

@@ -26,6 +26,7 @@ from anyio.abc import TaskGroup
 from .._exceptions import InvalidParams, MCPError, ProtocolError
 from .._middleware import MCPRequest, chain
 from ._context import Context
+from ._relay import Flight, Relay, check_capability, rounds_of
 from ._tools import error_result
 from ._uritemplate import UriTemplate
 from ._util import to_wire
@@ -430,9 +431,13 @@ class RemoteMount(Mount):
         ):
             if getattr(inbound, attr) is None:
                 setattr(inbound, attr, value)
+        if not self.client._has_roots and inbound.roots_handler is None:
+            inbound.roots_handler = self._roots
         self._tg: TaskGroup | None = None
         #: The parent's requests being forwarded (server requests go to the only one).
-        self.in_flight: set[Any] = set()
+        self.in_flight: set[Flight] = set()
+        #: Calls kept across the rounds of 2026-07-28 requests (see ``_relay``).
+        self.relay = Relay(self)
         #: The mounted server's URIs subscribed to on this connection. A subscription stays
         #: while mounted: whether any parent session (on any worker) still wants it is not
         #: known here, and updates nobody asked for are dropped by the parent per session.
@@ -561,6 +566,12 @@ class RemoteMount(Mount):
 
     async def forward(self, ctx: Context[Any] | None, send: Any) -> Any:
         """Run ``send(client, progress)`` for the parent's request ``ctx`` serves."""
+        rounds = rounds_of(ctx)
+        tg = self._tg
+        if rounds is not None and ctx is not None and tg is not None and self._handshake_era():
+            # A 2026-07-28 request to a server of a handshake revision: what it asks meanwhile
+            # reaches the client as input requests, the call kept across the rounds.
+            return await self.relay.serve(ctx, rounds, send, tg)
         rc = ctx._request if ctx is not None else None
         progress = None
         if rc is not None and rc.request.progress_token is not None:
@@ -569,35 +580,58 @@ class RemoteMount(Mount):
                 await rc.report_progress(value, total, message)
 
         token = _serving.set(ctx)
-        entry = (object(), ctx)
-        self.in_flight.add(entry)
+        flight = Flight(ctx)
+        self.in_flight.add(flight)
         try:
             return await send(self.client, progress)
         finally:
-            self.in_flight.discard(entry)
+            self.in_flight.discard(flight)
             _serving.reset(token)
 
+    def _handshake_era(self) -> bool:
+        """True when the mounted server is spoken to under a handshake revision."""
+        return bool(self.client.connected and not self.client.session.stateless)
+
+    def _flight(self) -> Flight | None:
+        """The forwarded request a server request of the mounted server belongs to: the
+        only one in flight (a request over stdio names no request of ours)."""
+        return next(iter(self.in_flight)) if len(self.in_flight) == 1 else None
+
     def _related(self) -> Context[Any] | None:
-        """The parent's request a server request of the mounted server belongs to: the one
+        """The parent's request a notification of the mounted server belongs to: the one
         whose call it arrived in (the stateless revision asks inside the call), else the
         only one in flight."""
         ctx = _serving.get()
-        if ctx is None and len(self.in_flight) == 1:
-            ctx = next(iter(self.in_flight))[1]
+        if ctx is None:
+            flight = self._flight()
+            ctx = flight.ctx if flight is not None else None
         return ctx
+
+    async def _asked(self, method: str, params: dict[str, Any]) -> Any:
+        """The parent's client's answer to the mounted server's ``method`` request."""
+        ctx = _serving.get()
+        if ctx is not None:
+            # Asked inside the call, in the parent's request's own task (a 2026-07-28
+            # server's input requests): an InputRequired is that request's to answer with.
+            check_capability(ctx, method, params)
+            return await ctx._send(method, params, None)
+        flight = self._flight()
+        if flight is None:
+            raise ProtocolError(
+                -32603, f"{method}: no request of the parent's client to ask through"
+            )
+        # Asked the way the parent's client takes it: a request on its stream, or
+        # (2026-07-28) an input request of the relayed call, answered by the client's retry.
+        return await flight.ask(method, params)
 
     def _ask(self, method: str) -> Any:
         async def ask(params: Any, _server_rc: Any) -> Any:
-            ctx = self._related()
-            if ctx is None:
-                raise ProtocolError(
-                    -32603, f"{method}: no request of the parent's client to ask through"
-                )
-            # Asked the way the parent's client takes it: a request on its stream, or
-            # (2026-07-28) an input request answered when the client calls again.
-            return await ctx._send(method, params.to_wire(), None)
+            return await self._asked(method, params.to_wire())
 
         return ask
+
+    async def _roots(self, _server_rc: Any) -> Any:
+        return await self._asked("roots/list", {})
 
     async def _log(self, params: Any) -> None:
         ctx = self._related()
