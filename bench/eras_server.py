@@ -1,0 +1,45 @@
+"""The server of ``python -m bench.eras``: one mcpkit server for both eras.
+
+    python bench/eras_server.py [--http h11|httptools] [--port 0]
+
+``echo(text) -> str`` and ``add(a, b) -> int`` as ``async def`` tools of one ``Server``,
+served over Streamable HTTP by ``serve_http`` (uvicorn on 127.0.0.1, the loop ``mcpkit run``
+uses: uvloop when installed, unless ``MCPKIT_UVLOOP=0``) with ``json_response=True``: 2025-11-25
+sessions get one JSON body per POST, and 2026-07-28 stateless requests are served by the same
+app on the same endpoint. Once listening it prints ``mcpkit: serving ... at URL`` on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from mcpkit import Server, serve_http
+
+
+def build() -> Server:
+    """The benchmark's server (also served in process by the profile of ``bench.eras``)."""
+    server = Server("bench-eras", version="1.0.0")
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        """Echo the text back."""
+        return text
+
+    @server.tool()
+    async def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    return server
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(prog="bench/eras_server.py")
+    p.add_argument("--http", default="h11", choices=("h11", "httptools"))
+    p.add_argument("--port", type=int, default=0)
+    a = p.parse_args()
+    serve_http(build(), port=a.port, json_response=True, uvicorn_options={"http": a.http})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+"""The eras benchmark (``python -m bench eras``, issue 29) runs end to end with tiny counts.
+
+Timings are not tests: this checks that both eras are served by the one server and measured
+(the 2025-11-25 session row and the 2026-07-28 stateless row, in the throughput table and in
+the in-process profile), not how fast.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+ROWS = ("| 2025-11-25 session, JSON responses |", "| 2026-07-28 stateless |")
+
+
+def test_eras_bench_quick(tmp_path: Path) -> None:
+    out = tmp_path / "eras.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "eras", "--quick", "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    for row in ROWS:
+        # Once in the calls/s table, once in the Python-work table.
+        assert proc.stdout.count(row) == 2, (row, proc.stdout)
+    assert "| 2026 / 2025 (median of same-repetition ratios" in proc.stdout
+    result = json.loads(out.read_text())
+    cells = result["throughput"]
+    assert {(c["http"], c["conns"]) for c in cells} >= {("h11", 1), ("h11", 32)}
+    for cell in cells:
+        assert cell["calls_s_2025"] > 0 and cell["calls_s_2026"] > 0
+        assert cell["reps"] == 1 and len(cell["ratios"]) == 1
+    work = result["python_work"]
+    for era in ("2025", "2026"):
+        assert work[era]["calls"] >= work[era]["python_calls"] >= work[era]["mcpkit_calls"] > 0
+        assert work[era]["modules"] > 0
+    # The two profiled requests took different paths through the server.
+    assert set(work["2026"]["by_module"]) != set(work["2025"]["by_module"])
