@@ -43,6 +43,12 @@ SPEC_DIR = Path(os.environ.get("MCPKIT_SPEC_DIR") or TESTS_DIR / "spec")
 #: Revision of the prose pages an entry quotes, unless the entry says ``rev = "..."``.
 DEFAULT_REV = "2025-11-25"
 URL_BASE = "https://modelcontextprotocol.io/specification/"
+#: Extension specs vendored beside the revisions (``tests/spec/<label>/``; an entry says
+#: ``rev = "<label>"``): the folder their pages come from, at the vendored commit.
+EXTENSION_URLS: Mapping[str, str] = {
+    "ext-tasks": "https://github.com/modelcontextprotocol/experimental-ext-tasks/blob/"
+    "14019d0c8cee3bfff18a29eb9966b35ffbb32444/specification/draft/",
+}
 
 LEVELS = ("MUST", "MUST NOT", "SHOULD", "SHOULD NOT")
 SIDES = ("client", "server", "both")
@@ -111,6 +117,9 @@ def page_path(entry: Mapping[str, Any], spec_dir: Path = SPEC_DIR) -> Path:
 
 def page_url(entry: Mapping[str, Any]) -> str:
     """The canonical URL of the entry's page (without anchor)."""
+    extension = EXTENSION_URLS.get(str(entry.get("rev", DEFAULT_REV)))
+    if extension is not None:
+        return extension + str(entry["page"])
     page = str(entry["page"]).removesuffix(".mdx")
     page = page.removesuffix("/index") if page != "index" else ""
     return f"{URL_BASE}{entry.get('rev', DEFAULT_REV)}/{page}".rstrip("/")
@@ -190,7 +199,8 @@ def manifest_problems(
             bad.append("status = 'untested' needs a `reason`")
         elif entry["status"] == "tested" and entry["reason"].strip():
             bad.append("status = 'tested' must have an empty `reason`")
-        if not entry["page"].endswith(".mdx"):
+        suffixes = (".mdx", ".md") if entry.get("rev") in EXTENSION_URLS else (".mdx",)
+        if not entry["page"].endswith(suffixes):
             bad.append(f"page must be an .mdx path under <rev>/, got {entry['page']!r}")
         url = page_url(entry)
         if entry["url"] != url and not entry["url"].startswith(url + "#"):

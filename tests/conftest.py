@@ -15,3 +15,12 @@ BACKEND = os.environ.get("MCPKIT_TEST_BACKEND", "asyncio")
 @pytest.fixture
 def anyio_backend() -> str:
     return BACKEND
+
+
+@pytest.fixture(autouse=True)
+def _fresh_era_cache() -> None:
+    """Each test starts with no HTTP server's era remembered: tests reuse one URL for
+    servers of different eras (``mcpkit.Client.clear_era_cache``)."""
+    from mcpkit import Client
+
+    Client.clear_era_cache()

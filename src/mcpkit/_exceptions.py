@@ -45,6 +45,7 @@ callers speak the same language.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 PARSE_ERROR = -32700
@@ -363,7 +364,15 @@ class CapabilityError(MCPError):
 
 
 class VersionError(MCPError):
-    """The peers share no protocol revision."""
+    """The peers share no protocol revision.
+
+    ``supported``: the revisions the peer said it speaks (the list of its
+    ``UnsupportedProtocolVersion`` error), empty when it named none.
+    """
+
+    def __init__(self, message: str = "", *, supported: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.supported: tuple[str, ...] = tuple(supported)
 
 
 class InvalidResponse(MCPError):

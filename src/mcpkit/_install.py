@@ -7,26 +7,53 @@ host uses the environment mcpkit is installed in), a command line, or an ``http(
 
 Installing is idempotent: the same entry again changes nothing, a different one under the
 same name replaces it (and says so); other entries and keys of the file are kept. A file that
-is not valid JSON is left alone with an error. ``--dry-run`` prints the file it would write.
+is not strict JSON (duplicate keys, ``NaN``, numbers beyond a float) is left alone with an
+error. ``--dry-run`` prints the file it would write.
+
+The file is changed under a lock (``.NAME.lock`` beside it), so installs running at once all
+land, and replaced atomically; a symbolic link stays a link (its target is written). A new
+file is made readable by its owner only (``--env`` values are often secrets); an existing
+file keeps its mode.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import math
 import os
 import shlex
 import sys
 import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 HOSTS = ("claude-desktop", "cursor", "vscode", "mcp-json")
+#: Mode of a configuration file mcpkit creates (an existing file keeps its own).
+NEW_FILE_MODE = 0o600
+#: Seconds to wait for another ``mcpkit install`` changing the same file.
+LOCK_WAIT = 10.0
 
 
 class InstallError(Exception):
     """Installation refused: the message says why (one line for the user)."""
+
+
+class UsageError(InstallError):
+    """The command line itself is wrong (exit status 2, as argparse's errors)."""
+
+
+def _split(target: str) -> list[str]:
+    try:
+        return shlex.split(target)
+    except ValueError as e:  # an unterminated quote, a trailing backslash
+        raise UsageError(
+            f"the target {target!r} is not a valid command line ({str(e).lower()})"
+        ) from None
 
 
 def config_path(host: str, project: str | None) -> Path | None:
@@ -59,7 +86,7 @@ def server_entry(host: str, target: str, env: dict[str, str]) -> dict[str, Any]:
         if env:
             raise InstallError("--env applies to servers started as commands, not to URLs")
         return {"type": "http", "url": target} if host == "vscode" else {"url": target}
-    argv = shlex.split(target)
+    argv = _split(target)
     if not argv:
         raise InstallError("the target is empty: give a server file, a command line or a URL")
     if len(argv) == 1 and argv[0].endswith(".py"):
@@ -80,16 +107,52 @@ def default_name(target: str) -> str:
     """A server name from the target: the file's stem, the URL's host, or the program."""
     if target.lower().startswith(("http://", "https://")):
         return urlsplit(target).hostname or "server"
-    argv = shlex.split(target) or ["server"]
+    argv = _split(target) or ["server"]
     word = next((a for a in reversed(argv) if a.endswith(".py")), argv[0])
     return Path(word).stem or "server"
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text} is beyond a float")
+    return value
+
+
 def _read(path: Path) -> dict[str, Any]:
+    """The document in ``path`` ({} when there is none); refused unless strict JSON."""
     if not path.exists():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(
+            text or "{}",
+            object_pairs_hook=_unique,
+            parse_constant=_no_constant,
+            parse_float=_finite,
+        )
+    except _DuplicateKey as e:
+        raise InstallError(
+            f"{path}: the key {e.args[0]!r} appears twice in one object (a host keeps only "
+            "one of them); merge them into one first"
+        ) from None
     except (ValueError, UnicodeDecodeError) as e:
         raise InstallError(f"{path} is not valid JSON ({e}); fix or move it first") from None
     if not isinstance(data, dict):
@@ -97,19 +160,76 @@ def _read(path: Path) -> dict[str, Any]:
     return data
 
 
-def _write(path: Path, document: dict[str, Any]) -> None:
-    """Replace ``path`` atomically (a host reading it never sees half a file)."""
+def _dumps(document: dict[str, Any]) -> str:
+    return json.dumps(document, indent=2, allow_nan=False) + "\n"
+
+
+def _try_lock(fd: int) -> bool:
+    if sys.platform == "win32":
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold the lock of ``path`` (``.NAME.lock`` beside it; kept, as lock files must be)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    lock = path.with_name(f".{path.name}.lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, NEW_FILE_MODE)
+    try:
+        deadline = time.monotonic() + LOCK_WAIT
+        while not _try_lock(fd):
+            if time.monotonic() > deadline:
+                raise InstallError(
+                    f"{path} is being changed by another mcpkit install (it holds {lock}); "
+                    "try again"
+                )
+            time.sleep(0.02)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _write(path: Path, document: dict[str, Any]) -> None:
+    """Replace ``path`` atomically (a host reading it never sees half a file), keeping its
+    mode (a new file: :data:`NEW_FILE_MODE`). ``path`` is the real file, not a link."""
+    text = _dumps(document)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o7777 if path.exists() else NEW_FILE_MODE
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(json.dumps(document, indent=2) + "\n")
+            f.write(text)
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _merge(
+    document: dict[str, Any], key: str, name: str, entry: dict[str, Any], path: Path | None
+) -> str:
+    """Put ``entry`` under ``document[key][name]``; ``added``, ``updated`` or ``unchanged``."""
+    servers = document.setdefault(key, {})
+    if not isinstance(servers, dict):
+        raise InstallError(f"{path}: {key!r} is not a JSON object; fix it first")
+    before = servers.get(name)
+    status = "unchanged" if before == entry else "added" if before is None else "updated"
+    servers[name] = entry
+    return status
 
 
 def install(
@@ -133,16 +253,17 @@ def install(
     entry = server_entry(host, target, env or {})
     name = name or default_name(target)
     path = Path(config).expanduser() if config else config_path(host, project)
-    document = _read(path) if path is not None else {}
     key = "servers" if host == "vscode" else "mcpServers"
-    servers = document.setdefault(key, {})
-    if not isinstance(servers, dict):
-        raise InstallError(f"{path}: {key!r} is not a JSON object; fix it first")
-    before = servers.get(name)
-    status = "unchanged" if before == entry else "added" if before is None else "updated"
-    servers[name] = entry
-    if path is not None and status != "unchanged" and not dry_run:
-        _write(path, document)
+    if path is None or dry_run:
+        document = _read(path) if path is not None else {}
+        return _merge(document, key, name, entry, path), path, document
+    # A symbolic link stays one: its target is the file read, locked and replaced.
+    real = Path(os.path.realpath(path))
+    with _locked(real):
+        document = _read(real)
+        status = _merge(document, key, name, entry, path)
+        if status != "unchanged":
+            _write(real, document)
     return status, path, document
 
 
@@ -176,14 +297,23 @@ def main(command: str, argv: list[str]) -> int:
             ns.host, ns.target, name=ns.name, env=env, config=ns.config,
             project=ns.project, dry_run=ns.dry_run,
         )  # fmt: skip
+    except UsageError as e:
+        print(f"mcpkit {command}: {e}", file=sys.stderr)
+        return 2
     except (InstallError, OSError) as e:
         print(f"mcpkit {command}: {e}", file=sys.stderr)
         return 1
     if path is None or ns.dry_run:
-        print(json.dumps(document, indent=2))
+        sys.stdout.write(_dumps(document))
         if path is not None:
             print(f"(dry run: {path} not written; the server would be {status})", file=sys.stderr)
         return 0
     shown = ns.name or default_name(ns.target)
     print(f"{shown}: {status} in {path}", file=sys.stderr)
+    if env and path.stat().st_mode & 0o077:
+        print(
+            f"mcpkit {command}: note: {path} holds the --env values and is readable by "
+            f"others (mode {path.stat().st_mode & 0o777:o}); chmod 600 it if they are secret",
+            file=sys.stderr,
+        )
     return 0

@@ -679,6 +679,7 @@ class JSONRPCEngine:
         max_timeout: float | None = None,
         related_request_id: RequestId | None = None,
         cancellable: bool = True,
+        on_id: Callable[[RequestId], None] | None = None,
     ) -> Any:
         """Send a request and wait for its result.
 
@@ -686,12 +687,15 @@ class JSONRPCEngine:
         ``timeout`` seconds (reset by each progress notification when
         ``reset_timeout_on_progress``, but never beyond ``max_timeout``), or
         :class:`ConnectionClosed`. On timeout or when the caller is cancelled, the peer is
-        sent ``notifications/cancelled`` (unless ``cancellable`` is false).
+        sent ``notifications/cancelled`` (unless ``cancellable`` is false). ``on_id`` is
+        told the request's id before it is sent (what the peer's messages about it name).
         """
         if self._closed:
             raise ConnectionClosed(self._close_reason)
         self._next_id += 1
         rid = self._next_id
+        if on_id is not None:
+            on_id(rid)
         p = _Pending()
         if on_progress is not None or reset_timeout_on_progress:
             p.on_progress = on_progress

@@ -22,9 +22,11 @@ from typing import Any, Protocol
 from ._auth._principal import Principal, principal_of
 from ._exceptions import INTERNAL_ERROR, ProtocolError
 
-#: The code of a request refused by :class:`RateLimitMiddleware` (implementation-defined
-#: server error range of JSON-RPC).
-RATE_LIMITED = -32029
+#: The code of a request refused by :class:`RateLimitMiddleware`, in every revision: an
+#: application code outside the range JSON-RPC reserves (-32768 to -32000), as revision
+#: 2026-07-28 asks of codes it does not define (its -32020 to -32099 are the
+#: specification's alone); "429" as in HTTP's Too Many Requests (it was -32029 up to 0.2.0).
+RATE_LIMITED = -31429
 
 
 @dataclass
@@ -206,7 +208,7 @@ class TimingMiddleware(Middleware):
 
 class RateLimitMiddleware(Middleware):
     """A token bucket per caller: ``rate`` requests per second on average, bursts of
-    ``burst``. Beyond it a request is refused with code -32029 ("rate limited"), naming
+    ``burst``. Beyond it a request is refused with code -31429 ("rate limited"), naming
     the seconds to wait in ``data.retryAfter``.
 
     The caller is ``key(request)``: by default the authenticated principal (issuer and

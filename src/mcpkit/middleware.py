@@ -16,7 +16,7 @@ per-method hooks; give a list as ``Server(middleware=[...])`` / ``Client(middlew
     server = Server("demo", middleware=[LoggingMiddleware(), RateLimitMiddleware(10), Audit()])
 
 ``CallNext`` is the type of ``call_next`` (``async (MCPRequest) -> result``); ``RATE_LIMITED``
-the error code of a request :class:`RateLimitMiddleware` refuses (-32029).
+the error code of a request :class:`RateLimitMiddleware` refuses (-31429).
 
 On a server, the chain runs around the requests its handlers serve (tools, resources,
 prompts, completion, logging level, tasks, subscriptions); ``initialize``, ``ping`` and

@@ -96,6 +96,7 @@ class AuthorizationServer:
         }
         self.issuer = ""
         self._proc: subprocess.Popen[bytes] | None = None
+        self._lines: queue.Queue[str | None] = queue.Queue()
 
     def __enter__(self) -> AuthorizationServer:
         root = ensure_installed()
@@ -111,7 +112,7 @@ class AuthorizationServer:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        lines: queue.Queue[str | None] = queue.Queue()
+        lines = self._lines
 
         def read() -> None:
             assert self._proc is not None and self._proc.stdout is not None
@@ -146,6 +147,20 @@ class AuthorizationServer:
             if stream is not None:
                 stream.close()
         self._proc = None
+
+    def rotate(self, timeout: float = 30) -> str:
+        """Rotate the signing keys (the old ones stay published); the new key id."""
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None
+        proc.stdin.write(b"rotate\n")
+        proc.stdin.flush()
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            line = None
+        if line is None or not line.startswith("ROTATED "):
+            raise AssertionError(f"the authorization server did not rotate its keys: {line!r}")
+        return line.split(" ", 1)[1]
 
     # ------------------------------------------------------------------ tokens
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import anyio
 import jwt
 import orjson
 import pytest
@@ -34,6 +35,18 @@ class Issuer:
         self.jwks_fetches = 0
         self.requests = 0
         self.down = False
+        #: When set, key set requests wait for it (a fetch held in flight).
+        self.gate: anyio.Event | None = None
+        self._arrivals: list[anyio.Event] = []
+
+    def _arrival(self, n: int) -> anyio.Event:
+        while len(self._arrivals) < n:
+            self._arrivals.append(anyio.Event())
+        return self._arrivals[n - 1]
+
+    async def held(self, n: int) -> None:
+        """Wait until the ``n``-th key set request is held at the gate."""
+        await self._arrival(n).wait()
 
     def add_key(self, kid: str) -> Any:
         key = ec.generate_private_key(ec.SECP256R1())
@@ -59,6 +72,10 @@ class Issuer:
             status, doc = 404, {}
         headers = [(b"content-type", b"application/json")]
         await send({"type": "http.response.start", "status": status, "headers": headers})
+        if scope["path"] == "/jwks" and self.gate is not None:
+            # Held between the head and the body: the fetch is in flight, its reader waiting.
+            self._arrival(self.jwks_fetches).set()
+            await self.gate.wait()
         await send({"type": "http.response.body", "body": orjson.dumps(doc)})
 
 
@@ -119,3 +136,36 @@ async def test_an_issuer_never_reached_is_an_auth_server_error() -> None:
         with pytest.raises(AuthServerError, match="no signing keys yet"):
             await verifier.verify(token(key, "k1"))
         assert issuer.requests == tried
+
+
+async def test_requests_wait_for_the_fetch_in_flight_and_a_cancelled_one_does_not_count() -> None:
+    issuer = Issuer()
+    key = issuer.add_key("k1")
+    issuer.gate = anyio.Event()
+    verified: list[str | None] = []
+    async with ASGIClient(issuer, lifespan=False) as http:
+        verifier = JWTVerifier(ISSUER, AUDIENCE, http_client=http)
+
+        async def verify() -> None:
+            verified.append((await verifier.verify(token(key, "k1"))).subject)
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                first, gone = anyio.CancelScope(), anyio.Event()
+
+                async def goes_away() -> None:
+                    with first:
+                        await verify()
+                    gone.set()
+
+                tg.start_soon(goes_away)
+                await issuer.held(1)  # its fetch is in flight
+                for _ in range(3):
+                    tg.start_soon(verify)
+                await anyio.wait_all_tasks_blocked()
+                assert verified == [] and issuer.jwks_fetches == 1  # they wait, none fetches
+                first.cancel()  # the fetching request goes away: its attempt does not count,
+                await gone.wait()
+                await issuer.held(2)  # so a waiting one fetches at once
+                issuer.gate.set()
+    assert verified == ["s", "s", "s"] and issuer.jwks_fetches == 2

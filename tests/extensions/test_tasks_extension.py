@@ -51,7 +51,7 @@ def make_server(**kw: Any) -> tuple[Server, dict[str, anyio.Event]]:
     @server.tool(task_support="optional")
     async def crashes() -> str:
         """A protocol error: the task is failed, with the error."""
-        raise ProtocolError(-32050, "crashed hard", {"why": "test"})
+        raise ProtocolError(-31050, "crashed hard", {"why": "test"})
 
     @server.tool(task_support="optional")
     async def two_questions(ctx: Context) -> str:
@@ -146,7 +146,7 @@ async def test_a_tool_error_completes_with_is_error_and_a_protocol_error_fails()
     assert done["status"] == "completed" and done["result"]["isError"] is True
     assert done["result"]["content"][0]["text"] == "it broke"
     assert failed["status"] == "failed" and "result" not in failed
-    assert failed["error"] == {"code": -32050, "message": "crashed hard", "data": {"why": "test"}}
+    assert failed["error"] == {"code": -31050, "message": "crashed hard", "data": {"why": "test"}}
 
 
 async def test_without_the_extension_tasks_are_refused_and_optional_tools_run_plainly() -> None:

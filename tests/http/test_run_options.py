@@ -36,7 +36,7 @@ def _args(**given: object) -> argparse.Namespace:
     base: dict[str, object] = dict.fromkeys(
         ("transport", "host", "port", "path", "json_response", "stateless", "log_level")
     )
-    base.update(allowed_host=None, allowed_origin=None)
+    base.update(allowed_host=None, allowed_origin=None, redis=None)
     base.update(given)
     return argparse.Namespace(**base)
 
@@ -51,6 +51,9 @@ def test_options_win_over_the_environment() -> None:
         "allowed_hosts": ["api.example.com"],
     }
     assert run_settings(_args(), {})["transport"] == "stdio"
+    # --redis reaches the server (it was dropped here once: workers shared nothing).
+    redis = run_settings(_args(transport="http", redis="redis://r:6379/0"), {})
+    assert redis == {"transport": "http", "redis": "redis://r:6379/0"}
 
 
 @pytest.mark.parametrize(

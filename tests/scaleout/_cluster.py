@@ -117,21 +117,26 @@ def _mcpkit() -> list[str]:
 
 
 def start_worker(
-    redis_url: str, target: Path, port: int, log: Path, extra: list[str] | None = None
+    redis_url: str,
+    target: Path,
+    port: int,
+    log: Path,
+    extra: list[str] | None = None,
+    *,
+    script: bool = False,
 ) -> subprocess.Popen[bytes]:
+    """``mcpkit run TARGET -t http --port PORT EXTRA...`` on ``redis_url``, or, ``script``,
+    ``python TARGET PORT EXTRA...`` (a file serving itself with ``server.run``)."""
     env = {**os.environ, "MCPKIT_REDIS_URL": redis_url}
+    argv = (
+        [sys.executable, str(target), str(port), *(extra or [])]
+        if script
+        else [*_mcpkit(), "run", str(target), "--transport", "http", "--port", str(port)]
+        + (extra or [])
+    )
     with open(log, "ab") as out:
         return subprocess.Popen(
-            [
-                *_mcpkit(),
-                "run",
-                str(target),
-                "--transport",
-                "http",
-                "--port",
-                str(port),
-                *(extra or []),
-            ],
+            argv,
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -148,6 +153,7 @@ def cluster(
     target: Path = EVERYTHING,
     port: int | None = None,
     extra: list[str] | None = None,
+    script: bool = False,
 ) -> Iterator[Cluster]:
     procs: list[subprocess.Popen[bytes]] = []
     urls: list[str] = []
@@ -157,7 +163,7 @@ def cluster(
         for i in range(workers):
             p = free_port()
             log = logdir / f"worker{i}.log"
-            procs.append(start_worker(redis_url, target, p, log, extra))
+            procs.append(start_worker(redis_url, target, p, log, extra, script=script))
             urls.append(f"http://127.0.0.1:{p}")
             logs.append(log)
         for u, proc in zip(urls, procs, strict=True):

@@ -1,7 +1,9 @@
 """Fixtures of the multi-worker tests: a real Redis server, and workers behind the proxy.
 
 redis-py's asyncio client runs on asyncio only, and the clusters are processes the test
-process only talks HTTP to: these tests run once, in the asyncio pass of the suite.
+process only talks HTTP to: these tests run once, in the asyncio pass of the suite. A module
+that talks to its workers over HTTP only and reads Redis with the blocking client (in a
+worker thread) sets ``BOTH_BACKENDS = True``: it runs in the trio pass too, on trio.
 """
 
 from __future__ import annotations
@@ -23,13 +25,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     )
     here = Path(__file__).parent
     for item in items:
-        if here in Path(item.path).parents:
+        both = getattr(getattr(item, "module", None), "BOTH_BACKENDS", False)
+        if here in Path(item.path).parents and not both:
             item.add_marker(mark)
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return BACKEND if getattr(request.module, "BOTH_BACKENDS", False) else "asyncio"
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ import httpx2
 import orjson
 import pytest
 from tests.scaleout._cluster import Cluster, RedisServer, cluster
-from tests.scaleout._wire import call, headers, initialize, sse_messages
+from tests.scaleout._wire import answer, call, headers, initialize, sse_messages
 from tests.scaleout.conftest import JOBS
 
 import mcpkit
@@ -98,6 +98,57 @@ async def test_tasks_of_the_extension_run_on_one_worker_and_answer_on_every_othe
         with anyio.fail_after(30):
             handle = await client.call_tool_as_task("search", {"query": "x"})
             assert (await handle.result()).structured_content == {"hits": []}
+
+
+def _modern(method: str, params: dict[str, Any], rid: Any = 1) -> tuple[dict[str, str], bytes]:
+    """A 2026-07-28 request of a client of the tasks extension: its headers and body."""
+    caps = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": caps,
+        "io.modelcontextprotocol/clientInfo": {"name": "wire", "version": "0"},
+    }
+    h = headers(**{"mcp-protocol-version": "2026-07-28", "mcp-method": method})
+    named = params.get("name", params.get("taskId"))
+    if isinstance(named, str):
+        h["mcp-name"] = named
+    body = {"jsonrpc": "2.0", "id": rid, "method": method, "params": {**params, "_meta": meta}}
+    return h, orjson.dumps(body)
+
+
+async def test_a_task_followed_on_one_worker_hears_of_its_cancellation_on_another(
+    jobs: Cluster,
+) -> None:
+    # The task runs where the proxy puts it, its follower listens on worker 0, and it is
+    # cancelled through worker 1: the news reaches the stream through Redis.
+    first, second = (u + "/mcp" for u in jobs.worker_urls[:2])
+    async with httpx2.AsyncClient(timeout=30) as c:
+        with anyio.fail_after(30):
+            h, body = _modern("tools/call", {"name": "hold", "arguments": {}})
+            created = answer(await c.post(jobs.url, headers=h, content=body))["result"]
+            task_id = created["taskId"]
+            h, body = _modern("subscriptions/listen", {"notifications": {"taskIds": [task_id]}})
+            async with c.stream("POST", first, headers=h, content=body) as stream:
+                notes = _sse(stream.aiter_bytes())
+                ack = await notes.__anext__()
+                assert ack["params"]["notifications"] == {"taskIds": [task_id]}
+                assert (await notes.__anext__())["params"]["status"] == "working"
+                h, body = _modern("tasks/cancel", {"taskId": task_id}, rid=2)
+                assert "result" in answer(await c.post(second, headers=h, content=body))
+                told = await notes.__anext__()
+    assert told["method"] == "notifications/tasks"
+    assert (told["params"]["taskId"], told["params"]["status"]) == (task_id, "cancelled")
+
+
+async def _sse(chunks: Any) -> Any:
+    """The messages of an SSE body, as they arrive."""
+    buffer = b""
+    async for chunk in chunks:
+        buffer += chunk.replace(b"\r\n", b"\n")
+        while b"\n\n" in buffer:
+            block, buffer = buffer.split(b"\n\n", 1)
+            for _, message in sse_messages(block + b"\n\n"):
+                yield message
 
 
 async def test_a_resource_update_reaches_each_subscriber_once(jobs: Cluster) -> None:

@@ -141,6 +141,7 @@ async def test_an_unsupported_version_is_refused_with_the_supported_ones() -> No
         ({"mcp_name": "=?base64?ZWNobw?="}, "malformed"),  # bad Base64 padding
     ],
 )
+@pytest.mark.req("HTTP-2026-REJECT-HEADER-BODY-MISMATCH")
 async def test_standard_headers_must_mirror_the_body(
     overrides: dict[str, str | None], why: str
 ) -> None:

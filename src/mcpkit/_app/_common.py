@@ -23,7 +23,7 @@ from .._http._asgi import (
 from .._http._security import HostOriginPolicy
 from ..types._revisions import SUPPORTED_PROTOCOL_VERSIONS
 from ._options import HTTPAppOptions
-from ._registry import SessionEntry, SessionRegistry
+from ._registry import SessionEntry, SessionRegistry, is_session_id
 
 logger = logging.getLogger("mcpkit.http")
 
@@ -122,10 +122,19 @@ async def session_for(
             f"Bad Request: unsupported MCP-Protocol-Version {version!r}",
         )
         return None
-    entry = await registry.lookup(sid, headers)
+    entry = await lookup_session(registry, sid, headers)
     if entry is None:
         await respond_error(send, 404, INVALID_REQUEST, "Not Found: unknown or terminated session")
     return entry
+
+
+async def lookup_session(
+    registry: SessionRegistry, sid: str, headers: dict[str, str]
+) -> SessionEntry | None:
+    """The session ``sid`` names, looked up only when ``sid`` has the shape of an id we
+    make: anything else a client sends is an unknown session, and never reaches the
+    registry (where it could name another key of a shared store)."""
+    return await registry.lookup(sid, headers) if is_session_id(sid) else None
 
 
 #: How long a request may take to be answered in one piece (then it is streamed, or

@@ -35,6 +35,7 @@ from ._common import (
     PRIMING_SINCE,
     SESSION_HEADER,
     check_message,
+    lookup_session,
     read_post_body,
     session_for,
     settled,
@@ -165,7 +166,7 @@ class PostHandler:
                 return
             await self._serve_initialize(entry, msg, receive, send, info)
             return
-        entry = await self.registry.lookup(sid, headers)
+        entry = await lookup_session(self.registry, sid, headers)
         if entry is None:
             await respond_error(
                 send, 404, INVALID_REQUEST, "Not Found: unknown or terminated session"

@@ -7,6 +7,7 @@ keeps them in this process; a store shared by many workers implements the same p
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 import time
 from collections import OrderedDict
@@ -26,6 +27,26 @@ from .._transports._base import Transport
 from ._options import HTTPAppOptions
 
 logger = logging.getLogger("mcpkit.http")
+
+#: Bytes from the CSPRNG in a session id (192 bits), as URL-safe base64: 32 characters.
+SESSION_ID_BYTES = 24
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{32}")
+
+
+def new_session_id() -> str:
+    """A new session id: 192 bits from the CSPRNG as URL-safe base64 (32 visible ASCII
+    characters, no ``:``), the shape :func:`is_session_id` accepts."""
+    return secrets.token_urlsafe(SESSION_ID_BYTES)
+
+
+def is_session_id(sid: str) -> bool:
+    """Whether ``sid`` has the shape of an id the registries make (:func:`new_session_id`).
+
+    The app checks a request's ``Mcp-Session-Id`` with it before any lookup, so whatever a
+    client sends never reaches a registry's keys (a Redis key ``<prefix>s:<id>`` built from
+    ``<victim>:get`` would name another session's record); any other shape is answered as
+    an unknown session."""
+    return _SESSION_ID.fullmatch(sid) is not None
 
 
 class SessionFactory(Protocol):
@@ -77,8 +98,9 @@ class Hosting(Protocol):
         """Bring a live replica to the state ``snapshot`` describes."""
         ...
 
-    def share_with(self, shared: Any, task_store: Any = None) -> None:
-        """Serve from shared state from now on (resource updates, tasks)."""
+    def share_with(self, shared: Any, task_store: Any = None, state_keys: Any = None) -> None:
+        """Serve from shared state from now on (resource updates, tasks, and the keys
+        sealing 2026-07-28 ``requestState``)."""
         ...
 
 
@@ -172,7 +194,8 @@ class SessionRegistry(Protocol):
         ...
 
     def create(self, tg: TaskGroup, owner: str | None) -> SessionEntry | None:
-        """A new running session (in ``tg``), or None when the cap is reached."""
+        """A new running session (in ``tg``), or None when the cap is reached. Its id is a
+        :func:`new_session_id` (the app answers any other shape as an unknown session)."""
         ...
 
     def drop(self, entry: SessionEntry, *, forget: bool = True) -> None:
@@ -198,6 +221,10 @@ class SessionBackend(Protocol):
     """Where an app keeps what its sessions share with other workers (e.g. Redis).
 
     The app asks it for its event store and its session registry once, when it is made.
+    Two methods are optional, looked up when present: ``async check()``, awaited when the
+    app starts (it raises :class:`~mcpkit.BackendUnavailable` when the backend cannot be
+    reached, and the app does not start), and ``where``, a string naming the backend's
+    instance for the startup line (no secret in it).
     """
 
     def event_store(self) -> EventStore:
@@ -279,7 +306,7 @@ class MemorySessionRegistry:
             self._make_room()
             if len(self.sessions) >= self.options.max_sessions:
                 return None
-        sid = secrets.token_urlsafe(24)  # 192 bits; URL-safe base64 is visible ASCII
+        sid = new_session_id()
         transport = HTTPServerTransport(
             secrets.token_hex(6),
             json_response=self.options.json_response,

@@ -96,6 +96,11 @@ async def serve_app(
     require_uvicorn()
     import uvicorn
 
+    if isinstance(app, StreamableHTTPApp):
+        # Before listening: a Redis that refuses is one line and no server, not a worker
+        # that starts sharing nothing (the app's lifespan finds it checked already).
+        await app.check_backend()
+
     class _Server(uvicorn.Server):
         async def startup(self, sockets: Any = None) -> None:
             await super().startup(sockets)
@@ -124,7 +129,9 @@ async def serve_app(
 
 
 def _announcement(served: Any, host: str, what: str, path: str) -> str:
-    """``mcpkit: serving WHAT at URL``, with the port the listening socket got."""
+    """``mcpkit: serving WHAT at URL (Ctrl-C to stop)``, with the port the listening
+    socket got; WHAT says where the sessions live (``Streamable HTTP (sessions in Redis
+    10.0.0.5:6379/0)``)."""
     port = None
     for listener in getattr(served, "servers", []):
         for sock in getattr(listener, "sockets", None) or []:
@@ -174,7 +181,7 @@ def serve_http(
             port=port,
             log_level=log_level,
             header_timeout=header_timeout,
-            announce=("Streamable HTTP", path),
+            announce=(f"Streamable HTTP ({app.describe_state()})", path),
             **opts,
         )
     )
@@ -202,7 +209,10 @@ def serve_sse(
             port=port,
             log_level=log_level,
             header_timeout=header_timeout,
-            announce=("HTTP+SSE (legacy)", app_kwargs.get("sse_path", "/sse")),
+            announce=(
+                "HTTP+SSE (legacy; sessions in this process)",
+                app_kwargs.get("sse_path", "/sse"),
+            ),
             **opts,
         )
     )

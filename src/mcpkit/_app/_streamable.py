@@ -33,6 +33,7 @@ from .._http._asgi import (
     Scope,
     Send,
     header_map,
+    refuse_repeated_header,
     respond,
     respond_error,
     route_path,
@@ -124,7 +125,33 @@ class StreamableHTTPApp:
 
     # ------------------------------------------------------------------ running
 
+    async def check_backend(self) -> None:
+        """Reach the shared backend once (Redis: a ``PING``, the shared ``requestState``
+        keys read); nothing to do without one. A backend that cannot be reached raises
+        :class:`~mcpkit.BackendUnavailable`, one line naming it: ``mcpkit run`` and
+        ``Server.run`` call this before listening, and exit with that line. Entered by an
+        ASGI server's lifespan, the app logs that line and serves on (what needs the
+        backend is answered 503 until it answers; 2026-07-28 requests are served)."""
+        check = getattr(self.options.backend, "check", None)
+        if check is not None and not self.options.stateless:
+            await check()
+
+    def describe_state(self) -> str:
+        """Where the sessions live, for the startup line: ``sessions in Redis
+        10.0.0.5:6379/0``, ``sessions in this process``, or ``no sessions (stateless)``."""
+        if self.options.stateless:
+            return "no sessions (stateless)"
+        backend = self.options.backend
+        if backend is None:
+            return "sessions in this process"
+        where = getattr(backend, "where", None)
+        return f"sessions in {where}" if isinstance(where, str) else "sessions shared"
+
     async def __aenter__(self) -> StreamableHTTPApp:
+        try:
+            await self.check_backend()
+        except BackendUnavailable as e:
+            logger.error("%s; serving on (requests that need it are answered 503)", e)
         self._closing = False
         self._stack = stack = AsyncExitStack()
         # The server's own lifespan (mcpkit.Server.running) spans the app's.
@@ -203,6 +230,8 @@ class StreamableHTTPApp:
             return
         headers = header_map(scope)
         if await host_origin_refused(self.policy, headers, send):
+            return
+        if await refuse_repeated_header(send, headers):
             return
         if self._closing:
             await respond_error(send, 503, INTERNAL_ERROR, "Service Unavailable: shutting down")

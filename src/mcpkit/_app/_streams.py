@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import anyio
@@ -29,6 +30,10 @@ from ._common import (
 )
 from ._options import HTTPAppOptions
 from ._registry import SessionEntry, SessionRegistry
+
+#: What follows ``<session key>.`` in the ids of a session's streams: a number, or a
+#: worker's id, ``x`` and a number (streams of a shared session). Nothing else is looked up.
+_STREAM_TAIL = re.compile(r"[0-9A-Za-z]{1,64}")
 
 
 class StreamHandler:
@@ -124,8 +129,15 @@ class StreamHandler:
         transport = entry.transport
         parsed = parse_event_id(last.strip())
         store = transport.event_store
-        if parsed is None or store is None or not parsed[0].startswith(transport.key + "."):
-            # Not an id of this session's streams: replaying it could leak another's events.
+        head = transport.key + "."
+        if (
+            parsed is None
+            or store is None
+            or not parsed[0].startswith(head)
+            or _STREAM_TAIL.fullmatch(parsed[0][len(head) :]) is None
+        ):
+            # Not an id of this session's streams: replaying it could leak another's events
+            # (and a shared store builds its keys from it).
             await respond_error(send, 400, INVALID_REQUEST, "Bad Request: unknown Last-Event-ID")
             return
         stream_id, seq = parsed

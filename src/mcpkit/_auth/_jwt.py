@@ -6,6 +6,10 @@ issuer, ``aud`` naming this server, ``exp`` / ``nbf`` / ``iat`` against an injec
 with bounded leeway. Keys are found through the issuer's metadata (RFC 8414, then OpenID
 Connect discovery), cached, and refreshed when a token names a key id not seen yet (at most
 once per ``min_refresh`` seconds, so forged key ids cannot make us hammer the issuer).
+
+One fetch at a time: requests that need a key while a fetch is in flight (the first
+requests after start, or a rotated key id) wait for it, at most :data:`KEYS_WAIT` seconds,
+instead of finding no key; the fetch itself is bounded by the same time.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ except ImportError:  # pragma: no cover - exercised by the bare-wheel check
 
 from .._exceptions import InvalidToken
 from .._http._interface import HTTPClient
-from ._fetch import FetchError, fetch_json, issuer_metadata
+from ._fetch import FETCH_TIMEOUT, FetchError, fetch_json, issuer_metadata
 from ._principal import Principal, scope_set
 from ._verifiers import audiences, client_of, same_resource
 
@@ -49,6 +53,8 @@ MAX_TOKEN_SIZE = 16 * 1024
 #: Largest clock skew that may be configured.
 MAX_LEEWAY = 300.0
 _TOKEN_TYPES = frozenset({None, "at+jwt", "application/at+jwt", "jwt"})
+#: Longest a key fetch may take in full, and a request may wait for another's fetch.
+KEYS_WAIT = FETCH_TIMEOUT
 
 
 def metadata_urls(issuer: str) -> list[str]:
@@ -138,7 +144,8 @@ class JWTVerifier:
         #: When keys were last asked for, whatever came of it (attempts are rate-limited).
         self._tried_at: float | None = None
         self._last_failure = ""
-        self._lock = anyio.Lock()
+        #: Set while keys are being fetched; requests lacking their key wait for it.
+        self._inflight: anyio.Event | None = None
 
     # ------------------------------------------------------------------ keys
 
@@ -172,29 +179,65 @@ class JWTVerifier:
         self._fetched_at = self._clock()
 
     def _needs_fetch(self, kid: str | None, now: float) -> bool:
+        if self._inflight is not None:
+            return False  # one fetch at a time: the others wait for it
         if self._tried_at is not None and now - self._tried_at < self.min_refresh:
             return False  # at most one attempt per min_refresh, succeeded or not
         stale = self._fetched_at is None or now - self._fetched_at >= self.jwks_ttl
         return stale or kid not in self._keys
 
-    async def _key(self, kid: str | None) -> tuple[Any, str | None]:
-        now = self._clock()
-        if self._needs_fetch(kid, now):
-            async with self._lock:
-                if self._needs_fetch(kid, now):  # not done meanwhile by another request
-                    self._tried_at = now
-                    try:
-                        await self._refresh()
-                    except FetchError as e:
-                        self._last_failure = str(e)
-                        if not self._keys:
-                            raise
-                        # The issuer is unreachable: the keys we have stay in use.
-        if not self._keys:
-            raise FetchError(self.issuer, f"no signing keys yet (last try: {self._last_failure})")
+    def _lookup(self, kid: str | None) -> tuple[Any, str | None] | None:
         key = self._keys.get(kid)
         if key is None and kid is None and len(self._keys) == 1:
             key = next(iter(self._keys.values()))
+        return key
+
+    async def _fetch(self, now: float) -> None:
+        """Fetch the keys: this request's own attempt, counted against ``min_refresh``.
+
+        Checked and started with no await in between, so only one runs at a time. Cancelled
+        (the request went away), the attempt does not count: the next request tries again.
+        """
+        previous, self._tried_at = self._tried_at, now
+        self._inflight = done = anyio.Event()
+        error: FetchError | None = None
+        try:
+            with anyio.fail_after(KEYS_WAIT):
+                await self._refresh()
+        except TimeoutError:
+            error = FetchError(self.issuer, f"no usable key set within {KEYS_WAIT:g} s")
+        except FetchError as e:
+            error = e
+        except anyio.get_cancelled_exc_class():
+            self._tried_at = previous
+            raise
+        finally:
+            self._inflight = None
+            done.set()
+        if error is not None:
+            self._last_failure = str(error)
+            if not self._keys:
+                raise error
+            # The issuer is unreachable: the keys we have stay in use.
+
+    async def _key(self, kid: str | None) -> tuple[Any, str | None]:
+        deadline = anyio.current_time() + KEYS_WAIT
+        while True:
+            now = self._clock()
+            if self._needs_fetch(kid, now):
+                await self._fetch(now)
+                break
+            inflight = self._inflight
+            if inflight is None or self._lookup(kid) is not None:
+                break
+            # Another request is fetching the keys: the one named may be among them.
+            with anyio.CancelScope(deadline=deadline):
+                await inflight.wait()
+            if anyio.current_time() >= deadline:
+                break
+        if not self._keys:
+            raise FetchError(self.issuer, f"no signing keys yet (last try: {self._last_failure})")
+        key = self._lookup(kid)
         if key is None:
             raise InvalidToken("the access token is signed with an unknown key")
         return key

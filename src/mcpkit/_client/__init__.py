@@ -14,6 +14,7 @@ from ._callbacks import (
 from ._client import Client
 from ._extensions import ClientExtension, ExtensionTaskHandle
 from ._group import ClientGroup
+from ._listen import Subscription
 from ._skills import LoadedSkill
 from ._sync import SyncClient
 from ._targets import HTTPTarget, StdioTarget, http, stdio
@@ -35,6 +36,7 @@ __all__ = [
     "SamplingHandler",
     "ServerRequestContext",
     "StdioTarget",
+    "Subscription",
     "SyncClient",
     "TaskHandle",
     "URLElicitationHandler",

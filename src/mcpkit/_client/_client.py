@@ -52,6 +52,7 @@ from ._callbacks import (
     call_back,
 )
 from ._connect import connect_client
+from ._eras import ERAS, endpoint_key
 from ._extensions import (
     ClientExtension,
     ExtensionTaskHandle,
@@ -59,9 +60,9 @@ from ._extensions import (
     parse_detailed,
 )
 from ._inbound import LOG_LEVELS, Inbound
+from ._listen import Listener, Subscription
 from ._lists import Listings
 from ._middleware import through_middleware
-from ._modern import Listener
 from ._skills import LoadedSkill, SkillsClientExtension
 from ._targets import describe, target_of
 from ._taskcalls import ClientTasks
@@ -623,12 +624,30 @@ class Client:
         """Whether someone listens for list changes (a ``list_changed_handler``)."""
         return self._inbound.list_changed_handler is not None
 
-    async def listen(self, *, timeout: float | None = _DEFAULT) -> None:
+    async def listen(self, *, timeout: float | None = _DEFAULT) -> Subscription | None:
         """Under the stateless revision, open the ``subscriptions/listen`` stream for the
-        list changes ``list_changed_handler`` wants (subscribing to a resource opens it too).
-        Handshake revisions push these notifications unasked: nothing to do there."""
+        list changes ``list_changed_handler`` wants (subscribing to a resource opens it too)
+        and return it once the server acknowledged it (:attr:`subscription`). Handshake
+        revisions push these notifications unasked: nothing to do there (None)."""
         if self.session.stateless:
-            await self._listener.refresh(self.timeout if timeout is _DEFAULT else timeout)
+            return await self._listener.refresh(self.timeout if timeout is _DEFAULT else timeout)
+        return None
+
+    @property
+    def subscription(self) -> Subscription | None:
+        """The ``subscriptions/listen`` stream of a stateless client (None: none open):
+        ``requested`` (the filter asked for), ``acknowledged`` (what the server agreed to
+        send), ``refused`` (what it left out), ``id``, ``closed``."""
+        return self._listener.current
+
+    @staticmethod
+    def clear_era_cache(url: str | None = None) -> None:
+        """Forget which era (stateless or handshake) HTTP servers were found to speak: the
+        server at ``url``, or every one. The next connection probes afresh."""
+        if url is None:
+            ERAS.clear()
+        else:
+            ERAS.forget(endpoint_key(url))
 
     # prompts
 

@@ -58,7 +58,8 @@ async def _open(client: Client, stack: AsyncExitStack) -> ClientSession:
         client_info=client.client_info,
         capabilities=client.capabilities(),
         handlers=inbound.request_handlers(),
-        notification_handlers=inbound.notification_handlers(),
+        # A listen stream's notifications correlated by their subscription id.
+        notification_handlers=client._listener.route(inbound.notification_handlers()),
     )
     client._transport = transport
     session.result_types = frozenset(

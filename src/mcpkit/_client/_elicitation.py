@@ -1,10 +1,12 @@
-"""Form-mode elicitation answers: schema defaults and the check before they are sent."""
+"""Elicitation checks: form-mode answers (schema defaults, the check before they are sent)
+and the URL a URL-mode request asks the user to open."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from ._jsonschema import schema_errors
 
@@ -66,3 +68,31 @@ def check_answer(content: dict[str, Any], schema: Any) -> list[str]:
                 if err:
                     errors.append(f"{name}: {value!r} {err}")
     return errors
+
+
+#: Longest URL a URL-mode elicitation may name.
+MAX_URL = 8192
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` may not be shown to the user to open (None: an absolute http(s) URL).
+
+    A URL-mode elicitation must name "a valid URL ... opened in a secure manner": only web
+    pages are. ``javascript:`` would run in whatever page shows the link, ``data:`` and
+    ``file:`` show content the server chose as if it came from elsewhere.
+    """
+    if len(url) > MAX_URL:
+        return f"the URL is longer than {MAX_URL} characters"
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return "the URL holds spaces or control characters"
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https"):
+        shown = f"{parts.scheme}:" if parts.scheme else "none"
+        return f"only http and https URLs are opened (the scheme is {shown})"
+    try:
+        host = parts.hostname
+    except ValueError:
+        host = None
+    if not host:
+        return "the URL names no host"
+    return None

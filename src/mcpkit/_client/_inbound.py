@@ -38,7 +38,7 @@ from ._callbacks import (
     URLElicitationHandler,
     call_back,
 )
-from ._elicitation import apply_defaults, check_answer
+from ._elicitation import apply_defaults, check_answer, url_problem
 from ._util import short_errors as _short
 
 if TYPE_CHECKING:
@@ -202,6 +202,9 @@ class Inbound:
                 raise InvalidParams(
                     message=f"invalid elicitation/create params: {_short(e)}"
                 ) from None
+            problem = url_problem(up.url)
+            if problem:  # never shown to the user: refused before the callback
+                raise InvalidParams(message=f"URL-mode elicitation refused: {problem}")
             result = await call_back(self.url_elicitation_handler, up, sctx)
             answer = self._elicit_result(result)
             if answer.action == "accept":
@@ -263,6 +266,10 @@ class Inbound:
                 params = ElicitRequestURLParams.model_validate(item)
             except PydanticValidationError as e:
                 logger.warning("ignored a malformed elicitation in a -32042 error: %s", _short(e))
+                continue
+            problem = url_problem(params.url)
+            if problem:
+                logger.warning("ignored an elicitation in a -32042 error: %s", problem)
                 continue
             answer = self._elicit_result(
                 await call_back(handler, params, ServerRequestContext(self.client, None))

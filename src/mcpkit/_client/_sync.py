@@ -44,6 +44,7 @@ from ._callbacks import (
 )
 from ._client import DEFAULT_INIT_TIMEOUT, DEFAULT_MAX_TIMEOUT, DEFAULT_TIMEOUT, Client
 from ._extensions import ClientExtension, ExtensionTaskHandle
+from ._listen import Subscription
 from ._skills import LoadedSkill
 from ._tasks import TaskHandle
 from ._util import DEFAULT as _DEFAULT
@@ -387,9 +388,20 @@ class SyncClient:
         """See :meth:`Client.unsubscribe`."""
         self._run(self.client.unsubscribe, uri, timeout=timeout)
 
-    def listen(self, *, timeout: float | None = _DEFAULT) -> None:
+    def listen(self, *, timeout: float | None = _DEFAULT) -> Subscription | None:
         """See :meth:`Client.listen`."""
-        self._run(self.client.listen, timeout=timeout)
+        sub: Subscription | None = self._run(self.client.listen, timeout=timeout)
+        return sub
+
+    @property
+    def subscription(self) -> Subscription | None:
+        """See :attr:`Client.subscription`."""
+        return self.client.subscription
+
+    @staticmethod
+    def clear_era_cache(url: str | None = None) -> None:
+        """See :meth:`Client.clear_era_cache`."""
+        Client.clear_era_cache(url)
 
     def list_prompts(
         self, *, use_cache: bool = True, timeout: float | None = _DEFAULT

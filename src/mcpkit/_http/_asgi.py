@@ -8,6 +8,9 @@ from typing import Any
 import anyio
 import orjson
 
+from .._exceptions import HEADER_MISMATCH, INVALID_REQUEST
+from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
+
 Scope = MutableMapping[str, Any]
 ASGIMessage = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[ASGIMessage]]
@@ -32,14 +35,69 @@ class ClientGone(Exception):
     pass
 
 
-def header_map(scope: Scope) -> dict[str, str]:
-    """Request headers, names lower-cased; for repeated headers the values are joined."""
-    out: dict[str, str] = {}
+#: The standard MCP request headers (lower-cased) and how the specification writes them;
+#: with ``Mcp-Param-*``, the headers a request may carry once only.
+MCP_HEADERS = {
+    "mcp-protocol-version": "MCP-Protocol-Version",
+    "mcp-method": "Mcp-Method",
+    "mcp-name": "Mcp-Name",
+    "mcp-session-id": "Mcp-Session-Id",
+}
+MCP_PARAM_PREFIX = "mcp-param-"
+
+
+class Headers(dict[str, str]):
+    """Request headers by lower-cased name (see :func:`header_map`)."""
+
+    #: The first standard MCP header the request carried more than once (as the
+    #: specification writes it; a ``Mcp-Param-*`` one as the client did), else None. A class
+    #: default: set on the instance only for such a request (every request builds a map).
+    repeated: str | None = None
+
+
+def header_map(scope: Scope) -> Headers:
+    """Request headers, names lower-cased; for repeated headers the values are joined.
+
+    A standard MCP header (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``,
+    ``Mcp-Param-*``, ``Mcp-Session-Id``) given twice is named in ``.repeated``: joined, two
+    ``Mcp-Name`` values could match a body value the first one alone does not (a gateway
+    reading one copy routes another request than the server serves), so such a request is
+    refused (:func:`refuse_repeated_header`), never compared.
+    """
+    out = Headers()
     for k, v in scope.get("headers", ()):
         name = k.decode("latin-1").lower()
         value = v.decode("latin-1")
-        out[name] = f"{out[name]}, {value}" if name in out else value
+        if name in out:
+            if out.repeated is None and (name in MCP_HEADERS or name.startswith(MCP_PARAM_PREFIX)):
+                out.repeated = MCP_HEADERS.get(name) or k.decode("latin-1")
+            out[name] = f"{out[name]}, {value}"
+        else:
+            out[name] = value
     return out
+
+
+async def refuse_repeated_header(send: Send, headers: Headers) -> bool:
+    """Answer ``400 Bad Request`` naming the standard MCP header the request repeats, and
+    return True; False (nothing sent) when it repeats none.
+
+    The JSON-RPC error is ``HeaderMismatch`` (-32020: a malformed standard header) for a
+    request naming revision 2026-07-28 in ``MCP-Protocol-Version``, ``Invalid Request``
+    (-32600) for the handshake revisions, which have no such code.
+    """
+    name = headers.repeated
+    if name is None:
+        return False
+    versions = headers.get("mcp-protocol-version", "").split(",")
+    modern = any(v.strip() in STATELESS_PROTOCOL_VERSIONS for v in versions)
+    error = {
+        "code": HEADER_MISMATCH if modern else INVALID_REQUEST,
+        "message": f"Bad Request: the {name} header appears more than once (send it once)",
+        "data": {"header": name},
+    }
+    body = orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error})
+    await respond(send, 400, body, content_type=JSON)
+    return True
 
 
 def accepts(accept: str | None, media: str) -> bool:

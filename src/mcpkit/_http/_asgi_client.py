@@ -17,6 +17,7 @@ from collections.abc import (
     Callable,
     Mapping,
     MutableMapping,
+    Sequence,
 )
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, overload
@@ -28,6 +29,9 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .._exceptions import HTTPProtocolError, HTTPReadTimeout
 from ._interface import HTTPClient, Timeouts
+
+#: Request headers: a mapping, or (name, value) pairs (a name may then repeat).
+RequestHeaders = Mapping[str, str] | Sequence[tuple[str, str]]
 
 ASGIApp = Callable[
     [
@@ -181,7 +185,7 @@ class ASGIClient:
         url: str,
         *,
         content: bytes = b"",
-        headers: Mapping[str, str] | None = None,
+        headers: RequestHeaders | None = None,
         timeout: Timeouts | float | None = None,
     ) -> AsyncIterator[ASGIResponse]:
         read_t = timeout[1] if isinstance(timeout, tuple) else (timeout or self.timeout)
@@ -244,7 +248,7 @@ class ASGIClient:
         url: str,
         *,
         content: bytes = b"",
-        headers: Mapping[str, str] | None = None,
+        headers: RequestHeaders | None = None,
         timeout: Timeouts | float | None = None,
     ) -> _ReadResponse:
         """Send and read the whole body."""
@@ -259,7 +263,7 @@ class ASGIClient:
         url: str,
         *,
         content: bytes = b"",
-        headers: Mapping[str, str] | None = None,
+        headers: RequestHeaders | None = None,
         timeout: Timeouts | float | None = None,
     ) -> _ReadResponse:
         return await self.request("POST", url, content=content, headers=headers, timeout=timeout)
@@ -268,7 +272,7 @@ class ASGIClient:
         self,
         url: str,
         *,
-        headers: Mapping[str, str] | None = None,
+        headers: RequestHeaders | None = None,
         timeout: Timeouts | float | None = None,
     ) -> _ReadResponse:
         return await self.request("DELETE", url, headers=headers, timeout=timeout)
@@ -298,13 +302,12 @@ class _ReadResponse:
         pass
 
 
-def _scope(
-    method: str, url: str, content: bytes, headers: Mapping[str, str] | None
-) -> dict[str, Any]:
+def _scope(method: str, url: str, content: bytes, headers: RequestHeaders | None) -> dict[str, Any]:
     parts = urlsplit(url)
     host = parts.hostname or "127.0.0.1"
     port = parts.port or (443 if parts.scheme == "https" else 80)
-    raw = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
+    pairs = headers.items() if isinstance(headers, Mapping) else headers or ()
+    raw = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in pairs]
     names = {k for k, _ in raw}
     if b"host" not in names:
         raw.append((b"host", parts.netloc.encode("latin-1")))

@@ -34,6 +34,7 @@ from ._client_common import (
     _maybe_close,
     _redirect_text,
     _Sink,
+    broken_stream_error,
     read_limited,
 )
 from ._client_sse import SSEClientTransport, open_sse
@@ -322,7 +323,12 @@ class StreamableHTTPClientTransport:
                 )
                 return None
         if not got:
-            await self._resume(rid, last_id, retry)
+            if _stateless_version(message) is not None:
+                # 2026-07-28 streams do not resume: the request is lost, and the session
+                # above sends it again as a new request (changelog.mdx, SEP-2575).
+                await self._sink.put(broken_stream_error(rid))
+            else:
+                await self._resume(rid, last_id, retry)
         return None
 
     async def _answer_refusal(self, resp: Any, rid: RequestId, status: int) -> None:

@@ -2,9 +2,11 @@
 JSON API over :class:`~mcpkit._inspect._state.Inspector`, as a bare ASGI app.
 
 Only the person who started it can drive it: every request must name a loopback ``Host``
-(DNS rebinding), the page needs the random token in its URL, and the API the same token in
-an ``X-Inspector-Token`` header, which no other site's page can send without a CORS
-preflight this app never grants. A request from another ``Origin`` is refused too.
+and the inspector's port, parsed strictly (DNS rebinding: no userinfo, no trailing bytes),
+the page needs the random token in its URL, and the API the same token in an
+``X-Inspector-Token`` header, which no other site's page can send without a CORS preflight
+this app never grants. A request whose ``Origin`` is not the page's own (``http://`` and
+the request's ``Host``) is refused too.
 """
 
 from __future__ import annotations
@@ -13,18 +15,28 @@ import hmac
 import json
 import logging
 import uuid
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs
 
 from .._exceptions import MCPError
+from .._http._security import LOCAL_HOSTS, HostOriginPolicy
 from ._state import Inspector
 
 logger = logging.getLogger("mcpkit.inspect")
 
 MAX_BODY = 4 * 1024 * 1024
-LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 Scope = dict[str, Any]
+
+
+def loopback_policy(port: int | None) -> HostOriginPolicy:
+    """Loopback hosts on ``port`` (any port when None); origins ``http://`` the same."""
+    ports = ["*"] if port is None else [str(port)]
+    hosts = [f"{h}:{p}" for h in LOCAL_HOSTS for p in ports]
+    if port in (None, 80):
+        hosts += list(LOCAL_HOSTS)  # a browser leaves the default port out of Host
+    return HostOriginPolicy(hosts, [f"http://{h}" for h in hosts])
 
 
 def page_html() -> str:
@@ -39,9 +51,19 @@ def page_html() -> str:
 class InspectorApp:
     """ASGI app serving the inspector page and its API."""
 
-    def __init__(self, inspector: Inspector, token: str) -> None:
+    def __init__(
+        self,
+        inspector: Inspector,
+        token: str,
+        *,
+        port: int | None = None,
+        on_page: Callable[[], None] | None = None,
+    ) -> None:
         self.inspector = inspector
         self.token = token
+        self._policy = loopback_policy(port)
+        #: Called each time the page is served to someone holding the token.
+        self._on_page = on_page
         self._page = page_html()
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
@@ -51,11 +73,14 @@ class InspectorApp:
         if scope["type"] != "http":
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        if _hostname(headers.get("host", "")) not in LOOPBACK:
+        host, origin = headers.get("host", ""), headers.get("origin")
+        if not self._policy.host_ok(host):
             await _send(send, 403, {"error": "the inspector answers on localhost only"})
             return
-        origin = headers.get("origin")
-        if origin is not None and origin.split("://", 1)[-1] != headers.get("host"):
+        if origin is not None and not (
+            self._policy.origin_ok(origin)
+            and origin.strip().lower() == f"http://{host.strip().lower()}"
+        ):
             await _send(send, 403, {"error": "requests from other origins are refused"})
             return
         path = scope["path"]
@@ -66,6 +91,8 @@ class InspectorApp:
                     send, 403, {"error": "open the URL the inspector printed (with its token)"}
                 )
                 return
+            if self._on_page is not None:
+                self._on_page()
             await _send_page(send, self._page)
             return
         if not path.startswith("/api/"):
@@ -142,13 +169,6 @@ class InspectorApp:
             ins.reconnect()
             return True
         raise KeyError(name)
-
-
-def _hostname(host: str) -> str:
-    """``Host`` without its port (``[::1]:8000`` -> ``[::1]``)."""
-    if host.startswith("["):
-        return host.split("]", 1)[0] + "]"
-    return host.rsplit(":", 1)[0]
 
 
 def _str(body: dict[str, Any], key: str) -> str:

@@ -1,19 +1,26 @@
 """``mcpkit inspect TARGET`` and ``mcpkit dev FILE``: the web inspector, from the terminal.
 
 The first line on stdout is the page's URL (its token included), printed once the socket
-listens; the browser is opened on it unless ``--no-open``. ``dev`` runs a server file over
-stdio with the inspector attached and starts it again (the page reconnects) whenever a
-Python file beside it changes.
+listens. Unless ``--no-open``, the browser is opened on a launch file that only the user can
+read (mode 0600, in a directory of their own), which sends it on to that URL: a browser's
+command line is readable by every local user (``/proc/PID/cmdline``), so the token never
+goes there. The file is deleted once the page has loaded (and at exit). ``dev`` runs a server
+file over stdio with the inspector attached and starts it again (the page reconnects)
+whenever a Python file beside it changes.
 """
 
 from __future__ import annotations
 
 import argparse
+import html
 import importlib.util
+import json
 import os
 import secrets
+import shutil
 import socket
 import sys
+import tempfile
 import threading
 import webbrowser
 from pathlib import Path
@@ -125,6 +132,32 @@ def _listen(port: int) -> socket.socket:
     return sock
 
 
+class LaunchFile:
+    """A page that sends the browser on to ``url``, in a new directory only the user can
+    enter (0700), itself readable by the user only (0600): what the browser is opened on.
+
+    ``discard()`` deletes it (idempotent): once the page has loaded, and at exit.
+    """
+
+    def __init__(self, url: str) -> None:
+        self._dir = Path(tempfile.mkdtemp(prefix="mcpkit-inspect-"))  # mode 0700
+        self.path = self._dir / "open-inspector.html"
+        attr, script = html.escape(url, quote=True), json.dumps(url).replace("<", "\\u003c")
+        page = (
+            '<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer">'
+            f'<meta http-equiv="refresh" content="0;url={attr}">'
+            f"<title>mcpkit inspector</title><script>location.replace({script})</script>"
+            f'<p><a href="{attr}">Open the mcpkit inspector</a></p>\n'
+        )
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(page)
+        self.uri = self.path.as_uri()
+
+    def discard(self) -> None:
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+
 async def _watch(inspector: Inspector, root: Path) -> None:
     # A development tool's file watch: a look twice a second, in a worker thread.
     seen = await anyio.to_thread.run_sync(snapshot, root)
@@ -139,7 +172,9 @@ async def _watch(inspector: Inspector, root: Path) -> None:
             inspector.reconnect()
 
 
-async def _serve(ns: argparse.Namespace, sock: socket.socket, url: str, token: str) -> None:
+async def _serve(
+    ns: argparse.Namespace, sock: socket.socket, launch: LaunchFile | None, token: str
+) -> None:
     import uvicorn  # checked by main() before anything listens
 
     target, kw, describe = _target(ns)
@@ -157,15 +192,29 @@ async def _serve(ns: argparse.Namespace, sock: socket.socket, url: str, token: s
         )
 
     inspector = Inspector(make_client, describe)
-    config = uvicorn.Config(
-        InspectorApp(inspector, token), log_level="warning", lifespan="off", access_log=False
+    app = InspectorApp(
+        inspector,
+        token,
+        port=sock.getsockname()[1],
+        on_page=launch.discard if launch is not None else None,
     )
-    server = uvicorn.Server(config)
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="off", access_log=False, timeout_graceful_shutdown=5
+    )
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            # A page's pending long poll (up to 20 s) does not hold up Ctrl-C or SIGTERM.
+            inspector.end_polls()
+            await super().shutdown(sockets)
+
+    server = Server(config)
     async with inspector.connected(), anyio.create_task_group() as tg:
         if ns.command == "dev":
             tg.start_soon(_watch, inspector, ns.watch)
-        if not ns.no_open:
-            threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+        if launch is not None:
+            # The launch file, not the URL: the token stays off the browser's command line.
+            threading.Thread(target=webbrowser.open, args=(launch.uri,), daemon=True).start()
         await server.serve(sockets=[sock])
         tg.cancel_scope.cancel()
 
@@ -191,8 +240,14 @@ def main(command: str, argv: list[str]) -> int:
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/?token={token}"
     print(url, flush=True)
     print(f"mcpkit {command}: the inspector is at the URL above (Ctrl-C to stop)", file=sys.stderr)
+    launch = None
+    if not ns.no_open:
+        try:
+            launch = LaunchFile(url)
+        except OSError as e:
+            print(f"mcpkit {command}: not opening a browser ({e}); open the URL", file=sys.stderr)
     try:
-        anyio.run(_serve, ns, sock, url, token)
+        anyio.run(_serve, ns, sock, launch, token)
     except KeyboardInterrupt:
         return 130
     except _UsageError as e:
@@ -200,4 +255,6 @@ def main(command: str, argv: list[str]) -> int:
         return 2
     finally:
         sock.close()
+        if launch is not None:
+            launch.discard()
     return 0

@@ -71,6 +71,7 @@ class Inspector:
         self._tasks: dict[str, Any] = {}
         self.roots: list[dict[str, Any]] = []
         self._reconnect = anyio.Event()
+        self._closing = False
 
     # ------------------------------------------------------------------ events
 
@@ -84,11 +85,16 @@ class Inspector:
 
     async def events_after(self, seq: int, wait: float = POLL_SECONDS) -> dict[str, Any]:
         """The events after ``seq``; waits (bounded) when there are none yet."""
-        if self._last <= seq:
+        if self._last <= seq and not self._closing:
             with anyio.move_on_after(wait):
                 await self._new.wait()
         events = [e for e in self._events if e["seq"] > seq]
         return {"events": events, "last": self._last}
+
+    def end_polls(self) -> None:
+        """The page is no longer served: pending and later polls answer at once."""
+        self._closing = True
+        self._new.set()
 
     # ------------------------------------------------------------------ the connection
 

@@ -18,6 +18,7 @@ import logging
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import orjson
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from .._http._security import SessionOwnership
     from ._events import RedisEventStore
     from ._sessions import RedisSessionRegistry
+    from ._statekeys import RedisStateKeys
     from ._tasks import RedisTaskStore
 
 logger = logging.getLogger("mcpkit.redis")
@@ -48,6 +50,30 @@ def _redis_errors() -> tuple[type[BaseException], ...]:
     return (RedisError, OSError, TimeoutError)
 
 
+def _timeouts() -> tuple[type[BaseException], ...]:
+    from redis.exceptions import TimeoutError as RedisTimeout
+
+    return (RedisTimeout, TimeoutError)
+
+
+def redis_where(url: str) -> str:
+    """The Redis instance ``url`` names, for people: ``Redis host:port/db`` (``(TLS)`` for
+    ``rediss://``, the socket's path for ``unix://``); never a user name or password."""
+    parts = urlsplit(url)
+    query = parse_qs(parts.query)
+    if parts.scheme == "unix":
+        return f"Redis {parts.path} (db {(query.get('db') or ['0'])[0]})"
+    db = (query.get("db") or [""])[0] or parts.path.strip("/") or "0"
+    try:
+        port = str(parts.port or 6379)
+    except ValueError:  # not a number: redis-py refuses the URL, and says why
+        port = "?"
+    host = parts.hostname or "localhost"
+    shown = f"[{host}]" if ":" in host else host
+    tls = " (TLS)" if parts.scheme == "rediss" else ""
+    return f"Redis {shown}:{port}/{db}{tls}"
+
+
 class RedisBackend:
     """Shared state for many workers, in Redis: sessions, events, tasks, routing.
 
@@ -61,6 +87,9 @@ class RedisBackend:
         max_events_per_stream: SSE events kept per stream for resumption.
         session_ttl: seconds an unused session is kept (None: the app's
             ``session_idle_timeout``, or one day when that is None).
+        state_key_rotation: seconds between two keys sealing 2026-07-28 ``requestState``,
+            shared by every worker of this Redis (:class:`RedisStateKeys`; unused when the
+            server has a key of its own: ``MCPKIT_STATE_KEY``).
 
     Pass it as ``backend=`` to :func:`mcpkit.create_http_app`, or give
     ``Server.http_app(redis=url)`` / ``mcpkit run --redis URL`` / ``MCPKIT_REDIS_URL``
@@ -81,6 +110,7 @@ class RedisBackend:
         heartbeat: float = 1.0,
         max_events_per_stream: int = 1000,
         session_ttl: float | None = None,
+        state_key_rotation: float = 86400.0,
     ) -> None:
         try:
             import redis.asyncio  # noqa: F401
@@ -88,12 +118,15 @@ class RedisBackend:
             raise ImportError(
                 "the Redis backend needs redis-py: pip install 'mcpkit[redis]'"
             ) from e
+        if state_key_rotation < 60:
+            raise ValueError("state_key_rotation must be at least 60 seconds")
         self.url = url
         self.prefix = prefix
         self.timeout = timeout
         self.heartbeat = heartbeat
         self.max_events_per_stream = max_events_per_stream
         self.session_ttl = session_ttl
+        self.state_key_rotation = state_key_rotation
         #: This worker's id: in its channel, its stream ids and its server-to-client
         #: request ids, so the others know where to send what belongs to it.
         self.worker_id = secrets.token_hex(4)
@@ -103,7 +136,43 @@ class RedisBackend:
         self._handlers: dict[str, BusHandler] = {}
         self._events: RedisEventStore | None = None
         self._tasks: RedisTaskStore | None = None
+        self._state_keys: RedisStateKeys | None = None
+        self._checked = False
         self._serving = 0
+
+    @property
+    def where(self) -> str:
+        """The instance, for people (``Redis 10.0.0.5:6379/0``): the startup line, errors.
+        Never a password."""
+        return redis_where(self.url)
+
+    async def check(self) -> None:
+        """Reach Redis once before serving (what an app starting with this backend awaits):
+        a ``PING``, and the shared ``requestState`` keys read.
+
+        Raises :class:`BackendUnavailable`, one line naming the instance, when Redis refuses
+        (nothing listens, wrong host or password, a URL it cannot use): a worker that cannot
+        share anything must not start as if it did. A Redis that accepts the connection but
+        does not answer within ``timeout`` is logged, and the worker starts (requests that
+        need Redis are answered 503 until it answers). Done once per backend.
+        """
+        if self._checked:
+            return
+        try:
+            client = self.client
+        except ValueError as e:  # redis-py refuses the URL itself
+            raise BackendUnavailable(f"cannot use the Redis URL ({e})") from None
+        try:
+            async with self.guard("start"):
+                await client.ping()
+                await self.state_keys().refresh()
+        except BackendUnavailable as e:
+            cause = e.__cause__
+            if not isinstance(cause, _timeouts()):
+                reason = " ".join(str(cause or e).split()) or type(cause).__name__
+                raise BackendUnavailable(f"cannot reach {self.where}: {reason}") from None
+            logger.warning("%s did not answer within %g s; serving on", self.where, self.timeout)
+        self._checked = True
 
     # ------------------------------------------------------------------ connection
 
@@ -166,6 +235,15 @@ class RedisBackend:
             self._tasks = RedisTaskStore(self)
         return self._tasks
 
+    def state_keys(self) -> RedisStateKeys:
+        """The keys sealing 2026-07-28 ``requestState``, shared by every worker of this
+        Redis, rotated every ``state_key_rotation`` seconds (one per backend)."""
+        from ._statekeys import RedisStateKeys
+
+        if self._state_keys is None:
+            self._state_keys = RedisStateKeys(self, rotation=self.state_key_rotation)
+        return self._state_keys
+
     def registry(
         self,
         server: SessionFactory,
@@ -173,10 +251,16 @@ class RedisBackend:
         event_store: EventStore | None,
         ownership: SessionOwnership,
     ) -> RedisSessionRegistry:
-        """The session registry of an app (see :class:`~mcpkit.lowlevel.SessionBackend`)."""
+        """The session registry of an app (see :class:`~mcpkit.lowlevel.SessionBackend`);
+        the server is given this backend's shared state through its hosting interface."""
+        from .._app._registry import hosting_of
         from ._sessions import RedisSessionRegistry
 
-        return RedisSessionRegistry(self, server, options, event_store, ownership)
+        registry = RedisSessionRegistry(self, server, options, event_store, ownership)
+        hosting = hosting_of(server)
+        if hosting is not None:
+            hosting.share_with(registry, self.task_store(), self.state_keys())
+        return registry
 
     # ------------------------------------------------------------------ bus
 
@@ -212,6 +296,7 @@ class RedisBackend:
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._beat)
+                tg.start_soon(self.state_keys().keep_fresh)
                 await self._listen()
         finally:
             self._serving -= 1

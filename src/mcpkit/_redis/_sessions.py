@@ -5,7 +5,9 @@ info, log level, subscriptions, task owner, principal), written when ``initializ
 succeeds and whenever the session's state changes, and read (with its TTL renewed) once
 per request: one round trip. A worker that meets a session it has never seen restores a
 replica from the snapshot; replicas idle on a worker are let go (the session lives on in
-Redis until its TTL passes or its client DELETEs it).
+Redis until its TTL passes or its client DELETEs it). The events kept for resumption go
+with their session: their TTL is the session's, renewed while the session is in use; they
+are deleted when the session is terminated, and when a worker finds it expired.
 
 Routing between workers is in :mod:`._transport`; this module keeps the replicas, the
 snapshot, the GET-stream holder and backlog, the subscriptions index, and follows streams
@@ -16,7 +18,9 @@ from __future__ import annotations
 
 import logging
 import secrets
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -30,6 +34,7 @@ from .._http._events import EventStore
 from .._http._security import SessionOwnership
 from .._http._transport import Chunk, Stream
 from .._transports._base import Message
+from ._events import RedisEventStore
 from ._transport import SharedTransport, stream_event
 
 if TYPE_CHECKING:
@@ -41,6 +46,25 @@ logger = logging.getLogger("mcpkit.redis")
 BACKLOG = 1000
 #: Seconds a replica may sit idle on a worker before it is let go (the session stays).
 REPLICA_IDLE = 60.0
+#: Most seconds between two renewals of what a session in use keeps in Redis (its GET
+#: stream's holder, its record while a client is attached, its events); a quarter of the
+#: sessions' TTL when that is shorter (at least a second).
+RENEW_EVERY = 60.0
+
+# The worker holding a session's GET stream, if it is alive: its liveness key (the one
+# the heartbeat refreshes) still exists. A holder found dead (killed, frozen, its machine
+# lost: its pub/sub subscription may outlive it in Redis) is forgotten, so what was meant
+# for its stream waits in the backlog for the next one. KEYS: the session's ``:get``;
+# ARGV[1]: the liveness key prefix.
+_HOLDER = """
+local worker = redis.call('GET', KEYS[1])
+if not worker then return false end
+if redis.call('EXISTS', ARGV[1] .. worker) == 0 then
+  redis.call('DEL', KEYS[1])
+  return false
+end
+return worker
+"""
 
 
 class SharedEntry(SessionEntry):
@@ -84,7 +108,12 @@ class _Tail:
 
 
 class RedisSessionRegistry:
-    """The :class:`~mcpkit.lowlevel.SessionRegistry` of a :class:`~mcpkit.RedisBackend`."""
+    """The :class:`~mcpkit.lowlevel.SessionRegistry` of a :class:`~mcpkit.RedisBackend`.
+
+    :attr:`clock` (a function returning seconds that only move forward, default
+    :func:`time.monotonic`) measures how long replicas were idle and when what a session
+    keeps was last renewed; a test may set another before the app has sessions.
+    """
 
     def __init__(
         self,
@@ -108,6 +137,8 @@ class RedisSessionRegistry:
         self.ownership = ownership
         self.sessions: OrderedDict[str, SessionEntry] = OrderedDict()
         self.replica_idle = REPLICA_IDLE
+        self.clock: Callable[[], float] = time.monotonic
+        self._renewed = -float("inf")
         self._tg: TaskGroup | None = None
         self._ready = anyio.Event()
         self._tails: dict[str, _Tail] = {}
@@ -125,6 +156,7 @@ class RedisSessionRegistry:
         ):
             backend.on(kind, handler)
         hosting.share_with(self, backend.task_store())
+        self._tie_events()
 
     def __len__(self) -> int:
         return len(self.sessions)
@@ -139,8 +171,22 @@ class RedisSessionRegistry:
         timeout = self.options.session_idle_timeout
         return max(1, int(timeout)) if timeout is not None else 86400
 
+    @property
+    def renew_every(self) -> float:
+        """Seconds between two renewals of what the sessions in use here keep in Redis."""
+        return max(1.0, min(self.ttl / 4, RENEW_EVERY))
+
     def _k(self, sid: str, part: str = "") -> str:
         return self.backend.key("s", sid + part)
+
+    def _tie_events(self) -> RedisEventStore | None:
+        # The sessions' events expire with them: the same TTL (read live, like the app's
+        # ``session_idle_timeout``).
+        store = self.event_store
+        if not isinstance(store, RedisEventStore):
+            return None
+        store.ttl = self.ttl
+        return store
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -152,31 +198,56 @@ class RedisSessionRegistry:
             try:
                 while True:
                     await anyio.sleep(min(self.replica_idle / 4, 1.0))
-                    self.reap_idle()
-                    await self._hold_streams()
+                    await self.reap()
+                    if self.clock() - self._renewed >= self.renew_every:
+                        await self.renew()
             finally:
                 self._tg = None
                 self._ready = anyio.Event()
 
-    async def _hold_streams(self) -> None:
-        # The GET streams held here stay named as held (their keys expire otherwise):
-        # one pipelined round trip a second for all of them, off the request path.
-        held = [e.id for e in self.sessions.values() if e.transport.standalone.conn is not None]
-        if not held:
-            return
+    async def renew(self) -> None:
+        """Renew in one round trip what the sessions in use here keep in Redis: the GET
+        streams held here stay named as held, a session with a client attached here stays
+        (as it would in one process), and the events of every session active here since
+        the last renewal keep their session's TTL. Off the request path; :meth:`reap_forever`
+        calls it every :attr:`renew_every` seconds."""
+        since, self._renewed = self._renewed, self.clock()
+        store = self._tie_events()
+        held: list[str] = []
+        attached: list[str] = []
+        active: list[str] = []
+        for e in self.sessions.values():
+            if e.transport.standalone.conn is not None:
+                held.append(e.id)
+            if e.busy > 0:
+                attached.append(e.id)
+            if e.busy > 0 or e.last_active > since:
+                active.append(e.transport.key)
         b = self.backend
         try:
-            async with b.guard("hold streams"):
+            async with b.guard("renew sessions"):
                 pipe = b.client.pipeline(transaction=False)
                 for sid in held:
                     pipe.set(self._k(sid, ":get"), b.worker_id, ex=self.ttl)
-                await pipe.execute()
+                    pipe.llen(self._k(sid, ":bl"))
+                for sid in attached:
+                    pipe.expire(self._k(sid), self.ttl)  # never brings one back
+                if store is not None:
+                    store.renew_in(pipe, active)
+                found = await pipe.execute() if len(pipe) else []
+            # Messages that waited while this worker counted as dead (its heartbeat late):
+            # its GET streams take them now.
+            for sid, waiting in zip(held, found[1 : 2 * len(held) : 2], strict=True):
+                if waiting:
+                    await self._on_drain({"sid": sid})
         except Exception as e:  # Redis down: the next round tries again
-            logger.warning("could not renew the GET streams held here: %s", e)
+            logger.warning("could not renew the sessions in use here: %s", e)
 
-    def reap_idle(self) -> None:
-        """Let go of replicas idle here for ``replica_idle`` seconds (sessions stay)."""
-        before = anyio.current_time() - self.replica_idle
+    def reap_idle(self) -> list[SessionEntry]:
+        """Let go of replicas idle here for ``replica_idle`` seconds (sessions stay), by
+        :attr:`clock`; returns the replicas let go."""
+        before = self.clock() - self.replica_idle
+        gone: list[SessionEntry] = []
         for entry in list(self.sessions.values()):
             t = entry.transport
             if (
@@ -186,6 +257,28 @@ class RedisSessionRegistry:
                 and entry.last_active < before
             ):
                 self.drop(entry)
+                gone.append(entry)
+        return gone
+
+    async def reap(self) -> None:
+        """:meth:`reap_idle`, then forget the events of those of its sessions that are over
+        (expired in Redis): nobody can resume them any more."""
+        gone = self.reap_idle()
+        if not gone or self.event_store is None:
+            return
+        b = self.backend
+        try:
+            async with b.guard("reap"):
+                pipe = b.client.pipeline(transaction=False)
+                for entry in gone:
+                    pipe.exists(self._k(entry.id))
+                found = await pipe.execute()
+        except Exception as e:  # Redis down: their TTL ends them anyway
+            logger.warning("could not look for expired sessions: %s", e)
+            return
+        for entry, exists in zip(gone, found, strict=True):
+            if not exists:
+                await self._forget_events(entry)
 
     async def _host(self) -> TaskGroup:
         with anyio.fail_after(10):
@@ -224,7 +317,7 @@ class RedisSessionRegistry:
             if snapshot is None
             else self.hosting.restore_session(transport, snapshot)
         )
-        entry = SharedEntry(sid, transport, session)
+        entry = SharedEntry(sid, transport, session, clock=self.clock)
         transport.entry = entry
         session.on_state_change = lambda: self.save(entry)
         self.sessions[sid] = entry
@@ -254,7 +347,10 @@ class RedisSessionRegistry:
         entry = self.sessions.get(sid)
         if raw is None:
             if entry is not None:
-                self.drop(entry)  # ended by another worker, or expired
+                # Ended by another worker, or expired: over for everyone, and so are its
+                # events (an expired session's would otherwise wait for their own TTL).
+                self.drop(entry)
+                await self._forget_events(entry)
             return None
         raw = raw if isinstance(raw, bytes) else raw.encode()
         if entry is None:
@@ -287,6 +383,14 @@ class RedisSessionRegistry:
         self.hosting.apply_snapshot(entry.session, snapshot)
         entry.raw = raw
         entry.subs = frozenset(snapshot.get("subs") or ())
+
+    async def _forget_events(self, entry: SessionEntry) -> None:
+        if self.event_store is None:
+            return
+        try:
+            await self.event_store.forget_session(entry.transport.key)
+        except Exception as e:  # Redis down: their TTL ends them anyway
+            logger.warning("could not forget the events of an ended session: %s", e)
 
     async def publish(self, entry: SessionEntry) -> None:
         await self.save(entry)
@@ -356,8 +460,8 @@ class RedisSessionRegistry:
         keep it in the backlog for the next one."""
         b = self.backend
         async with b.guard("route"):
-            holder = await b.client.get(self._k(sid, ":get"))
-        if holder is not None:
+            holder = await b.client.eval(_HOLDER, 1, self._k(sid, ":get"), b.key("worker", ""))
+        if holder:
             worker = _text(holder)
             if worker == b.worker_id:
                 entry = self.sessions.get(sid)

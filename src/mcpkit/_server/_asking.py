@@ -179,3 +179,35 @@ def _is_primitive_field(prop: Any) -> bool:
         items = prop.get("items")
         return isinstance(items, dict) and ("enum" in items or "anyOf" in items)
     return False
+
+
+def url_input_requests(
+    elicitations: Sequence[Mapping[str, Any]], capabilities: dict[str, Any]
+) -> dict[str, dict[str, Any]] | None:
+    """The input requests asking, under 2026-07-28, what a ``URLElicitationRequired``
+    (-32042, retired there) asks for: each URL-mode elicitation it lists, keyed by its
+    ``elicitationId`` (which the 2026 request has no field for). None when it lists none
+    that is well-formed; -32021 when the client did not declare URL-mode elicitation."""
+    from .._exceptions import MissingRequiredClientCapability
+    from .._session._capabilities import elicitation_modes
+
+    requests: dict[str, dict[str, Any]] = {}
+    for i, item in enumerate(elicitations, 1):
+        message, url = item.get("message"), item.get("url")
+        if item.get("mode", "url") != "url" or not isinstance(message, str):
+            continue
+        if not isinstance(url, str) or not url:
+            continue
+        key = item.get("elicitationId")
+        key = key if isinstance(key, str) and key else f"url-elicitation-{i}"
+        params = {"mode": "url", "message": message, "url": url}
+        requests[key] = {"method": "elicitation/create", "params": params}
+    if not requests:
+        return None
+    if "url" not in elicitation_modes(capabilities):
+        raise MissingRequiredClientCapability(
+            message="Missing required client capability: the request needs the user to "
+            "open a URL (URL-mode elicitation), which the client did not declare",
+            data={"requiredCapabilities": {"elicitation": {"url": {}}}},
+        )
+    return requests

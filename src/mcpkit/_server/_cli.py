@@ -152,6 +152,9 @@ def run_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[s
         out["allowed_hosts"] = list(args.allowed_host)
     if args.allowed_origin:
         out["allowed_origins"] = list(args.allowed_origin)
+    redis = getattr(args, "redis", None)
+    if redis:
+        out["redis"] = redis  # else MCPKIT_REDIS_URL, read where every entry point reads it
     return out
 
 
@@ -183,8 +186,8 @@ def _reloading(command: str, argv: list[str], target: str, transport: str) -> in
     return supervise(child, watch)
 
 
-def main(command: str, argv: list[str]) -> int:
-    """``mcpkit run``."""
+def _parser(command: str) -> argparse.ArgumentParser:
+    """The options of ``mcpkit run`` (``command``: the name it was called by)."""
     parser = argparse.ArgumentParser(
         prog=f"mcpkit {command}", description="Serve an mcpkit server from a Python file."
     )
@@ -245,7 +248,12 @@ def main(command: str, argv: list[str]) -> int:
         action="store_true",
         help="HTTP: restart when a .py file beside FILE changes (for development)",
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(command: str, argv: list[str]) -> int:
+    """``mcpkit run``."""
+    args = _parser(command).parse_args(argv)
     try:
         settings = run_settings(args, os.environ)
     except ValueError as e:
@@ -285,13 +293,31 @@ def main(command: str, argv: list[str]) -> int:
         return 0
     if transport == "sse":
         # The legacy transport has fixed paths and no modes, and keeps its sessions here.
-        for key in ("path", "json_response", "stateless", "redis"):
+        for key in ("path", "json_response", "stateless"):
             settings.pop(key, None)
+        _legacy_keeps_sessions_here(command, settings.pop("redis", None))
+    from .._exceptions import BackendUnavailable
+
     try:
         server.run(transport, **settings)
     except KeyboardInterrupt:
         return 130
-    except (RuntimeError, ImportError) as e:  # e.g. the [http] or [redis] extra is missing
+    except (RuntimeError, ImportError, BackendUnavailable) as e:
+        # The [http] or [redis] extra missing, a Redis that refuses: one line.
         print(f"mcpkit {command}: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def _legacy_keeps_sessions_here(command: str, redis: str | None) -> None:
+    """Say so when Redis is set for ``-t sse``: the legacy transport does not use it."""
+    from .._redis._backend import redis_where
+    from ._shared import REDIS_ENV
+
+    url = redis or os.environ.get(REDIS_ENV)
+    if url:
+        print(
+            f"mcpkit {command}: legacy HTTP+SSE (-t sse) keeps its sessions in this process: "
+            f"{redis_where(url)} is not used (-t http shares sessions between workers)",
+            file=sys.stderr,
+        )

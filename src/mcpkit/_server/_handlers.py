@@ -13,9 +13,16 @@ import logging
 from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any
 
-from .._exceptions import InvalidParams, MCPError, MethodNotFound, ProtocolError
+from .._exceptions import (
+    InvalidParams,
+    MCPError,
+    MethodNotFound,
+    ProtocolError,
+    URLElicitationRequired,
+)
 from .._session._base import RequestContext, RequestHandlerFn
 from .._session._server import ServerSession
+from ._asking import url_input_requests
 from ._auth import authorize
 from ._context import Context
 from ._listen import serve_listen
@@ -74,7 +81,11 @@ class Handlers:
     async def listen(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
         upstream = self._listen_upstream if self.server._mounts else None
         return await serve_listen(
-            self.server.listeners, rc, self.server.capabilities, subscribe=upstream
+            self.server.listeners,
+            rc,
+            self.server.capabilities,
+            subscribe=upstream,
+            follow=self.server.task_extension.follow,
         )
 
     async def _listen_upstream(self, uri: str) -> None:
@@ -88,7 +99,8 @@ class Handlers:
     ) -> Any:
         """Run ``run``, a handler's coroutine that may ask the client for input, under a
         stateless revision: its questions end the request with an ``InputRequiredResult``
-        (see ``_mrtr``)."""
+        (see ``_mrtr``), and so does a ``URLElicitationRequired`` it raises (-32042 is not
+        a code of 2026-07-28: its URL-mode elicitations become the result's questions)."""
         # The state is sealed to the verified caller: another caller cannot replay it.
         principal = rc.transport.principal
         caller = principal.key if principal is not None else None
@@ -101,6 +113,9 @@ class Handlers:
             return await run
         except BaseException as e:
             asked = collect_input_required(e)
+            if asked is None and isinstance(e, URLElicitationRequired):
+                n = rc.negotiated
+                asked = url_input_requests(e.elicitations, n.peer_capabilities if n else {})
             if asked is None:
                 raise
             return rounds.input_required(asked)

@@ -18,6 +18,7 @@ from .._session._kernel import Kernel
 from .._session._server import ServerSession
 from .._transports._base import Transport
 from . import _shared
+from ._mrtr import StateKeySource
 from ._tasks import SharedTaskStore
 
 if TYPE_CHECKING:
@@ -80,13 +81,23 @@ class ServerHosting:
         """Bring a live session to the state ``snapshot`` describes."""
         _shared.apply(session, snapshot)
 
-    def share_with(self, shared: Any, task_store: SharedTaskStore | None = None) -> None:
+    def share_with(
+        self,
+        shared: Any,
+        task_store: SharedTaskStore | None = None,
+        state_keys: StateKeySource | None = None,
+    ) -> None:
         """Serve from shared state from now on: resource updates reach every worker's
-        subscribers through ``shared`` (a shared session registry), and the server's tasks
-        move to ``task_store`` unless the server was given a store of its own. The one
-        place a shared backend reaches the server, however it was configured
-        (``http_app(redis=...)``, ``create_http_app(backend=...)``, ``mcpkit run --redis``)."""
+        subscribers through ``shared`` (a shared session registry), the server's tasks
+        move to ``task_store`` unless the server was given a store of its own, and its
+        2026-07-28 ``requestState`` is sealed with ``state_keys`` (shared by every worker)
+        unless it was given a key (``MCPKIT_STATE_KEY``, ``StatelessSettings.state_key``).
+        The one place a shared backend reaches the server, however it was configured
+        (``http_app(redis=...)``, ``create_http_app(backend=...)``, ``mcpkit run --redis``).
+        Calling it again with the same backend changes nothing."""
         server = self._server
         server._shared = shared
         if task_store is not None:
             server.tasks_manager.share(task_store)
+        if state_keys is not None:
+            server.stateless.share_keys(state_keys)

@@ -24,8 +24,8 @@ import hmac
 import os
 import secrets
 import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 import orjson
 
@@ -35,6 +35,23 @@ from .._exceptions import InvalidParams
 _ROUND_PARAMS = ("inputResponses", "requestState", "_meta")
 #: The methods an input request may name, and the check of the answer each expects.
 INPUT_METHODS = ("elicitation/create", "sampling/createMessage", "roots/list")
+
+
+class StateKeySource(Protocol):
+    """Keys for ``requestState`` shared by many workers, rotated (a Redis backend's
+    ``state_keys()``): what :meth:`StatelessSettings.share_keys` takes."""
+
+    def sealing_key(self) -> bytes:
+        """The key new states are sealed with."""
+        ...
+
+    def verifying_keys(self) -> Sequence[bytes]:
+        """Every key a state may have been sealed with (the sealing one among them)."""
+        ...
+
+    def describe(self) -> str:
+        """Where the keys come from, for the message of a state that fails verification."""
+        ...
 
 
 @dataclasses.dataclass
@@ -48,7 +65,8 @@ class StatelessSettings:
 
     #: The key ``requestState`` is sealed with. Workers behind one load balancer must share
     #: it (a retry may reach another worker); default: ``MCPKIT_STATE_KEY`` from the
-    #: environment, else a random key per process.
+    #: environment, else the keys shared by the workers of one Redis (``redis=``,
+    #: ``--redis``: created there and rotated), else a random key per process.
     state_key: bytes | None = None
     #: How long a ``requestState`` stays valid, in seconds.
     state_ttl: float = 600.0
@@ -61,18 +79,76 @@ class StatelessSettings:
     #: The wall clock, in seconds (state expiry); tests give a clock they move.
     clock: Callable[[], float] = time.time
 
+    #: Keys shared by the workers of one backend (:meth:`share_keys`), when no key was set.
+    _shared: StateKeySource | None = dataclasses.field(default=None, init=False, repr=False)
+    #: This process's random key, when neither a key nor shared keys were given.
+    _own: bytes | None = dataclasses.field(default=None, init=False, repr=False)
+
     def __post_init__(self) -> None:
         if self.cache_scope not in ("private", "public"):
             raise ValueError("cache_scope must be 'private' or 'public'")
         if self.cache_ttl_ms < 0 or self.state_ttl <= 0 or self.max_rounds < 1:
             raise ValueError("cache_ttl_ms must be >= 0, state_ttl > 0 and max_rounds >= 1")
 
-    def key(self) -> bytes:
-        """The sealing key (resolved once: an explicit key, the environment, or random)."""
+    def _given(self) -> bytes | None:
+        # An explicit key, else MCPKIT_STATE_KEY (read until found, then kept as the key).
         if self.state_key is None:
             env = os.environ.get("MCPKIT_STATE_KEY")
-            self.state_key = env.encode() if env else secrets.token_bytes(32)
+            if env:
+                self.state_key = env.encode()
         return self.state_key
+
+    def share_keys(self, source: StateKeySource) -> bool:
+        """Seal and verify with ``source``'s keys from now on (workers sharing a backend
+        share them), unless a key was given (``state_key``, ``MCPKIT_STATE_KEY``), which
+        stays in use. True when ``source`` is used."""
+        if self._given() is not None:
+            return False
+        self._shared = source
+        return True
+
+    def key(self) -> bytes:
+        """The key new states are sealed with: the given one, else the shared keys' current
+        one, else a random key of this process."""
+        given = self._given()
+        if given is not None:
+            return given
+        if self._shared is not None:
+            return self._shared.sealing_key()
+        if self._own is None:
+            self._own = secrets.token_bytes(32)
+        return self._own
+
+    def verifying_keys(self) -> Sequence[bytes]:
+        """The keys a state is accepted under (with shared keys: the previous and next
+        ones too, so a state outlives a rotation)."""
+        given = self._given()
+        if given is not None:
+            return (given,)
+        if self._shared is not None:
+            return self._shared.verifying_keys()
+        return (self.key(),)
+
+    def unverified(self) -> str:
+        """The error message of a ``requestState`` that carries a seal none of our keys
+        made, naming the likely cause."""
+        head = "Invalid params: requestState failed verification: not sealed with a key of "
+        if self._given() is not None:
+            return head + (
+                "this server (its key is MCPKIT_STATE_KEY / StatelessSettings.state_key: do "
+                "all workers behind the load balancer have the same one?)"
+            )
+        if self._shared is not None:
+            return head + (
+                f"{self._shared.describe()}: was it sealed by a worker on another Redis or "
+                "prefix, or with a key of its own (MCPKIT_STATE_KEY), or before the last two "
+                "rotations?"
+            )
+        return head + (
+            "this worker, which has a random key of its own: workers behind one load "
+            "balancer must share the key (set the same MCPKIT_STATE_KEY on each, or give them "
+            "one Redis: --redis / MCPKIT_REDIS_URL)"
+        )
 
 
 class InputRequired(BaseException):
@@ -119,9 +195,13 @@ def unseal(settings: StatelessSettings, token: Any) -> dict[str, Any]:
         body, tag = _unb64(body_text), _unb64(tag_text)
     except ValueError:
         raise bad from None
-    expected = hmac.new(settings.key(), body, hashlib.sha256).digest()
-    if not hmac.compare_digest(tag, expected):
-        raise bad
+    verified = False
+    for key in settings.verifying_keys():
+        expected = hmac.new(key, body, hashlib.sha256).digest()
+        verified = hmac.compare_digest(tag, expected) or verified
+    if not verified:
+        # Well formed, but sealed with a key we do not hold: most likely another worker's.
+        raise InvalidParams(message=settings.unverified())
     try:
         payload = orjson.loads(body)
     except orjson.JSONDecodeError:

@@ -34,6 +34,7 @@ from .._exceptions import (
     ProtocolError,
 )
 from .._session._base import RequestContext, RequestHandlerFn
+from .._session._stateless import translate_error
 from .._stores._tasks import TaskRecord
 from ..types._skillformat import TASKS_EXTENSION
 from ._extensions import Extension, client_supports, require_client_extension
@@ -169,6 +170,7 @@ class TasksExtension(Extension):
 
     def attach(self, server: Server) -> None:
         self._server = server
+        server.tasks_manager.watcher = self
 
     @property
     def server(self) -> Server:
@@ -329,6 +331,7 @@ class TasksExtension(Extension):
             record.last_updated_at = manager.clock()
             await manager.store.update(record)
         manager._wake(task_id)
+        manager.tell(record)
         return record
 
     async def ask(self, task_id: str, method: str, params: dict[str, Any], key: str | None) -> Any:
@@ -373,6 +376,32 @@ class TasksExtension(Extension):
             record.last_updated_at = self.manager.clock()
             await self.manager.store.update(record)
 
+    # ------------------------------------------------------------------ listen streams
+
+    async def follow(self, rc: RequestContext, task_ids: list[str]) -> list[dict[str, Any]] | None:
+        """The tasks of ``task_ids`` a ``subscriptions/listen`` stream may follow: the
+        caller's own (others' and unknown ones are left out, as ``tasks/get`` reports them
+        missing), each as ``tasks/get`` shows it now; None when no task is served.
+        -32021 for a client that did not declare the extension (it MUST get it)."""
+        require_client_extension(
+            rc, self.id, f"notifications/tasks on subscriptions/listen need the {self.id} extension"
+        )
+        if self.settings() is None:
+            return None
+        found: list[dict[str, Any]] = []
+        for task_id in task_ids:
+            record = await self.manager.visible(rc, task_id)
+            if record is not None:
+                found.append(detailed(record))
+        return found
+
+    def follows(self, task_id: str) -> bool:
+        return self.server.listeners.follows(task_id)
+
+    def changed(self, record: TaskRecord) -> None:
+        """``notifications/tasks`` with the task's new state, to the streams following it."""
+        self.server.listeners.post("notifications/tasks", detailed(record))
+
     # ------------------------------------------------------------------ tasks/*
 
     def _gate(self, rc: RequestContext) -> None:
@@ -412,9 +441,10 @@ class TasksExtension(Extension):
 
 
 def _failure(e: BaseException) -> dict[str, Any]:
-    """The outcome of a tool that raised once it ran as a task."""
+    """The outcome of a tool that raised once it ran as a task (coded as 2026-07-28 allows:
+    a retired or undefined reserved code, -32042 included, is -32603 there)."""
     if isinstance(e, ProtocolError):
-        return {"error": e.to_error()}
+        return {"error": translate_error(e).to_error()}
     if isinstance(e, MCPError):
         return {"error": {"code": -32603, "message": str(e)}}
     return {"error": {"code": -32603, "message": f"{type(e).__name__}: {e}"}}

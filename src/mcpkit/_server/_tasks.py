@@ -221,6 +221,15 @@ def resolve_task_settings(tasks: TaskSettings | None, **legacy: Any) -> TaskSett
     return tasks
 
 
+class TaskWatcher(Protocol):
+    """Who wants to hear of task changes: :meth:`follows` is asked first (cheap), and
+    :meth:`changed` gets the task's new record."""
+
+    def follows(self, task_id: str) -> bool: ...
+
+    def changed(self, record: TaskRecord) -> None: ...
+
+
 class SharedTaskStore(TaskStore, Protocol):
     """A task store many workers share: it tells of changes made by the others."""
 
@@ -285,6 +294,9 @@ class TaskManager:
         # loop, then another (tests on asyncio and trio), so each is remade per loop.
         self._open_lock: tuple[Any, anyio.Lock] | None = None
         self._lock: tuple[Any, anyio.Lock] | None = None
+        #: Told of each change of a task someone follows (the tasks extension's
+        #: ``notifications/tasks`` on listen streams).
+        self.watcher: TaskWatcher | None = None
 
     # ------------------------------------------------------------------ lifetime
 
@@ -351,6 +363,15 @@ class TaskManager:
             live.cancelled = True
             if live.scope is not None:
                 live.scope.cancel()
+        watcher = self.watcher
+        if watcher is not None and watcher.follows(task_id):
+            try:
+                record = await self.store.get(task_id)
+            except Exception as e:  # the store is down: the followers poll meanwhile
+                logger.warning("task %s changed elsewhere, but could not be read: %s", task_id, e)
+            else:
+                if record is not None:
+                    watcher.changed(record)
 
     def _transition_lock(self) -> anyio.Lock:
         token = anyio.lowlevel.current_token()
@@ -395,11 +416,18 @@ class TaskManager:
         if status in TERMINAL and live is not None:
             live.done = True
         self._wake(task_id)
+        self.tell(record)
         if live is not None and not live.ext:
             # notifications/tasks/status goes to the session that created the task (the
             # outbox drops it if that session is gone). No related-task _meta: the id is in it.
             state_of(live.session).post("notifications/tasks/status", task_wire(record))
         return record
+
+    def tell(self, record: TaskRecord) -> None:
+        """Tell the watcher of the task's new state, if someone follows it."""
+        watcher = self.watcher
+        if watcher is not None and watcher.follows(record.task_id):
+            watcher.changed(record)
 
     async def input_needed(self, task_id: str, delta: int) -> None:
         live = self._live.get(task_id)
@@ -447,13 +475,20 @@ class TaskManager:
                     live.scope.cancel()
             self._wake(tid)
 
-    async def _find(self, rc: RequestContext, params: dict[str, Any] | None) -> TaskRecord:
-        task_id = _task_id_param(params)
+    async def visible(self, rc: RequestContext, task_id: str) -> TaskRecord | None:
+        """The task, if the caller of ``rc`` may see it (else None, as for a missing one)."""
         await self._open()
         await self._purge()
         record = await self.store.get(task_id)
-        # Someone else's task is reported exactly like a missing one: ids do not leak.
         if record is None or record.owner != self._owner(rc) or record.expired(self.clock()):
+            return None
+        return record
+
+    async def _find(self, rc: RequestContext, params: dict[str, Any] | None) -> TaskRecord:
+        task_id = _task_id_param(params)
+        record = await self.visible(rc, task_id)
+        # Someone else's task is reported exactly like a missing one: ids do not leak.
+        if record is None:
             raise _not_found(task_id)
         live = self._live.get(task_id)
         if live is not None and live.session is not rc.session:

@@ -14,7 +14,7 @@ from .._exceptions import (
     VersionError,
 )
 from .._jsonrpc import IncomingRequest
-from .._transports._base import RequestId, Transport
+from .._transports._base import RequestId, Transport, answer_lost
 from ..types._revisions import (
     HANDSHAKE_PROTOCOL_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
@@ -55,6 +55,9 @@ def _without_envelope(result: dict[str, Any]) -> dict[str, Any]:
             del out["_meta"]
     return out
 
+
+#: Times a stateless request whose response stream broke is sent again (as a new request).
+MAX_REISSUES = 2
 
 #: The newest stateless revision, asked for by :meth:`ClientSession.discover`.
 LATEST_STATELESS_VERSION = STATELESS_PROTOCOL_VERSIONS[0]
@@ -129,6 +132,9 @@ class ClientSession:
         self.result_types: frozenset[str] = frozenset()
         #: Most input rounds one stateless request may take (InputRequiredResult answers).
         self.max_input_rounds = 8
+        #: How many times a stateless request whose response stream broke (the server
+        #: closed it before answering) is sent again, each time as a new request.
+        self.max_reissues = MAX_REISSUES
 
     async def __aenter__(self) -> ClientSession:
         await self.engine.__aenter__()
@@ -223,24 +229,27 @@ class ClientSession:
         error) when the server does not speak the stateless era, so the caller can fall back
         to :meth:`initialize`, and :class:`VersionError` when it does but shares no revision.
         """
+        offered: list[str] = []
         for _ in range(2):
             try:
                 result = await self.engine.request(
                     "server/discover", {"_meta": self._request_meta(version)}, timeout=timeout
                 )
             except UnsupportedProtocolVersion as e:
-                shared = [v for v in e.supported if v in STATELESS_PROTOCOL_VERSIONS]
+                offered = e.supported
+                shared = [v for v in STATELESS_PROTOCOL_VERSIONS if v in offered]
                 if not shared:
                     raise VersionError(
-                        f"the server speaks {', '.join(e.supported) or 'nothing we know'}; "
-                        f"this client's stateless revisions are {', '.join(STATELESS_PROTOCOL_VERSIONS)}"
+                        f"the server speaks {', '.join(offered) or 'nothing we know'}; "
+                        f"this client's stateless revisions are {', '.join(STATELESS_PROTOCOL_VERSIONS)}",
+                        supported=offered,
                     ) from e
                 # The same revision again is worth one more try: a server may refuse a
                 # revision it offers (a rolling deploy behind a balancer); bounded by the loop.
                 version = version if version in shared else shared[0]
                 continue
             return self._discovered(version, result)
-        raise VersionError("the server keeps refusing the revisions it offered")
+        raise VersionError("the server keeps refusing the revisions it offered", supported=offered)
 
     def _discovered(self, version: str, result: Any) -> dict[str, Any]:
         if not isinstance(result, dict) or not isinstance(result.get("capabilities"), dict):
@@ -269,7 +278,7 @@ class ClientSession:
         return meta
 
     async def _stateless_request(
-        self, method: str, params: dict[str, Any] | None, **kw: Any
+        self, method: str, params: dict[str, Any] | None, reissues: int, **kw: Any
     ) -> Any:
         """One request under the stateless revision: our context in ``_meta``, and the
         server's input requests answered by our handlers and retried, in bounded rounds."""
@@ -282,7 +291,7 @@ class ClientSession:
             **self._request_meta(negotiated.protocol_version),
         }
         for _ in range(self.max_input_rounds + 1):
-            result = await self.peer.send_request(method, params, **kw)
+            result = await self._reissuing(method, params, reissues, kw)
             if not isinstance(result, dict):
                 return result
             if result.get("resultType", "complete") == "complete":
@@ -305,6 +314,28 @@ class ClientSession:
         raise ProtocolError(
             message=f"{method}: the server still asked for input after {self.max_input_rounds} rounds"
         )
+
+    async def _reissuing(
+        self, method: str, params: dict[str, Any], reissues: int, kw: dict[str, Any]
+    ) -> Any:
+        """Send one stateless request; when its response stream breaks before the answer,
+        send it again as a new request with a new id (changelog.mdx: clients MUST re-issue
+        it), at most ``reissues`` times."""
+        attempt = 0
+        while True:
+            try:
+                return await self.peer.send_request(method, params, **kw)
+            except ProtocolError as e:
+                if not answer_lost(e):
+                    raise
+                if attempt == reissues:
+                    if attempt:
+                        raise type(e)(
+                            e.code, f"{e.message} ({attempt + 1} times)", e.data
+                        ) from None
+                    raise
+            attempt += 1
+            logger.info("%s: the response stream broke before the answer; sent again", method)
 
     async def answer_inputs(self, asked: dict[str, Any]) -> dict[str, Any]:
         """Our answers to input requests (an ``InputRequiredResult``'s, a task's), from the
@@ -349,18 +380,22 @@ class ClientSession:
         params: dict[str, Any] | None = None,
         *,
         related_request_id: RequestId | None = None,
+        reissues: int | None = None,
         **kw: Any,
     ) -> Any:
         """Send a request to the server; see :meth:`JSONRPCEngine.request` for keywords.
 
-        After :meth:`discover`, requests carry our context in ``_meta`` and an
-        ``InputRequiredResult`` is answered by our handlers and the request sent again.
+        After :meth:`discover`, requests carry our context in ``_meta``, an
+        ``InputRequiredResult`` is answered by our handlers and the request sent again, and
+        a request whose response stream broke is sent again as a new request, at most
+        ``reissues`` times (default :attr:`max_reissues`).
         """
         negotiated = self.peer.negotiated
         if negotiated is None and method != "ping":
             raise CapabilityError(f"cannot send {method!r} before initialize completed")
         if negotiated is not None and negotiated.stateless:
-            return await self._stateless_request(method, params, **kw)
+            again = self.max_reissues if reissues is None else reissues
+            return await self._stateless_request(method, params, again, **kw)
         return await self.peer.send_request(
             method, params, related_request_id=related_request_id, **kw
         )

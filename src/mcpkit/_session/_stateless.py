@@ -10,11 +10,18 @@ for requests that carry a modern ``_meta`` and never for a session opened with
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, overload
 
 from .._exceptions import (
+    HEADER_MISMATCH,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    RESOURCE_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    InternalError,
     InvalidParams,
+    ProtocolError,
     ResourceNotFound,
     UnsupportedProtocolVersion,
 )
@@ -48,6 +55,17 @@ DEFAULT_CACHE_HINTS: Mapping[str, Any] = {"ttlMs": 0, "cacheScope": "private"}
 #: Methods only the stateless revisions have: a request for one is of that era, ``_meta``
 #: or not (without it, it is refused as a stateless request missing it, -32602).
 STATELESS_ONLY_METHODS = frozenset({"server/discover", "subscriptions/listen"})
+
+#: The codes 2026-07-28 defines in the sub-range it reserves for the specification
+#: (-32020 to -32099, basic/index.mdx "Error Codes"): no other code of it may be emitted.
+DEFINED_RESERVED_CODES = frozenset(
+    {HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION}
+)
+#: The reserved sub-range, as (lowest, highest).
+RESERVED_RANGE = (-32099, -32020)
+
+logger = logging.getLogger("mcpkit.server")
+_warned_codes: set[int] = set()
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -151,10 +169,33 @@ def finish_result(
     return out
 
 
+@overload
+def translate_error(exc: ProtocolError) -> ProtocolError: ...
+@overload
+def translate_error(exc: Exception) -> Exception: ...
 def translate_error(exc: Exception) -> Exception:
-    """An error as the stateless revision codes it: resource-not-found is -32602 there."""
-    if isinstance(exc, ResourceNotFound):
+    """An error as the stateless revision codes it, never with a code it forbids.
+
+    Resource-not-found is -32602 there (-32002 is retired). A code of the sub-range the
+    specification reserves (-32020 to -32099) that it does not define, -32042 (URL
+    elicitation required, retired) included, goes out as -32603 with its message and data:
+    2026-07-28 implementations "MUST NOT emit" them (basic/index.mdx, Error Codes).
+    """
+    if not isinstance(exc, ProtocolError):
+        return exc
+    code = exc.code
+    if isinstance(exc, ResourceNotFound) or code == RESOURCE_NOT_FOUND:
         return InvalidParams(message=exc.message, data=exc.data)
+    low, high = RESERVED_RANGE
+    if low <= code <= high and code not in DEFINED_RESERVED_CODES:
+        if code not in _warned_codes:
+            _warned_codes.add(code)
+            logger.warning(
+                "error code %d is reserved by revision 2026-07-28; sent as -32603 instead "
+                "(use a code outside -32768..-32000 for errors of your own)",
+                code,
+            )
+        return InternalError(message=exc.message, data=exc.data)
     return exc
 
 

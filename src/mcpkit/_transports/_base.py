@@ -30,6 +30,17 @@ class InvalidIncoming(NamedTuple):
 #: the report of input that could not be framed.
 Incoming = bytes | dict[str, Any] | list[Any] | InvalidIncoming
 
+#: The key a transport sets (to true) in the ``data`` of the error it gives a request whose
+#: answer it lost on the way (a response stream the server closed first): the request may be
+#: sent again, as a new request.
+ANSWER_LOST = "streamBroken"
+
+
+def answer_lost(error: Exception) -> bool:
+    """True for the error of a request whose answer the transport lost (:data:`ANSWER_LOST`)."""
+    data = getattr(error, "data", None)
+    return isinstance(data, dict) and data.get(ANSWER_LOST) is True
+
 
 @runtime_checkable
 class Transport(Protocol):

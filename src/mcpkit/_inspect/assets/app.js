@@ -563,6 +563,14 @@
 
   // ------------------------------------------------------------------ the server's questions
 
+  // `url` as an absolute http(s) URL, or null for anything else (javascript:, data:, ...).
+  function webUrl(url) {
+    if (typeof url !== "string") return null;
+    let parsed;
+    try { parsed = new URL(url); } catch (e) { return null; }
+    return (parsed.protocol === "http:" || parsed.protocol === "https:") && parsed.hostname ? parsed.href : null;
+  }
+
   function question(ev) {
     const holder = $("#questions");
     if (holder.querySelector('[data-id="' + ev.id + '"]')) return; // already shown
@@ -581,9 +589,13 @@
           onclick: () => answer({ role: "assistant", content: { type: "text", text: text.value }, model: model.value, stopReason: "endTurn" }) }),
         " ", el("button", { type: "button", "data-testid": "reject", text: "Refuse", onclick: () => answer({}) }));
     } else if (ev.question === "elicitation-url" || p.mode === "url") {
+      // Only a web page is a link: a javascript: or data: URL would run in this page's origin.
+      const web = webUrl(p.url);
       add(card, el("h3", { text: "The server asks you to open a page (elicitation, URL mode)" }), el("p", { text: p.message }),
-        el("a", { href: p.url, target: "_blank", rel: "noopener noreferrer", text: p.url }), el("div", {},
-          el("button", { type: "button", "data-testid": "answer", text: "Accept", onclick: () => answer({ action: "accept" }) }), " ",
+        web ? el("a", { href: web, target: "_blank", rel: "noopener noreferrer", "data-testid": "elicitation-url", text: web })
+          : el("p", { class: "error-box", "data-testid": "elicitation-url-refused" }, "Not a web address, not opened: ", el("code", { text: String(p.url) })),
+        el("div", {},
+          web ? el("button", { type: "button", "data-testid": "answer", text: "Accept", onclick: () => answer({ action: "accept" }) }) : null, " ",
           el("button", { type: "button", "data-testid": "decline", text: "Decline", onclick: () => answer({ action: "decline" }) })));
     } else {
       const { node } = schemaForm(p.requestedSchema || { type: "object", properties: {} }, (content) => answer({ action: "accept", content }), "Accept",

@@ -1,0 +1,207 @@
+"""The events of a shared session go with it: deleted when it is terminated, when a worker
+finds it expired (a request, or the reaper letting its replica go), and renewed with it
+while it is in use. An app on a :class:`RedisBackend` called in process, against a real
+redis-server; the registry's clock is a fake one, moved by hand (nothing waits for time).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import orjson
+import pytest
+from redis.asyncio import Redis
+from tests.http._http_helpers import asgi_call
+from tests.scaleout._cluster import RedisServer
+
+from mcpkit import Context, RedisBackend, Server
+from mcpkit._app import StreamableHTTPApp, create_http_app
+from mcpkit._redis import RedisSessionRegistry
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+
+HEADERS = {
+    "accept": "application/json, text/event-stream",
+    "content-type": "application/json",
+    "mcp-protocol-version": "2025-11-25",
+}
+INIT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "events", "version": "0"},
+}
+TTL = 600
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Held:
+    """A tool call the test holds open: ``started`` once it runs, it ends on ``release``."""
+
+    def __init__(self) -> None:
+        self.started = anyio.Event()
+        self.release = anyio.Event()
+
+
+def _server(held: Held) -> Server:
+    server = Server("events")
+
+    @server.tool()
+    async def talk(n: int, ctx: Context) -> str:
+        """Say ``n`` progress steps (SSE events kept for resumption), then answer."""
+        for i in range(n):
+            await ctx.report_progress(i + 1, n)
+        return "said"
+
+    @server.tool()
+    async def hold() -> str:
+        """Run until the test releases it."""
+        held.started.set()
+        await held.release.wait()
+        return "released"
+
+    return server
+
+
+@pytest.fixture
+async def db(redis: RedisServer) -> AsyncIterator[Redis]:
+    client = Redis.from_url(redis.url)
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+@pytest.fixture
+def held() -> Held:
+    return Held()
+
+
+@pytest.fixture
+async def app(redis: RedisServer, held: Held) -> AsyncIterator[StreamableHTTPApp]:
+    backend = RedisBackend(redis.url, prefix=f"e{secrets.token_hex(4)}:", session_ttl=TTL)
+    app = create_http_app(_server(held), backend=backend)
+    app.registry.clock = Clock()  # type: ignore[attr-defined]
+    with anyio.fail_after(30):
+        async with app:
+            yield app
+
+
+def _registry(app: StreamableHTTPApp) -> RedisSessionRegistry:
+    registry = app.registry
+    assert isinstance(registry, RedisSessionRegistry)
+    return registry
+
+
+def _clock(app: StreamableHTTPApp) -> Clock:
+    clock = _registry(app).clock
+    assert isinstance(clock, Clock)
+    return clock
+
+
+async def _post(app: StreamableHTTPApp, sid: str | None, method: str, params: Any) -> int:
+    h = dict(HEADERS) if sid is None else {**HEADERS, "mcp-session-id": sid}
+    body = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    return (await asgi_call(app, "POST", h, body))[0]
+
+
+async def _session(app: StreamableHTTPApp) -> str:
+    body = orjson.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT})
+    status, headers, _ = await asgi_call(app, "POST", HEADERS, body)
+    assert status == 200
+    sid = headers["mcp-session-id"]
+    note = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert (await asgi_call(app, "POST", {**HEADERS, "mcp-session-id": sid}, note))[0] == 202
+    assert await _post(app, sid, "tools/call", {"name": "talk", "arguments": {"n": 3}}) == 200
+    return sid
+
+
+async def _event_keys(app: StreamableHTTPApp, db: Redis, sid: str) -> list[bytes]:
+    """Every key of ``sid``'s events: its streams and its index, order and byte count."""
+    registry = _registry(app)
+    backend = registry.backend
+    key = registry.sessions[sid].transport.key if sid in registry.sessions else None
+    assert key is not None
+    found: list[bytes] = []
+    for pattern in (f"ev:{key}.*", f"evs:{key}", f"evq:{key}", f"evb:{key}"):
+        found += await db.keys(backend.key(pattern))
+    return sorted(found)
+
+
+async def _gone(db: Redis, keys: list[bytes]) -> bool:
+    return await db.exists(*keys) == 0
+
+
+async def test_terminating_a_session_deletes_its_events_at_once(
+    app: StreamableHTTPApp, db: Redis
+) -> None:
+    sid, other = await _session(app), await _session(app)
+    keys, others = await _event_keys(app, db, sid), await _event_keys(app, db, other)
+    assert len(keys) == 4 and len(others) == 4  # one stream each, and its three indexes
+    status, _, _ = await asgi_call(app, "DELETE", {**HEADERS, "mcp-session-id": sid})
+    assert status == 200
+    assert await _gone(db, keys)
+    assert await db.exists(*others) == 4  # another session's are untouched
+
+
+async def test_a_request_finding_its_session_expired_deletes_its_events(
+    app: StreamableHTTPApp, db: Redis
+) -> None:
+    sid = await _session(app)
+    keys = await _event_keys(app, db, sid)
+    # What Redis does when the session's TTL passes: its record is gone.
+    await db.delete(_registry(app).backend.key("s", sid))
+    assert await _post(app, sid, "ping", None) == 404
+    assert await _gone(db, keys)
+
+
+async def test_the_reaper_letting_an_expired_sessions_replica_go_deletes_its_events(
+    app: StreamableHTTPApp, db: Redis
+) -> None:
+    registry = _registry(app)
+    expired, alive = await _session(app), await _session(app)
+    expired_keys, alive_keys = (
+        await _event_keys(app, db, expired),
+        await _event_keys(app, db, alive),
+    )
+    await db.delete(registry.backend.key("s", expired))
+    _clock(app).now += registry.replica_idle + 1  # both replicas idle here
+    await registry.reap()
+    assert expired not in registry.sessions and alive not in registry.sessions
+    assert await _gone(db, expired_keys)
+    # The session that lives on keeps its events (another worker may serve it next).
+    assert await db.exists(*alive_keys) == len(alive_keys)
+
+
+async def test_a_session_in_use_is_renewed_with_its_events(
+    app: StreamableHTTPApp, db: Redis, held: Held
+) -> None:
+    registry = _registry(app)
+    busy, idle = await _session(app), await _session(app)
+    busy_keys, idle_keys = await _event_keys(app, db, busy), await _event_keys(app, db, idle)
+    record = registry.backend.key("s", busy)
+    await registry.renew()  # what was active so far is renewed
+    _clock(app).now += 1
+    async with anyio.create_task_group() as tg:
+        # A call runs on the busy session: its client is attached, as a GET stream would be.
+        tg.start_soon(_post, app, busy, "tools/call", {"name": "hold", "arguments": {}})
+        await held.started.wait()
+        for key in [record, *busy_keys, *idle_keys]:
+            await db.expire(key, 5)  # as if their TTL had nearly run out
+        await registry.renew()
+        held.release.set()
+    # The session in use and its events have their TTL again; the idle one's run out.
+    assert TTL - 5 < await db.ttl(record) <= TTL
+    for key in busy_keys:
+        assert TTL - 5 < await db.ttl(key) <= TTL
+    for key in idle_keys:
+        assert 0 < await db.ttl(key) <= 5
