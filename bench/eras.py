@@ -309,6 +309,7 @@ def call_body(era: str, rid: int) -> bytes:
 async def python_work(samples: int, warmup: int, timed: int) -> dict[str, Any]:
     """Per era: function calls of ``samples`` profiled warm requests (the median), and the
     median in-process µs per request over ``timed`` unprofiled ones (eras alternating)."""
+    from bench.eras_load import initialize_body
     from bench.eras_server import build
     from mcpkit import create_http_app
     from mcpkit.lowlevel import ASGIClient
@@ -316,17 +317,7 @@ async def python_work(samples: int, warmup: int, timed: int) -> dict[str, Any]:
     app = create_http_app(build(), json_response=True)
     base = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
     async with ASGIClient(app):  # the app's lifespan
-        init = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": SESSION,
-                "capabilities": {},
-                "clientInfo": {"name": "eras-profile", "version": "1"},
-            },
-        }
-        status, got, out = await serve_one(app, base, json.dumps(init).encode())
+        status, got, out = await serve_one(app, base, initialize_body("eras-profile"))
         if status != 200 or b"mcp-session-id" not in got:
             raise RuntimeError(f"initialize: HTTP {status} {out[:300]!r}")
         session = got[b"mcp-session-id"].decode("latin-1")

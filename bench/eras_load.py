@@ -53,6 +53,18 @@ class LoadError(Exception):
     """The server answered something other than a successful JSON result."""
 
 
+def initialize_body(client: str) -> bytes:
+    """The 2025-11-25 ``initialize`` request that opens a session, as bytes."""
+    params = {
+        "protocolVersion": SESSION,
+        "capabilities": {},
+        "clientInfo": {"name": client, "version": "1"},
+    }
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+    ).encode()
+
+
 def head(port: int, length: int, extra: str, method: str = "POST") -> bytes:
     return (
         f"{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
@@ -120,18 +132,7 @@ class Conn:
         self.buf = bytearray()
 
     def _open_session(self) -> str:
-        init = json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": SESSION,
-                    "capabilities": {},
-                    "clientInfo": {"name": "eras-load", "version": "1"},
-                },
-            }
-        ).encode()
+        init = initialize_body("eras-load")
         status, top, body = exchange(self.sock, head(self.port, len(init), "") + init)
         session = header(top, "mcp-session-id")
         if status != 200 or session is None:

@@ -26,7 +26,6 @@ import os
 import shlex
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,8 +34,6 @@ from urllib.parse import urlsplit
 HOSTS = ("claude-desktop", "cursor", "vscode", "mcp-json")
 #: Mode of a configuration file mcpkit creates (an existing file keeps its own).
 NEW_FILE_MODE = 0o600
-#: Seconds to wait for another ``mcpkit install`` changing the same file.
-LOCK_WAIT = 10.0
 
 
 class InstallError(Exception):
@@ -164,39 +161,21 @@ def _dumps(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=2, allow_nan=False) + "\n"
 
 
-def _try_lock(fd: int) -> bool:
-    if sys.platform == "win32":
-        import msvcrt
-
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-    import fcntl
-
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    return True
-
-
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    """Hold the lock of ``path`` (``.NAME.lock`` beside it; kept, as lock files must be)."""
+    """Hold the lock of ``path`` (``.NAME.lock`` beside it; kept, as lock files must be),
+    waiting while another ``mcpkit install`` changes the file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    lock = path.with_name(f".{path.name}.lock")
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, NEW_FILE_MODE)
+    fd = os.open(path.with_name(f".{path.name}.lock"), os.O_RDWR | os.O_CREAT, NEW_FILE_MODE)
     try:
-        deadline = time.monotonic() + LOCK_WAIT
-        while not _try_lock(fd):
-            if time.monotonic() > deadline:
-                raise InstallError(
-                    f"{path} is being changed by another mcpkit install (it holds {lock}); "
-                    "try again"
-                )
-            time.sleep(0.02)
+        if sys.platform == "win32":
+            import msvcrt
+
+            msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # tries for 10 s, then OSError
+        else:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)  # releases the lock
@@ -206,7 +185,6 @@ def _write(path: Path, document: dict[str, Any]) -> None:
     """Replace ``path`` atomically (a host reading it never sees half a file), keeping its
     mode (a new file: :data:`NEW_FILE_MODE`). ``path`` is the real file, not a link."""
     text = _dumps(document)
-    path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o7777 if path.exists() else NEW_FILE_MODE
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
@@ -310,10 +288,10 @@ def main(command: str, argv: list[str]) -> int:
         return 0
     shown = ns.name or default_name(ns.target)
     print(f"{shown}: {status} in {path}", file=sys.stderr)
-    if env and path.stat().st_mode & 0o077:
+    if env and (mode := path.stat().st_mode & 0o777) & 0o077:
         print(
             f"mcpkit {command}: note: {path} holds the --env values and is readable by "
-            f"others (mode {path.stat().st_mode & 0o777:o}); chmod 600 it if they are secret",
+            f"others (mode {mode:o}); chmod 600 it if they are secret",
             file=sys.stderr,
         )
     return 0

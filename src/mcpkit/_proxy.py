@@ -172,7 +172,6 @@ class _Link:
                 server_info=dict(init.get("serverInfo") or session.server_info),
                 instructions=init.get("instructions"),
                 capabilities=dict(init.get("capabilities") or {}),
-                stateless_capabilities=None,
             )
             self.upstream = upstream
             yield

@@ -169,3 +169,31 @@ async def test_requests_wait_for_the_fetch_in_flight_and_a_cancelled_one_does_no
                 await issuer.held(2)  # so a waiting one fetches at once
                 issuer.gate.set()
     assert verified == ["s", "s", "s"] and issuer.jwks_fetches == 2
+
+
+async def test_a_cached_key_verifies_at_once_while_a_refetch_is_in_flight() -> None:
+    issuer = Issuer()
+    old = issuer.add_key("k1")
+    now = [time.time()]
+    rotated: list[str | None] = []
+    async with ASGIClient(issuer, lifespan=False) as http:
+        verifier = JWTVerifier(
+            ISSUER, AUDIENCE, http_client=http, min_refresh=30, clock=lambda: now[0]
+        )
+        assert (await verifier.verify(token(old, "k1"))).subject == "s"
+        new = issuer.add_key("k2")
+        issuer.gate = anyio.Event()
+        now[0] += 31  # past min_refresh: the new kid refetches
+
+        async def verify_new() -> None:
+            rotated.append((await verifier.verify(token(new, "k2"))).subject)
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(verify_new)
+                await issuer.held(2)  # the refetch is in flight
+                # A token signed with the key already cached does not wait for it.
+                assert (await verifier.verify(token(old, "k1"))).subject == "s"
+                assert rotated == []
+                issuer.gate.set()
+    assert rotated == ["s"] and issuer.jwks_fetches == 2

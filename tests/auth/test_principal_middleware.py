@@ -1,5 +1,5 @@
 """Middleware sees who called: ``MCPRequest.principal`` is the verified principal, and
-:class:`RateLimitMiddleware` keeps one bucket per principal (not one per hub session)."""
+:class:`RateLimitMiddleware` keeps one bucket per principal (not one per session)."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ async def test_rate_limit_is_per_principal(version: str | None) -> None:
             with pytest.raises(ProtocolError) as info:
                 await a.call_tool("ping", {})
             assert info.value.code == RATE_LIMITED
-            # Another principal has its own bucket, even on the shared stateless hub.
+            # Another principal has its own bucket, in either era.
             assert (await b.call_tool("ping", {})).content[0].text == "pong"  # type: ignore[union-attr]
     subjects = {p.subject for p in seen if p is not None}
     assert subjects == {"a", "b"}

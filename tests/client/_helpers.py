@@ -1,4 +1,7 @@
-"""Servers for the client tests: handler tables on the session layer, over a memory pair."""
+"""Servers for the client tests: handler tables on the session layer, over a memory pair;
+a small :class:`mcpkit.Server`; and the pieces of the ASGI apps the tests put in front of a
+real app over Streamable HTTP (in process, through :class:`~mcpkit.lowlevel.ASGIClient`).
+"""
 
 from __future__ import annotations
 
@@ -9,8 +12,13 @@ from typing import Any
 import anyio
 from tests._schema import WireRecorder
 
+from mcpkit import Client, Server, http
 from mcpkit._session import ServerSession
 from mcpkit._transports import memory_pair
+from mcpkit.lowlevel import ASGIClient
+
+#: Where the in-process HTTP servers of these tests answer.
+URL = "http://127.0.0.1/mcp"
 
 ADD_TOOL = {
     "name": "add",
@@ -73,3 +81,33 @@ async def session_server(
     finally:
         await server_end.aclose()
         await client_end.aclose()
+
+
+def echo_server(name: str = "echo") -> Server:
+    """A real server with one tool, ``echo(text)``."""
+    server = Server(name)
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Echo the text."""
+        return text
+
+    return server
+
+
+@contextlib.asynccontextmanager
+async def asgi_client(app: Any, *, lifespan: bool = True, **kw: Any) -> AsyncIterator[Client]:
+    """A :class:`Client` (``kw``: its keywords) of the ASGI ``app`` at :data:`URL`, over
+    Streamable HTTP in this process."""
+    async with (
+        ASGIClient(app, lifespan=lifespan) as asgi,
+        Client(http(URL, http_client=asgi), **kw) as client,
+    ):
+        yield client
+
+
+async def respond(send: Any, status: int, body: bytes = b"", ctype: str = "text/plain") -> None:
+    """A whole ASGI HTTP response."""
+    headers = [(b"content-type", ctype.encode()), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -23,16 +23,24 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.http._http_helpers import built_off_loop, running
+from tests.client._helpers import URL, asgi_client, echo_server, respond
+from tests.http._http_helpers import built_off_loop, read_body, replaying, running
 
-from mcpkit import Client, Server, VersionError, http, stdio
+from mcpkit import (
+    Client,
+    HeaderMismatch,
+    MissingRequiredClientCapability,
+    ProtocolError,
+    VersionError,
+    http,
+    stdio,
+)
 from mcpkit._client._eras import ERAS, EraCache, endpoint_key
 from mcpkit.lowlevel import ASGIClient
 
 pytestmark = pytest.mark.anyio
 
 SCRIPT = str(Path(__file__).parent / "servers" / "eras_2026.py")
-URL = "http://127.0.0.1/mcp"
 #: Bound on every wait of these tests.
 TIMEOUT = 20.0
 
@@ -89,16 +97,11 @@ class FutureServer:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         assert scope["type"] == "http"
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         msg = json.loads(body) if body else {}
         self.seen.append((scope["method"], msg.get("method")))
         if scope["method"] != "POST":
-            await _respond(send, 405, b"", "text/plain")
+            await respond(send, 405)
             return
         error = {
             "code": -32022,
@@ -106,27 +109,20 @@ class FutureServer:
             "data": {"supported": ["2099-01-01"], "requested": "2026-07-28"},
         }
         answer = {"jsonrpc": "2.0", "id": msg.get("id"), "error": error}
-        await _respond(send, 400, json.dumps(answer).encode(), "application/json")
-
-
-async def _respond(send: Any, status: int, body: bytes, ctype: str) -> None:
-    headers = [(b"content-type", ctype.encode()), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+        await respond(send, 400, json.dumps(answer).encode(), "application/json")
 
 
 @pytest.mark.req("VERSIONING-2026-CLIENT-RETRY-OR-SURFACE", "HTTP-2026-CLIENT-INSPECT-400-BODY")
 async def test_over_http_the_400_body_is_read_and_neither_initialize_nor_sse_follow() -> None:
     app = FutureServer()
     with anyio.fail_after(TIMEOUT):
-        async with ASGIClient(app, lifespan=False) as asgi:
-            with pytest.raises(VersionError, match="no common protocol version") as caught:
-                async with Client(http(URL, http_client=asgi)):
-                    pass
+        with pytest.raises(VersionError, match="no common protocol version") as caught:
+            async with asgi_client(app, lifespan=False):
+                pass
     assert "the server supports 2099-01-01" in str(caught.value)
     assert str(caught.value).startswith(URL)
     assert app.seen == [("POST", "server/discover")]
-    assert endpoint_key(URL) not in _keys()  # nothing learnt to remember
+    assert ERAS.get(endpoint_key(URL)) is None  # nothing learnt to remember
 
 
 # ---------------------------------------------------------------- a legacy server's errors
@@ -144,6 +140,21 @@ async def test_a_legacy_server_gets_initialize_whatever_error_it_answers_the_pro
             assert not client.session.stateless
             assert [t.name for t in await client.list_tools()] == ["t"]
     assert received(lines) == ["server/discover", "initialize", "tools/list"]
+
+
+@pytest.mark.parametrize(
+    "error", [HeaderMismatch, MissingRequiredClientCapability], ids=["-32020", "-32021"]
+)
+async def test_an_error_only_a_modern_server_sends_is_raised_without_initialize(
+    error: type[ProtocolError],
+) -> None:
+    lines: list[str] = []
+    code = str(error().code)
+    with anyio.fail_after(TIMEOUT):
+        with pytest.raises(error):
+            async with Client(scripted(lines, "legacy", code)):
+                pass
+    assert received(lines) == ["server/discover"]
 
 
 # ---------------------------------------------------------------- the era cache (HTTP)
@@ -169,14 +180,9 @@ class Gate:
             if self.legacy:
                 await self.app(scope, receive, send)
             else:
-                await _respond(send, 405, b"", "text/plain")
+                await respond(send, 405)
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         msg = json.loads(body)
         method = msg.get("method", "(answer)")
         self.methods.append(method)
@@ -188,41 +194,17 @@ class Gate:
                 "id": "server-error",
                 "error": {"code": -32600, "message": "Bad Request: No valid session ID provided"},
             }
-            await _respond(send, 400, json.dumps(refusal).encode(), "application/json")
+            await respond(send, 400, json.dumps(refusal).encode(), "application/json")
             return
         if not self.legacy and method == "initialize":
-            await _respond(send, 400, b"Bad Request", "text/plain")
+            await respond(send, 400, b"Bad Request")
             return
-        sent = False
-
-        async def replay() -> Any:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
-
-
-def _keys() -> set[str]:
-    return set(ERAS._entries)
-
-
-def _server() -> Server:
-    server = Server("eras")
-
-    @server.tool()
-    def echo(text: str) -> str:
-        """Echo the text."""
-        return text
-
-    return server
+        await self.app(scope, replaying(body, receive), send)
 
 
 @pytest.mark.req("VERSIONING-2026-CLIENT-CACHE-ERA")
 async def test_a_legacy_http_server_is_probed_once_then_spoken_to_directly() -> None:
-    gate = Gate(_server().http_app(), legacy=True)
+    gate = Gate(echo_server().http_app(), legacy=True)
     with anyio.fail_after(TIMEOUT):
         async with ASGIClient(gate) as asgi:
             async with Client(http(URL, http_client=asgi)) as client:
@@ -238,7 +220,7 @@ async def test_a_legacy_http_server_is_probed_once_then_spoken_to_directly() -> 
             assert gate.methods[0] == "initialize"
             # Forgotten: probed again.
             Client.clear_era_cache(URL)
-            assert endpoint_key(URL) not in _keys()
+            assert ERAS.get(endpoint_key(URL)) is None
             gate.methods.clear()
             async with Client(http(URL, http_client=asgi)) as client:
                 assert client.protocol_version == "2025-11-25"
@@ -248,7 +230,7 @@ async def test_a_legacy_http_server_is_probed_once_then_spoken_to_directly() -> 
 @pytest.mark.req("VERSIONING-2026-CLIENT-CACHE-ERA")
 async def test_a_cached_era_that_no_longer_holds_is_probed_afresh() -> None:
     # Real uvicorn: the failed initialize is followed by the HTTP+SSE attempt on a socket.
-    gate = built_off_loop(lambda: Gate(_server().http_app(), legacy=True))
+    gate = built_off_loop(lambda: Gate(echo_server().http_app(), legacy=True))
     with running(gate) as srv, anyio.fail_after(TIMEOUT):
         url = srv.url
         async with Client(url):
@@ -273,20 +255,20 @@ async def test_a_cached_era_that_no_longer_holds_is_probed_afresh() -> None:
 
 @pytest.mark.req("VERSIONING-2026-CLIENT-CACHE-ERA")
 async def test_what_a_forced_revision_finds_is_not_remembered() -> None:
-    server = _server()
+    app = echo_server().http_app()
     with anyio.fail_after(TIMEOUT):
-        async with ASGIClient(server.http_app()) as asgi:
-            async with Client(http(URL, http_client=asgi), protocol_version="2025-11-25"):
-                pass
-            assert endpoint_key(URL) not in _keys()
-            async with Client(http(URL, http_client=asgi)) as client:
-                assert client.protocol_version == "2026-07-28"
-            assert ERAS.get(endpoint_key(URL)) == "2026-07-28"
-            Client.clear_era_cache()
-            assert not _keys()
+        async with asgi_client(app, protocol_version="2025-11-25"):
+            pass
+        assert ERAS.get(endpoint_key(URL)) is None
+        async with asgi_client(app) as client:
+            assert client.protocol_version == "2026-07-28"
+        assert ERAS.get(endpoint_key(URL)) == "2026-07-28"
+        Client.clear_era_cache()
+        assert len(ERAS) == 0
 
 
 def test_the_era_cache_is_bounded_and_keyed_by_endpoint() -> None:
+    assert ERAS.max_entries == 256  # "the 256 used last"
     cache = EraCache(max_entries=2)
     cache.put(endpoint_key("http://a.example/mcp"), "2025-11-25")
     cache.put(endpoint_key("http://b.example/mcp"), "2026-07-28")

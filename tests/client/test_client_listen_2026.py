@@ -7,7 +7,8 @@ read and checked, and its notifications correlated by subscription id.
   subscription's id (a foreign one, the stream being replaced) is not delivered.
 
 A scripted server (tests/client/servers/eras_2026.py) interleaves foreign notifications; a
-real mcpkit server (examples/everything.py) shows the same over its own streams.
+real mcpkit server (examples/everything.py) shows the same over its own streams, and one
+under uvicorn to a SyncClient.
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ from typing import Any
 
 import anyio
 import pytest
+from tests.client._helpers import echo_server
+from tests.http._http_helpers import built_off_loop, running
 
-from mcpkit import Client, stdio
+from mcpkit import Client, Subscription, SyncClient, stdio
+from mcpkit._client._eras import ERAS, endpoint_key
 from mcpkit.types import ResourceUpdatedNotificationParams
 
 pytestmark = pytest.mark.anyio
@@ -138,10 +142,27 @@ async def test_listen_returns_the_subscription_and_a_handshake_client_has_none()
             stdio(EVERYTHING, on_stderr=lambda line: None), list_changed_handler=on_change
         ) as client:
             sub = await client.listen()
-            assert sub is client.subscription
+            assert isinstance(sub, Subscription) and sub is client.subscription
             assert sub is not None and sub.acknowledged == sub.requested
             assert "Subscription(id=" in repr(sub)
         args: Any = {"protocol_version": "2025-11-25", "list_changed_handler": on_change}
         async with Client(stdio(EVERYTHING, on_stderr=lambda line: None), **args) as client:
             assert await client.listen() is None
             assert client.subscription is None
+
+
+def test_a_sync_client_listens_and_forgets_the_era_as_client_does() -> None:
+    app = built_off_loop(lambda: echo_server().http_app())
+    with (
+        running(app) as srv,
+        SyncClient(srv.url, list_changed_handler=lambda kind: None) as client,
+    ):
+        assert client.protocol_version == "2026-07-28"
+        opened = client.subscription  # list changes are wanted: listening from connect
+        sub = client.listen()
+        assert isinstance(sub, Subscription) and sub is client.subscription
+        assert opened is not None and opened.closed and not sub.closed
+        assert sub.acknowledged == sub.requested == {"toolsListChanged": True}
+        assert ERAS.get(endpoint_key(srv.url)) == "2026-07-28"
+        SyncClient.clear_era_cache(srv.url)
+        assert ERAS.get(endpoint_key(srv.url)) is None

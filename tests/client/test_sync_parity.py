@@ -86,8 +86,8 @@ def _init_params(cls: type) -> list[tuple[str, Any, str, str]]:
 
 
 def test_sync_client_init_mirrors_client_init() -> None:
-    """SyncClient(...) spells out Client(...)'s parameters (for type checkers and IDEs):
-    the same names, kinds, annotations and defaults, in the same order."""
+    """SyncClient(...) is typed and signed with Client(...)'s parameters (for type checkers,
+    IDEs and help()): the same names, kinds, annotations and defaults, in the same order."""
     assert _init_params(SyncClient) == _init_params(Client)
     names = [p.name for p in inspect.signature(SyncClient.__init__).parameters.values()]
     assert "kwargs" not in names and len(names) > 20

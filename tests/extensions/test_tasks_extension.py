@@ -54,6 +54,11 @@ def make_server(**kw: Any) -> tuple[Server, dict[str, anyio.Event]]:
         raise ProtocolError(-31050, "crashed hard", {"why": "test"})
 
     @server.tool(task_support="optional")
+    async def crashes_reserved() -> str:
+        """A code 2026-07-28 reserves but does not define: the task fails with -32603."""
+        raise ProtocolError(-32050, "quota exhausted", {"quota": "daily"})
+
+    @server.tool(task_support="optional")
     async def two_questions(ctx: Context) -> str:
         """Asks two things at once."""
         a, b = await ctx.gather(ctx.elicit("A?", NAME), ctx.elicit("B?", NAME))
@@ -141,12 +146,20 @@ async def test_a_tool_error_completes_with_is_error_and_a_protocol_error_fails()
     async with ASGIClient(server.http_app()) as http:
         tool_error = await result_of(http, call("fails"))
         crash = await result_of(http, call("crashes"))
+        reserved = await result_of(http, call("crashes_reserved"))
         done = await poll(http, tool_error["taskId"], terminal)
         failed = await poll(http, crash["taskId"], terminal)
+        failed_reserved = await poll(http, reserved["taskId"], terminal)
     assert done["status"] == "completed" and done["result"]["isError"] is True
     assert done["result"]["content"][0]["text"] == "it broke"
     assert failed["status"] == "failed" and "result" not in failed
     assert failed["error"] == {"code": -31050, "message": "crashed hard", "data": {"why": "test"}}
+    assert failed_reserved["status"] == "failed"
+    assert failed_reserved["error"] == {
+        "code": -32603,
+        "message": "quota exhausted",
+        "data": {"quota": "daily"},
+    }
 
 
 async def test_without_the_extension_tasks_are_refused_and_optional_tools_run_plainly() -> None:

@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-import orjson
 import pytest
 from tests._schema import schema_errors
 from tests.stateless._stateless_helpers import (
@@ -25,16 +22,14 @@ from tests.stateless._stateless_helpers import (
     REV,
     ROOT,
     TIMEOUT,
-    URL,
-    check_sent,
-    headers_for,
+    Stream,
     meta,
     post,
     request,
+    stream,
 )
 
 from mcpkit import Context, MissingRequiredClientCapability, Server
-from mcpkit._http._sse import SSEParser
 from mcpkit.lowlevel import ASGIClient, ClientSession, spawn_stdio
 
 pytestmark = pytest.mark.anyio
@@ -85,40 +80,19 @@ def make_server() -> tuple[Server, anyio.Event]:
     return server, gate
 
 
-class Listen:
+class Listen(Stream):
     """A ``subscriptions/listen`` response read as it arrives; every message is checked
     against 2026-07-28, ``notifications/tasks`` (the extension's) as a notification."""
 
-    def __init__(self, resp: Any, req: Mapping[str, Any]) -> None:
-        self.status = resp.status_code
-        self._chunks = resp.aiter_bytes()
-        self._parser = SSEParser()
-        self._ready: list[Any] = []
-        self._req = req
-
-    async def next(self) -> dict[str, Any]:
-        with anyio.fail_after(TIMEOUT):
-            while not self._ready:
-                chunk = await self._chunks.__anext__()
-                self._ready += [orjson.loads(e.data) for e in self._parser.feed(chunk) if e.data]
-        msg: dict[str, Any] = self._ready.pop(0)
+    def check(self, msg: Any) -> None:
         if msg.get("method") == TASK_NOTE:
             assert not schema_errors(REV, "JSONRPCNotification", msg), msg
         else:
-            check_sent(msg, self._req)
-        return msg
+            super().check(msg)
 
 
-@asynccontextmanager
-async def listen(http: ASGIClient, body: dict[str, Any]) -> AsyncIterator[Listen]:
-    async with http.stream(
-        "POST", URL, content=orjson.dumps(body), headers=headers_for(body)
-    ) as resp:
-        reader = Listen(resp, body)
-        try:
-            yield reader
-        finally:
-            await reader._chunks.aclose()
+def listen(http: ASGIClient, body: dict[str, Any]) -> Any:
+    return stream(http, body, reader=Listen)
 
 
 def listen_body(sub_id: str, **notifications: Any) -> dict[str, Any]:

@@ -8,22 +8,18 @@ dropped), and an ``Origin`` was compared without its scheme (``evil://127.0.0.1:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import queue
-import signal
 import socket
 import stat
-import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
 from tests.conftest import BACKEND
-from tests.inspect._browser_harness import browser_page, inspected, mcpkit_command
+from tests.inspect._browser_harness import Inspected, browser_page, inspected
 
 pytestmark = [
     pytest.mark.skipif(
@@ -55,88 +51,53 @@ print("FAKE-BROWSER " + json.dumps(cmdline), file=sys.stderr, flush=True)
 """
 
 
-class Opened:
-    """``mcpkit inspect FILE`` with the browser opened (``BROWSER`` set): its printed URL and
-    the fake browser's command line, each waited for (bounded) as the lines arrive."""
-
-    def __init__(self, tmp_path: Path) -> None:
-        server = tmp_path / "server.py"
-        server.write_text(SERVER)
-        browser = tmp_path / "fake-browser"
-        browser.write_text(FAKE_BROWSER.format(python=sys.executable))
-        browser.chmod(0o755)
-        env = {**os.environ, "BROWSER": str(browser)}
-        self.proc = subprocess.Popen(
-            [*mcpkit_command(), "inspect", str(server)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            start_new_session=True,
-        )
-        self.out: queue.Queue[str | None] = queue.Queue()
-        self.err: queue.Queue[str | None] = queue.Queue()
-        for stream, q in ((self.proc.stdout, self.out), (self.proc.stderr, self.err)):
-            threading.Thread(target=self._pump, args=(stream, q), daemon=True).start()
-
-    @staticmethod
-    def _pump(stream: object, q: queue.Queue[str | None]) -> None:
-        for raw in stream:  # type: ignore[attr-defined]
-            q.put(raw.decode(errors="replace").rstrip("\n"))
-        q.put(None)
-
-    def url(self) -> str:
-        line = self.out.get(timeout=30)
-        assert line, "the inspector exited before printing its URL"
-        return line
-
-    def browser_cmdline(self) -> list[str]:
-        seen: list[str] = []
-        while True:
-            line = self.err.get(timeout=30)
-            assert line is not None, f"the browser was never started: {seen}"
-            if line.startswith("FAKE-BROWSER "):
-                return list(json.loads(line.split(" ", 1)[1]))
-            seen.append(line)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=15)
-        for pipe in (self.proc.stdout, self.proc.stderr):
-            if pipe is not None:
-                pipe.close()
+def _opened(tmp_path: Path) -> contextlib.AbstractContextManager[Inspected]:
+    """``mcpkit inspect FILE`` with the browser opened: the fake one, as ``BROWSER``."""
+    server = tmp_path / "server.py"
+    server.write_text(SERVER)
+    browser = tmp_path / "fake-browser"
+    browser.write_text(FAKE_BROWSER.format(python=sys.executable))
+    browser.chmod(0o755)
+    env = {**os.environ, "BROWSER": str(browser)}
+    return inspected(["inspect", str(server)], open_browser=True, env=env)
 
 
-@pytest.fixture
-def opened(tmp_path: Path) -> Iterator[Opened]:
-    running = Opened(tmp_path)
-    try:
-        yield running
-    finally:
-        running.stop()
+def _browser_cmdline(running: Inspected) -> list[str]:
+    """The command line the browser was started with (the fake one reports it)."""
+    return list(json.loads(running.stderr_line("FAKE-BROWSER ").split(" ", 1)[1]))
 
 
-def test_the_token_never_reaches_the_browsers_command_line(opened: Opened) -> None:
-    token = opened.url().split("token=")[1]
-    cmdline = opened.browser_cmdline()
-    assert not any(token in arg for arg in cmdline), cmdline
-    # What the browser is given: a launch file only the user can read, in a directory only
-    # the user can enter; it takes the browser to the inspector, and is gone once it has.
+def _launch_file(cmdline: list[str]) -> Path:
     launch = cmdline[-1]
     assert launch.startswith("file://"), cmdline
-    path = Path(unquote(urlsplit(launch).path))
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
-    assert path.stat().st_uid == os.getuid() == path.parent.stat().st_uid
-    with browser_page(launch) as (page, _):
-        page.wait_for_selector('[data-testid="server-name"]')
-        assert page.inner_text('[data-testid="server-name"]').startswith("inspected")
-        assert "token=" not in page.url
+    return Path(unquote(urlsplit(launch).path))
+
+
+def test_the_token_never_reaches_the_browsers_command_line(tmp_path: Path) -> None:
+    with _opened(tmp_path) as running:
+        token = running.url().split("token=")[1]
+        cmdline = _browser_cmdline(running)
+        assert not any(token in arg for arg in cmdline), cmdline
+        # What the browser is given: a launch file only the user can read, in a directory
+        # only the user can enter; it takes the browser to the inspector, and is gone once
+        # it has.
+        path = _launch_file(cmdline)
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+        assert path.stat().st_uid == os.getuid() == path.parent.stat().st_uid
+        with browser_page(cmdline[-1]) as (page, _):
+            page.wait_for_selector('[data-testid="server-name"]')
+            assert page.inner_text('[data-testid="server-name"]').startswith("inspected")
+            assert "token=" not in page.url
+        assert not path.exists() and not path.parent.exists()
+
+
+def test_a_launch_file_never_opened_is_gone_at_exit(tmp_path: Path) -> None:
+    with _opened(tmp_path) as running:
+        running.url()
+        path = _launch_file(_browser_cmdline(running))
+        assert path.exists()
+        running.stop()  # SIGTERM, as Ctrl-C or a service manager ends it
     assert not path.exists() and not path.parent.exists()
 
 
@@ -174,6 +135,7 @@ def test_hostile_host_and_origin_values_are_refused(tmp_path: Path) -> None:
             f"127.0.0.1:{port}\tx",
             f"127.0.0.1:{port} evil.example",
             f"localhost:{port}/evil",
+            f"127.0.0.1:{port + 1}",
             "evil.example",
         ):
             assert _raw(port, page.format(host=host)) in (400, 403), host
@@ -182,6 +144,8 @@ def test_hostile_host_and_origin_values_are_refused(tmp_path: Path) -> None:
             f"https://127.0.0.1:{port}",
             f"file://127.0.0.1:{port}",
             f"http://127.0.0.1:{port}@evil.example",
+            f"http://127.0.0.1:{port + 1}",
+            f"http://localhost:{port}",
             "null",
         ):
             assert _raw(port, api.format(origin=origin)) == 403, origin

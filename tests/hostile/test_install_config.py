@@ -108,6 +108,10 @@ def test_installs_running_at_once_all_land(tmp_path: Path) -> None:
     assert [p.returncode for p in procs] == [0] * len(names), errors
     servers = json.loads(config.read_text())["mcpServers"]
     assert sorted(servers) == sorted(["kept", *names])
+    # The lock they took turns about: a file beside the config, left in place, owner-only.
+    lock = tmp_path / ".mcp.json.lock"
+    assert stat.S_IMODE(lock.stat().st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".mcp.json.lock", "home", "mcp.json"]
 
 
 def test_duplicate_mcpservers_keys_are_refused_naming_the_key(tmp_path: Path) -> None:

@@ -5,11 +5,9 @@ with ", ". Joined, ``Mcp-Name: test://template/a`` and ``Mcp-Name: b/data`` matc
 URI ``test://template/a, b/data``, while a gateway reading the first header routed (and
 authorized) a request for another resource. A request repeating ``MCP-Protocol-Version``,
 ``Mcp-Method``, ``Mcp-Name``, an ``Mcp-Param-*`` or ``Mcp-Session-Id`` is refused with
-400 and a JSON-RPC error naming the header, before anything compares or routes by it.
-
-The refusal is wired in ``StreamableHTTPApp.__call__`` (``_app/_streamable.py``: two lines
-after ``headers = header_map(scope)``, see issue 31); until they land, the tests through the
-app are expected to fail (strict: they fail loudly once the wiring is in, to drop the mark).
+400 and a JSON-RPC error naming the header, before anything compares or routes by it: in
+``StreamableHTTPApp.__call__``, which the tests below reach through the app in process and
+through uvicorn.
 """
 
 from __future__ import annotations
@@ -21,6 +19,7 @@ import httpx2
 import orjson
 import pytest
 from tests.http._http_helpers import running
+from tests.server._harness import HANDSHAKE
 from tests.stateless._stateless_helpers import TIMEOUT, URL, headers_for, request
 
 from mcpkit import Server
@@ -112,16 +111,7 @@ async def test_two_mcp_name_headers_cannot_match_a_joined_uri() -> None:
 
 
 async def test_a_repeated_session_header_of_the_handshake_era_is_refused() -> None:
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
+    init = HANDSHAKE[0]  # initialize at 2025-11-25
     h = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
     async with ASGIClient(_server().http_app()) as http:
         with anyio.fail_after(TIMEOUT):

@@ -12,7 +12,7 @@ import contextvars
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
@@ -592,3 +592,28 @@ async def in_process(app: Any, timeout: float = 15) -> AsyncIterator[InProcessHT
     with anyio.fail_after(timeout):
         async with ASGIClient(app) as asgi:
             yield InProcessHTTP(asgi, app)
+
+
+async def read_body(receive: Any) -> bytes:
+    """The whole body of the ASGI HTTP request ``receive`` reads."""
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            return body
+
+
+def replaying(body: bytes, receive: Any) -> Callable[[], Awaitable[Any]]:
+    """An ASGI ``receive`` giving ``body`` (already read by :func:`read_body`) first, then
+    what ``receive`` gives: the request handed on to the app behind as it came."""
+    replayed = False
+
+    async def replay() -> Any:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay

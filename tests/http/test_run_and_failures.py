@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
-from _http_helpers import CLIENT_INFO, DemoServer, running
+from _http_helpers import CLIENT_INFO, DemoServer, read_body, replaying, running
 from tests._served import Served
 
 from mcpkit._app import create_http_app
@@ -85,12 +85,7 @@ class Failing:
                 await send({"type": "http.response.start", "status": 500, "headers": []})
                 await send({"type": "http.response.body", "body": b"resume refused"})
                 return
-        body = b""
-        while True:
-            m = await receive()
-            body += m.get("body", b"")
-            if not m.get("more_body"):
-                break
+        body = await read_body(receive)
         target = b'"gated"' in body
         if target and self.mode == "500":
             await send(
@@ -98,15 +93,7 @@ class Failing:
             )  # fmt: skip
             await send({"type": "http.response.body", "body": b"internal error"})
             return
-        replayed = False
-
-        async def replay() -> Any:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
+        replay = replaying(body, receive)
         if not (target and self.mode.startswith("cut")):
             await self.app(scope, replay, send)
             return

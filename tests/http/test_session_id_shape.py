@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _http_helpers import HEADERS, INIT_PARAMS, DemoServer, in_process
+from _http_helpers import HEADERS, INIT_PARAMS, DemoServer, InProcessHTTP, in_process
 
 from mcpkit._app import create_http_app
 from mcpkit._app._registry import is_session_id, new_session_id
@@ -38,6 +38,17 @@ def malformed(sid: str) -> list[str]:
     ]
 
 
+async def _session(c: InProcessHTTP) -> tuple[str, dict[str, str]]:
+    """A new initialized session: its id, and the headers of a request on it."""
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS}
+    r = await c.post(c.url, json=init, headers=HEADERS)
+    sid = r.headers["mcp-session-id"]
+    h = {**HEADERS, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25"}
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert (await c.post(c.url, json=note, headers=h)).status_code == 202
+    return sid, h
+
+
 def test_the_ids_we_make_have_the_shape_we_accept() -> None:
     made = {new_session_id() for _ in range(200)}
     assert len(made) == 200 and all(is_session_id(s) and len(s) == 32 for s in made)
@@ -57,12 +68,7 @@ async def test_a_malformed_session_id_is_an_unknown_session_and_is_never_looked_
 
     app.registry.lookup = spy  # type: ignore[method-assign]
     async with in_process(app) as c:
-        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS}
-        r = await c.post(c.url, json=init, headers=HEADERS)
-        sid = r.headers["mcp-session-id"]
-        good = {**HEADERS, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25"}
-        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        assert (await c.post(c.url, json=note, headers=good)).status_code == 202
+        sid, good = await _session(c)
         looked_up.clear()
         for bad in malformed(sid):
             h = {**good, "mcp-session-id": bad}
@@ -87,14 +93,8 @@ async def test_a_last_event_id_naming_a_stream_of_another_shape_is_refused(
     demo: DemoServer,
 ) -> None:
     async with in_process(create_http_app(demo)) as c:
-        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS}
-        r = await c.post(c.url, json=init, headers=HEADERS)
-        sid = r.headers["mcp-session-id"]
-        h = {**HEADERS, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25"}
-        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        assert (await c.post(c.url, json=note, headers=h)).status_code == 202
-        app = c.app
-        key = app.sessions[sid].transport.key
+        sid, h = await _session(c)
+        key = c.app.sessions[sid].transport.key
         for tail in ("1:x", ":1", "1 1", "-1", "1" * 65, ""):
             got = await c.get(
                 c.url,

@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -41,18 +41,31 @@ def mcpkit_command() -> list[str]:
 
 
 class Inspected:
-    """A running ``mcpkit inspect`` (or ``dev``) process and the URL it printed."""
+    """A running ``mcpkit inspect`` (or ``dev``) process and the URL it printed.
 
-    def __init__(self, args: list[str], cwd: Path = ROOT) -> None:
+    The browser is not opened unless ``open_browser`` (then ``env`` may name a ``BROWSER``).
+    """
+
+    def __init__(
+        self,
+        args: list[str],
+        cwd: Path = ROOT,
+        *,
+        open_browser: bool = False,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         self.proc = subprocess.Popen(
-            [*mcpkit_command(), *args, "--no-open"],
+            [*mcpkit_command(), *args, *([] if open_browser else ["--no-open"])],
             cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
         self.stderr: list[str] = []
         self._first: queue.Queue[str | None] = queue.Queue()
+        self._err: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read_out, daemon=True).start()
         threading.Thread(target=self._read_err, daemon=True).start()
 
@@ -65,7 +78,23 @@ class Inspected:
     def _read_err(self) -> None:
         assert self.proc.stderr is not None
         for raw in self.proc.stderr:
-            self.stderr.append(raw.decode(errors="replace").rstrip())
+            line = raw.decode(errors="replace").rstrip()
+            self.stderr.append(line)
+            self._err.put(line)
+        self._err.put(None)
+
+    def stderr_line(self, prefix: str, timeout: float = 30) -> str:
+        """The next line on stderr starting with ``prefix``, waited for (bounded)."""
+        while True:
+            try:
+                line = self._err.get(timeout=timeout)
+            except queue.Empty:
+                raise AssertionError(
+                    f"no {prefix!r} within {timeout} s: {self.stderr[-20:]}"
+                ) from None
+            assert line is not None, f"the inspector exited: {self.stderr[-20:]}"
+            if line.startswith(prefix):
+                return line
 
     def url(self, timeout: float = 30) -> str:
         try:
@@ -89,8 +118,14 @@ class Inspected:
 
 
 @contextlib.contextmanager
-def inspected(args: list[str], cwd: Path = ROOT) -> Iterator[Inspected]:
-    running = Inspected(args, cwd)
+def inspected(
+    args: list[str],
+    cwd: Path = ROOT,
+    *,
+    open_browser: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> Iterator[Inspected]:
+    running = Inspected(args, cwd, open_browser=open_browser, env=env)
     try:
         yield running
     finally:

@@ -17,7 +17,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,32 +59,40 @@ class RedisServer:
     proc: subprocess.Popen[bytes]
     workdir: Path
     durable: bool = False
+    #: More ``redis-server`` options (``--requirepass PW``).
+    extra: Sequence[str] = ()
 
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
-        self.proc = _spawn_redis(self.port, self.workdir, self.durable)
+        self.proc = _spawn_redis(self.port, self.workdir, self.durable, self.extra)
         wait_port(self.port, self.proc)
 
     def stop(self) -> None:
-        _stop(self.proc)
+        stop_process(self.proc)
 
 
-def _spawn_redis(port: int, workdir: Path, durable: bool = False) -> subprocess.Popen[bytes]:
+def _spawn_redis(
+    port: int, workdir: Path, durable: bool = False, extra: Sequence[str] = ()
+) -> subprocess.Popen[bytes]:
     # Durable: every write in the append-only file before it is acknowledged.
     aof = ["--appendonly", "yes", "--appendfsync", "always"] if durable else ["--appendonly", "no"]
     args = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", *aof, "--dir", str(workdir)]
     return subprocess.Popen(
-        [redis_binary(), *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [redis_binary(), *args, *extra], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
 
 
 @contextlib.contextmanager
-def redis_server(workdir: Path, *, durable: bool = False) -> Iterator[RedisServer]:
+def redis_server(
+    workdir: Path, *, durable: bool = False, extra: Sequence[str] = ()
+) -> Iterator[RedisServer]:
+    """A ``redis-server`` on a free port, with ``extra`` options, until the block ends."""
     port = free_port()
-    server = RedisServer(port, _spawn_redis(port, workdir, durable), workdir, durable)
+    proc = _spawn_redis(port, workdir, durable, extra)
+    server = RedisServer(port, proc, workdir, durable, extra)
     try:
         wait_port(port, server.proc)
         yield server
@@ -92,7 +100,8 @@ def redis_server(workdir: Path, *, durable: bool = False) -> Iterator[RedisServe
         server.stop()
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
+def stop_process(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM ``proc`` and wait for it (bounded), then SIGKILL if it is still there."""
     if proc.poll() is None:
         proc.terminate()
         try:
@@ -178,7 +187,7 @@ def cluster(
         yield Cluster(f"http://127.0.0.1:{front}/mcp", procs, urls, proxy, logs)
     finally:
         for proc in [*procs, *([proxy] if proxy else [])]:
-            _stop(proc)
+            stop_process(proc)
 
 
 def main() -> None:

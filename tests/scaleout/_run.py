@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests._served import ANNOUNCEMENT, Served
+from tests.scaleout._cluster import stop_process
 
 MCPKIT = str(Path(sys.executable).with_name("mcpkit"))
 ASKER = Path(__file__).with_name("_asker.py")
@@ -58,12 +59,7 @@ def worker(argv: list[str], env: Mapping[str, str] | None = None) -> Iterator[Wo
     try:
         yield Worker(proc, served, served.url(timeout=30))
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        stop_process(proc)
         served.close()
 
 

@@ -8,10 +8,11 @@ worker thread) sets ``BOTH_BACKENDS = True``: it runs in the trio pass too, on t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from redis.asyncio import Redis
 from tests.conftest import BACKEND
 from tests.scaleout._cluster import RedisServer, redis_server
 
@@ -39,6 +40,16 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
     with redis_server(tmp_path_factory.mktemp("redis")) as server:
         yield server
+
+
+@pytest.fixture
+async def db(redis: RedisServer) -> AsyncIterator[Redis]:
+    """A client of the module's Redis, to look at what the workers keep (asyncio only)."""
+    client = Redis.from_url(redis.url)
+    try:
+        yield client
+    finally:
+        await client.aclose()
 
 
 JOBS = Path(__file__).with_name("_jobs.py")

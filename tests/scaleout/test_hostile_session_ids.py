@@ -23,37 +23,33 @@ LIST = orjson.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
 
 
 async def test_an_id_naming_another_key_reads_renews_and_deletes_nothing(
-    redis: RedisServer,
+    redis: RedisServer, db: Redis
 ) -> None:
-    db = Redis.from_url(redis.url)
-    try:
-        with worker(run_argv("--redis", redis.url)) as w:
-            assert f"sessions in Redis 127.0.0.1:{redis.port}/0" in w.announcement
-            async with httpx2.AsyncClient(timeout=20) as http:
-                victim = await initialize(http, w.url)
-                # The victim's side keys, with a short life we can watch.
-                await db.set(f"mcpkit:s:{victim}:get", b"deadbeef", px=50_000)
-                await db.rpush(f"mcpkit:s:{victim}:bl", b'{"jsonrpc":"2.0","method":"x"}')
-                await db.pexpire(f"mcpkit:s:{victim}:bl", 50_000)
-                record_ttl = await db.pttl(f"mcpkit:s:{victim}")
-                for bad in (f"{victim}:get", f"{victim}:bl", f"{victim}*", "*", victim + ":"):
-                    h = headers(bad)
-                    for answer in (
-                        await http.post(w.url, headers=h, content=LIST),
-                        await http.get(w.url, headers={**h, "accept": "text/event-stream"}),
-                        await http.delete(w.url, headers=h),
-                    ):
-                        assert answer.status_code == 404, (bad, answer.status_code, answer.text)
-                        assert answer.headers["content-type"].startswith("application/json")
-                        assert answer.json()["error"]["code"] == -32600
-                # Nothing read, renewed or deleted: the keys are as we left them.
-                assert await db.get(f"mcpkit:s:{victim}:get") == b"deadbeef"
-                assert 0 < await db.pttl(f"mcpkit:s:{victim}:get") <= 50_000
-                assert await db.llen(f"mcpkit:s:{victim}:bl") == 1
-                assert 0 < await db.pttl(f"mcpkit:s:{victim}:bl") <= 50_000
-                assert await db.pttl(f"mcpkit:s:{victim}") <= record_ttl
-                # The victim's own session is served as before.
-                ok = await http.post(w.url, headers=headers(victim), content=LIST)
-                assert ok.status_code == 200, ok.text
-    finally:
-        await db.aclose()
+    with worker(run_argv("--redis", redis.url)) as w:
+        assert f"sessions in Redis 127.0.0.1:{redis.port}/0" in w.announcement
+        async with httpx2.AsyncClient(timeout=20) as http:
+            victim = await initialize(http, w.url)
+            # The victim's side keys, with a short life we can watch.
+            await db.set(f"mcpkit:s:{victim}:get", b"deadbeef", px=50_000)
+            await db.rpush(f"mcpkit:s:{victim}:bl", b'{"jsonrpc":"2.0","method":"x"}')
+            await db.pexpire(f"mcpkit:s:{victim}:bl", 50_000)
+            record_ttl = await db.pttl(f"mcpkit:s:{victim}")
+            for bad in (f"{victim}:get", f"{victim}:bl", f"{victim}*", "*", victim + ":"):
+                h = headers(bad)
+                for answer in (
+                    await http.post(w.url, headers=h, content=LIST),
+                    await http.get(w.url, headers={**h, "accept": "text/event-stream"}),
+                    await http.delete(w.url, headers=h),
+                ):
+                    assert answer.status_code == 404, (bad, answer.status_code, answer.text)
+                    assert answer.headers["content-type"].startswith("application/json")
+                    assert answer.json()["error"]["code"] == -32600
+            # Nothing read, renewed or deleted: the keys are as we left them.
+            assert await db.get(f"mcpkit:s:{victim}:get") == b"deadbeef"
+            assert 0 < await db.pttl(f"mcpkit:s:{victim}:get") <= 50_000
+            assert await db.llen(f"mcpkit:s:{victim}:bl") == 1
+            assert 0 < await db.pttl(f"mcpkit:s:{victim}:bl") <= 50_000
+            assert await db.pttl(f"mcpkit:s:{victim}") <= record_ttl
+            # The victim's own session is served as before.
+            ok = await http.post(w.url, headers=headers(victim), content=LIST)
+            assert ok.status_code == 200, ok.text

@@ -24,15 +24,6 @@ MiB = 1024 * 1024
 
 
 @pytest.fixture
-async def db(redis: RedisServer) -> AsyncIterator[Redis]:
-    client = Redis.from_url(redis.url)
-    try:
-        yield client
-    finally:
-        await client.aclose()
-
-
-@pytest.fixture
 async def store(redis: RedisServer) -> AsyncIterator[RedisEventStore]:
     backend = RedisBackend(redis.url, prefix=f"t{secrets.token_hex(4)}:")
     try:
@@ -168,3 +159,13 @@ async def test_ten_one_megabyte_events_keep_the_default_bound_in_redis_memory(
     assert grown < 2 * MAX_SESSION_EVENT_BYTES, grown
     await store.forget_session("s")
     assert await _keys(db, store) == []
+
+
+async def test_a_stream_keeps_its_newest_thousand_events(store: RedisEventStore) -> None:
+    assert store.backend.max_events_per_stream == 1000  # the default, as deploy.md has it
+    for seq in range(1, 1002):
+        await store.store_event("s", "s.a", seq, _message(seq))
+    after_first = await store.events_after("s", "s.a", 1)
+    assert [s for s, _ in after_first or []] == list(range(2, 1002))
+    # Event 1 went: from the start, the stream has a hole, and is refused.
+    assert await store.events_after("s", "s.a", 0) is None

@@ -14,10 +14,10 @@ import orjson
 import pytest
 from tests.scaleout._cluster import (
     RedisServer,
-    _stop,
     free_port,
     redis_server,
     start_worker,
+    stop_process,
     wait_port,
 )
 from tests.scaleout._wire import call, headers, initialize
@@ -65,7 +65,7 @@ async def test_redis_restarted_under_a_worker(durable_redis: RedisServer, tmp_pa
             )
             assert built["result"]["content"][0]["text"] == "built in 1 steps"
     finally:
-        _stop(worker)
+        stop_process(worker)
     assert worker.returncode == -signal.SIGTERM  # it stopped on SIGTERM, not stuck (SIGKILL)
 
 
@@ -140,6 +140,9 @@ async def test_a_redis_that_never_answers_holds_no_worker(tmp_path: Path) -> Non
                 )
             assert r.status_code == 200, r.text
     finally:
-        _stop(worker)
+        stop_process(worker)
         hole.close()
     assert worker.returncode == -signal.SIGTERM  # nothing held it: no SIGKILL needed
+    # It started all the same, and said why at startup (deploy.md, "Turning it on").
+    said = (tmp_path / "worker.log").read_text()
+    assert f"Redis 127.0.0.1:{hole.port}/0 did not answer within 5 s; serving on" in said

@@ -6,6 +6,7 @@ redis-server; the registry's clock is a fake one, moved by hand (nothing waits f
 
 from __future__ import annotations
 
+import functools
 import secrets
 from collections.abc import AsyncIterator
 from typing import Any
@@ -16,10 +17,12 @@ import pytest
 from redis.asyncio import Redis
 from tests.http._http_helpers import asgi_call
 from tests.scaleout._cluster import RedisServer
+from tests.scaleout._wire import sse_messages
 
-from mcpkit import Context, RedisBackend, Server
-from mcpkit._app import StreamableHTTPApp, create_http_app
+from mcpkit import Context, RedisBackend, Server, create_http_app
+from mcpkit._app import StreamableHTTPApp
 from mcpkit._redis import RedisSessionRegistry
+from mcpkit.lowlevel import RedisEventStore
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -73,15 +76,6 @@ def _server(held: Held) -> Server:
 
 
 @pytest.fixture
-async def db(redis: RedisServer) -> AsyncIterator[Redis]:
-    client = Redis.from_url(redis.url)
-    try:
-        yield client
-    finally:
-        await client.aclose()
-
-
-@pytest.fixture
 def held() -> Held:
     return Held()
 
@@ -121,8 +115,19 @@ async def _session(app: StreamableHTTPApp) -> str:
     sid = headers["mcp-session-id"]
     note = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
     assert (await asgi_call(app, "POST", {**HEADERS, "mcp-session-id": sid}, note))[0] == 202
-    assert await _post(app, sid, "tools/call", {"name": "talk", "arguments": {"n": 3}}) == 200
+    await _talk(app, sid, 3)
     return sid
+
+
+async def _talk(app: StreamableHTTPApp, sid: str, n: int) -> list[str]:
+    """Call ``talk`` on ``sid``: the ids of the events it answered with, in order."""
+    params = {"name": "talk", "arguments": {"n": n}, "_meta": {"progressToken": 1}}
+    body = orjson.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params})
+    status, _, answer = await asgi_call(app, "POST", {**HEADERS, "mcp-session-id": sid}, body)
+    assert status == 200
+    events = sse_messages(answer)
+    assert len(events) == n + 1 and events[-1][1]["result"]["content"][0]["text"] == "said"
+    return [eid for eid, _ in events if eid is not None]
 
 
 async def _event_keys(app: StreamableHTTPApp, db: Redis, sid: str) -> list[bytes]:
@@ -205,3 +210,58 @@ async def test_a_session_in_use_is_renewed_with_its_events(
         assert TTL - 5 < await db.ttl(key) <= TTL
     for key in idle_keys:
         assert 0 < await db.ttl(key) <= 5
+
+
+async def test_a_session_with_its_get_stream_open_is_renewed_with_its_events(
+    app: StreamableHTTPApp, db: Redis
+) -> None:
+    registry = _registry(app)
+    sid = await _session(app)
+    keys = await _event_keys(app, db, sid)
+    record, holder = registry.backend.key("s", sid), registry.backend.key("s", sid + ":get")
+    await registry.renew()
+    _clock(app).now += 1
+    opened = anyio.Event()
+
+    async def client(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            opened.set()
+
+    get = {**HEADERS, "mcp-session-id": sid, "accept": "text/event-stream"}
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(functools.partial(asgi_call, app, "GET", get, send=client))
+        await opened.wait()  # its client attached, with no request running
+        for key in [record, holder, *keys]:
+            await db.expire(key, 5)  # as if their TTL had nearly run out
+        await registry.renew()
+        tg.cancel_scope.cancel()
+    for key in [record, holder, *keys]:
+        assert TTL - 5 < await db.ttl(key) <= TTL
+
+
+async def test_a_bound_of_your_own_is_kept_and_a_resumption_past_it_refused(
+    redis: RedisServer, db: Redis, held: Held
+) -> None:
+    # deploy.md, "Sizing": the app given an event store of its own, with its own bound.
+    bound = 1200  # about five progress events
+    backend = RedisBackend(redis.url, prefix=f"b{secrets.token_hex(4)}:", session_ttl=TTL)
+    events = RedisEventStore(backend, max_bytes_per_session=bound)
+    app = create_http_app(_server(held), backend=backend, event_store=events)
+    with anyio.fail_after(30):
+        async with app:
+            sid = await _session(app)
+            ids = await _talk(app, sid, 20)
+            keys = await _event_keys(app, db, sid)
+            key = _registry(app).sessions[sid].transport.key
+            # Bounded in bytes, by this store's bound, and kept as long as the session.
+            assert 0 < int(await db.get(backend.key("evb", key)) or 0) <= bound
+            for k in keys:
+                assert TTL - 5 < await db.ttl(k) <= TTL
+            # The newest events replay; from an event after which one was dropped: a 400,
+            # as for an unknown Last-Event-ID.
+            get = {**HEADERS, "mcp-session-id": sid, "accept": "text/event-stream"}
+            status, _, replay = await asgi_call(app, "GET", {**get, "last-event-id": ids[-2]})
+            assert status == 200
+            assert sse_messages(replay)[-1][1]["result"]["content"][0]["text"] == "said"
+            status, _, refused = await asgi_call(app, "GET", {**get, "last-event-id": ids[0]})
+            assert status == 400 and b"Last-Event-ID" in refused

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
 import pytest
-from tests.scaleout._cluster import RedisServer, free_port, redis_binary, wait_port
+from tests.scaleout._cluster import RedisServer, redis_server
 from tests.scaleout._run import ASKER, MCPKIT, environment, run_argv, run_to_exit, worker
 from tests.scaleout._wire import call, initialize
 
@@ -119,16 +118,8 @@ def _session(sid: str) -> dict[str, str]:
 @pytest.fixture
 def guarded_redis(tmp_path: Path) -> Iterator[int]:
     """A redis-server that wants a password (``s3cret-pw``); its port."""
-    port = free_port()
-    args = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-    args += ["--dir", str(tmp_path), "--requirepass", "s3cret-pw"]
-    proc = subprocess.Popen([redis_binary(), *args], stdout=subprocess.DEVNULL)
-    try:
-        wait_port(port, proc)
-        yield port
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    with redis_server(tmp_path, extra=("--requirepass", "s3cret-pw")) as server:
+        yield server.port
 
 
 async def test_the_startup_line_names_the_instance_and_never_the_password(
@@ -155,7 +146,8 @@ async def test_legacy_sse_with_redis_says_its_sessions_stay_in_process(
     with worker(argv) as w:
         assert "(legacy; sessions in this process)" in w.announcement
     said = [line for line in w.served.lines if "legacy HTTP+SSE" in line]
-    assert said == [
-        "mcpkit run: legacy HTTP+SSE (-t sse) keeps its sessions in this process: "
-        f"Redis 127.0.0.1:{redis.port}/0 is not used (-t http shares sessions between workers)"
+    assert said == [  # once, from the one place that says it (server.run says it too)
+        "legacy HTTP+SSE keeps its sessions in this process: "
+        f"Redis 127.0.0.1:{redis.port}/0 is not used "
+        "(the 'http' transport shares sessions between workers)"
     ]

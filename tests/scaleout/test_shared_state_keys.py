@@ -13,11 +13,10 @@ import orjson
 import pytest
 from redis.asyncio import Redis
 from tests.scaleout._cluster import RedisServer
-from tests.scaleout._run import run_argv, worker
+from tests.scaleout._run import environment, run_argv, worker
 
 from mcpkit import RedisBackend
 from mcpkit._exceptions import InvalidParams
-from mcpkit._redis._statekeys import RedisStateKeys
 from mcpkit._server._mrtr import StatelessSettings, seal, unseal
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
@@ -70,6 +69,20 @@ async def test_an_elicitation_asked_on_one_worker_is_answered_on_another(
     assert "MCPKIT_STATE_KEY" in refused["message"] and "--redis" in refused["message"]
 
 
+async def test_a_key_set_on_every_worker_wins_over_the_redis_ones(redis: RedisServer) -> None:
+    # docs/http.md and deploy.md: MCPKIT_STATE_KEY, the same on every worker. One worker
+    # on Redis and one without it share the key set in their environment, not Redis's.
+    keyed = environment({"MCPKIT_STATE_KEY": "the-same-key-on-every-worker"})
+    on_redis = run_argv("--redis", redis.url)
+    with worker(on_redis, keyed) as a, worker(run_argv(), keyed) as b:
+        async with httpx2.AsyncClient(timeout=20) as http:
+            first = (await _greet(http, a.url))["result"]
+            answer = {"name": {"action": "accept", "content": {"name": "Bob"}}}
+            rounds = {"inputResponses": answer, "requestState": first["requestState"]}
+            done = (await _greet(http, b.url, **rounds))["result"]
+    assert done["content"] == [{"type": "text", "text": "Hello, Bob!"}]
+
+
 class Clock:
     def __init__(self) -> None:
         self.now = 1_000_000 * 3600.0  # the start of a period
@@ -78,17 +91,23 @@ class Clock:
         return self.now
 
 
+def test_a_rotation_under_a_minute_is_refused() -> None:
+    with pytest.raises(ValueError, match="at least 60 seconds"):
+        RedisBackend("redis://127.0.0.1:6379/0", state_key_rotation=59)
+
+
 async def test_the_shared_keys_rotate_and_the_previous_one_still_verifies(
-    redis: RedisServer,
+    redis: RedisServer, db: Redis
 ) -> None:
     hour = 3600.0
     clock = Clock()
-    one, two = (RedisBackend(redis.url, prefix="rotation:") for _ in range(2))
-    keys_one = RedisStateKeys(one, rotation=hour, clock=clock)
-    keys_two = RedisStateKeys(two, rotation=hour, clock=clock)
+    one, two = (
+        RedisBackend(redis.url, prefix="rotation:", state_key_rotation=hour) for _ in range(2)
+    )
+    keys_one, keys_two = one.state_keys(), two.state_keys()
+    keys_one.clock = keys_two.clock = clock
     seals, checks = StatelessSettings(), StatelessSettings()
     assert seals.share_keys(keys_one) and checks.share_keys(keys_two)
-    db = Redis.from_url(redis.url)
     try:
         await keys_one.refresh()
         await keys_two.refresh()
@@ -127,6 +146,5 @@ async def test_the_shared_keys_rotate_and_the_previous_one_still_verifies(
         assert not given.share_keys(keys_one)
         assert given.key() == b"k" * 32
     finally:
-        await db.aclose()
         for backend in (one, two):
             await backend.client.aclose()

@@ -196,19 +196,27 @@ class Stream:
                 chunk = await self._chunks.__anext__()
                 self._ready += [orjson.loads(e.data) for e in self._parser.feed(chunk) if e.data]
         msg = self._ready.pop(0)
-        check_sent(msg, self._req)
+        self.check(msg)
         return msg
+
+    def check(self, msg: Any) -> None:
+        """Assert what the server sent is valid (a subclass checks what it knows better)."""
+        check_sent(msg, self._req)
 
 
 @asynccontextmanager
 async def stream(
-    http: ASGIClient, msg: Mapping[str, Any], headers: Mapping[str, str] | None = None
-) -> AsyncIterator[Stream]:
-    """POST ``msg`` and read its response stream as it comes; leaving closes the stream
-    (which, at 2026-07-28, cancels the request)."""
+    http: ASGIClient,
+    msg: Mapping[str, Any],
+    headers: Mapping[str, str] | None = None,
+    *,
+    reader: type[Stream] = Stream,
+) -> AsyncIterator[Any]:
+    """POST ``msg`` and read its response stream as it comes (with ``reader``); leaving
+    closes the stream (which, at 2026-07-28, cancels the request)."""
     h = dict(headers) if headers is not None else headers_for(msg)
     async with http.stream("POST", URL, content=orjson.dumps(msg), headers=h) as resp:
-        reader = Stream(resp, msg)
+        reader = reader(resp, msg)
         try:
             yield reader
         finally:

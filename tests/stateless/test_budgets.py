@@ -4,13 +4,15 @@ app-wide (503 past it) and per verified principal (429 past it), with Retry-Afte
 from __future__ import annotations
 
 from contextlib import AsyncExitStack
+from typing import Any
 
 import anyio
 import pytest
-from _stateless_helpers import TIMEOUT, post, request, stream
+from _stateless_helpers import TIMEOUT, headers_for, post, request, stream
 
 from mcpkit import Server
 from mcpkit._app._budget import Budget
+from mcpkit.auth import Principal, ResourceServer, StaticTokenVerifier
 from mcpkit.lowlevel import ASGIClient
 
 pytestmark = pytest.mark.anyio
@@ -53,10 +55,9 @@ async def test_listen_streams_past_their_budget_are_refused_and_calls_go_on() ->
     assert app.posts.modern.listens.held == 0
 
 
-async def test_calls_past_their_budget_are_refused_with_retry_after() -> None:
-    server = _server()
-    entered = anyio.Event()
-    release = anyio.Event()
+def _holding(server: Server) -> tuple[anyio.Event, anyio.Event]:
+    """Give ``server`` a tool ``hold`` that sets the first event and waits for the second."""
+    entered, release = anyio.Event(), anyio.Event()
 
     @server.tool()
     async def hold() -> str:
@@ -65,6 +66,22 @@ async def test_calls_past_their_budget_are_refused_with_retry_after() -> None:
         await release.wait()
         return "done"
 
+    return entered, release
+
+
+def _authorized() -> Server:
+    """The server, checking the bearer tokens ``a`` and ``b`` (principals a and b)."""
+    verifier = StaticTokenVerifier(
+        {t: Principal(subject=t, scopes=frozenset({"mcp"})) for t in ("a", "b")}
+    )
+    server = _server()
+    server.auth = ResourceServer(verifier, resource="http://127.0.0.1/mcp", scopes=["mcp"])
+    return server
+
+
+async def test_calls_past_their_budget_are_refused_with_retry_after() -> None:
+    server = _server()
+    entered, release = _holding(server)
     app = server.http_app(max_stateless_requests=1, json_response=True)
     async with ASGIClient(app) as http, anyio.create_task_group() as tg:
         answers: list[int] = []
@@ -129,3 +146,49 @@ async def test_closing_the_app_ends_each_listen_stream_with_its_result() -> None
             assert final["id"] == "sub-1"
             assert final["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "sub-1"
     assert app.posts.modern.listens.held == 0
+
+
+async def test_a_principal_holds_its_share_of_listen_streams_and_no_more() -> None:
+    app = _authorized().http_app(max_listen_streams_per_principal=2)
+
+    def listen(rid: int, token: str) -> tuple[dict[str, Any], dict[str, str]]:
+        msg = request("subscriptions/listen", LISTEN, id=rid)
+        return msg, headers_for(msg, authorization=f"Bearer {token}")
+
+    async with ASGIClient(app) as http, AsyncExitStack() as streams:
+        for i in range(2):
+            s = await streams.enter_async_context(stream(http, *listen(i, "a")))
+            assert (await s.next())["method"] == "notifications/subscriptions/acknowledged"
+        refused = await post(http, *listen(9, "a"), validate=False)
+        assert refused.status == 429
+        assert "of this caller" in refused.error["message"]
+        # Another principal has a share of its own.
+        async with stream(http, *listen(10, "b")) as other:
+            assert (await other.next())["method"] == "notifications/subscriptions/acknowledged"
+        assert app.posts.modern.listens.held_by(Principal(subject="a").key) == 2
+
+
+async def test_a_principal_holds_its_share_of_calls_and_no_more() -> None:
+    server = _authorized()
+    entered, release = _holding(server)
+    app = server.http_app(max_stateless_requests_per_principal=1, json_response=True)
+
+    def call(rid: int, name: str, token: str) -> tuple[dict[str, Any], dict[str, str]]:
+        msg = request("tools/call", {"name": name, "arguments": {"text": "x"}}, id=rid)
+        return msg, headers_for(msg, authorization=f"Bearer {token}")
+
+    async with ASGIClient(app) as http, anyio.create_task_group() as tg:
+        held: list[int] = []
+
+        async def first() -> None:
+            held.append((await post(http, *call(1, "hold", "a"))).status)
+
+        tg.start_soon(first)
+        with anyio.fail_after(TIMEOUT):
+            await entered.wait()
+        refused = await post(http, *call(2, "echo", "a"), validate=False)
+        assert refused.status == 429
+        assert refused.error["message"] == "Too many requests in flight of this caller; retry later"
+        assert (await post(http, *call(3, "echo", "b"))).result["content"][0]["text"] == "x"
+        release.set()
+    assert held == [200]

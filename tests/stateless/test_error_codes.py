@@ -17,7 +17,7 @@ import anyio
 import pytest
 from _stateless_helpers import TIMEOUT, URL, post, request
 
-from mcpkit import ProtocolError, Server, URLElicitationRequired
+from mcpkit import ProtocolError, ResourceNotFound, Server, URLElicitationRequired
 from mcpkit.lowlevel import ASGIClient, ClientSession, open_streamable_http
 from mcpkit.middleware import RATE_LIMITED, RateLimitMiddleware
 
@@ -189,6 +189,23 @@ async def test_where_no_input_can_be_asked_a_reserved_code_is_an_internal_error(
         "message": "quota exhausted",
         "data": {"quota": "daily"},
     }
+
+
+@pytest.mark.req("JSONRPC-2026-NO-RETIRED-CODES")
+async def test_a_resource_not_found_is_invalid_params_naming_the_uri() -> None:
+    server, _ = _server()
+
+    @server.resource("cal://day/{name}", mime_type="text/plain")
+    def day(name: str) -> str:
+        """No day is found."""
+        raise ResourceNotFound(f"cal://day/{name}")
+
+    async with ASGIClient(server.http_app()) as http:
+        unknown = await post(http, request("resources/read", {"uri": "nothing://here"}))
+        raised = await post(http, request("resources/read", {"uri": "cal://day/sunday"}))
+    for got, uri in ((unknown, "nothing://here"), (raised, "cal://day/sunday")):
+        assert got.error["code"] == -32602  # -32002 is retired
+        assert got.error["data"] == {"uri": uri}
 
 
 async def test_handshake_clients_still_get_32042_and_their_codes() -> None:

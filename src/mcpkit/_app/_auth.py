@@ -20,7 +20,7 @@ import orjson
 from .._auth._principal import Principal
 from .._auth._resource import ResourceServer
 from .._exceptions import AuthError, AuthServerError, InsufficientScope, InvalidToken
-from .._http._asgi import JSON, Scope, Send, respond, route_path, same_path
+from .._http._asgi import JSON, Receive, Scope, Send, respond, route_path, same_path
 from .._http._security import OwnerFn
 from ._registry import Hosting
 
@@ -162,6 +162,31 @@ class AuthGate:
             await self.refuse(send, e)
             return False
         return True
+
+
+#: An app's dispatcher: ``fn(scope, headers, receive, send, principal)``.
+Dispatch = Callable[[Scope, dict[str, str], Receive, Send, "Principal | None"], Awaitable[None]]
+
+
+async def serve_admitted(
+    gate: AuthGate | None,
+    scope: Scope,
+    headers: dict[str, str],
+    receive: Receive,
+    send: Send,
+    dispatch: Dispatch,
+) -> None:
+    """``dispatch`` a request with its verified principal: at once, with None, when the app
+    checks no tokens; through the gate (which answers a refused request) when it does."""
+    if gate is None:
+        await dispatch(scope, headers, receive, send, None)
+        return
+    await gate.serve(
+        headers,
+        scope,
+        send,
+        lambda out, principal: dispatch(scope, headers, receive, out, principal),
+    )
 
 
 async def _until(expires_at: float, send: Send, serve: Callable[[Send], Awaitable[None]]) -> None:

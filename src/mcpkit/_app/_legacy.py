@@ -36,7 +36,7 @@ from .._http._asgi import (
 from .._http._security import HostOriginPolicy, OwnerFn, SessionOwnership
 from .._http._sse import encode_event
 from .._http._transport_sse import SSEServerTransport
-from ._auth import AuthGate, owner_fn
+from ._auth import AuthGate, owner_fn, serve_admitted
 from ._common import host_origin_refused, read_post_body, serve_lifespan
 from ._registry import SessionFactory, hosting_of
 
@@ -110,15 +110,7 @@ class SSEApp:
         headers = header_map(scope)
         if await host_origin_refused(self.policy, headers, send):
             return
-        if self.gate is None:
-            await self._dispatch(scope, headers, receive, send, None)
-        else:
-            await self.gate.serve(
-                headers,
-                scope,
-                send,
-                lambda out, principal: self._dispatch(scope, headers, receive, out, principal),
-            )
+        await serve_admitted(self.gate, scope, headers, receive, send, self._dispatch)
 
     async def _dispatch(
         self,

@@ -223,17 +223,12 @@ class ModernHandler:
             options.max_stateless_requests, options.max_stateless_requests_per_principal
         )
         self.listens = Budget(options.max_listen_streams, options.max_listen_streams_per_principal)
-        # The server's own kernel (an ``mcpkit.Server`` shares one with all its sessions and
-        # replaces its spec, never the kernel), or that of a session a low-level factory
-        # makes once for the purpose.
-        self._kernel: Kernel | None = hosting.kernel if hosting is not None else None
-
-    def kernel(self) -> Kernel:
-        """The kernel serving the app's stateless requests."""
-        kernel = self._kernel
-        if kernel is None:
-            kernel = self._kernel = self.server.create_session(_NoTransport()).kernel
-        return kernel
+        #: The kernel serving the app's stateless requests: the server's own (an
+        #: ``mcpkit.Server`` shares one with all its sessions and replaces its spec, never
+        #: the kernel), or that of a session a low-level factory makes once for it.
+        self.kernel: Kernel = (
+            hosting.kernel if hosting is not None else server.create_session(_NoTransport()).kernel
+        )
 
     async def post(
         self,
@@ -258,7 +253,7 @@ class ModernHandler:
         if problem is not None:
             await respond_error(send, 400, HEADER_MISMATCH, problem, id=rid)
             return
-        kernel = self._kernel or self.kernel()
+        kernel = self.kernel
         req = IncomingRequest(None, rid, msg["method"], msg.get("params"))
         try:
             negotiated = kernel.negotiate(req.meta)

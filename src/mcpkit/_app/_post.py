@@ -78,8 +78,6 @@ class PostHandler:
         self.host = host
         #: The stateless revisions' requests (no session), each served in its own task.
         self.modern = ModernHandler(server, options, hosting_of(server))
-        #: Whether the app's host (its task group, the server's lifespan) was started.
-        self._hosted = False
 
     async def _read(self, headers: dict[str, str], receive: Receive, send: Send) -> Any:
         """The POSTed JSON, or ``_REFUSED`` once the request was answered with an error
@@ -131,9 +129,7 @@ class PostHandler:
         if self.gate is not None and not await self.gate.allows((msg,), send, info.principal):
             return
         if "mcp-session-id" not in headers and is_modern(msg, headers):
-            if not self._hosted:
-                await self.host()  # the server's lifespan runs before any request is served
-                self._hosted = True
+            await self.host()  # the server's lifespan runs before any request is served
             await self.modern.post(msg, headers, receive, send, info)
             return
         is_request = "method" in msg and "id" in msg

@@ -44,7 +44,7 @@ from .._http._request_info import from_scope as request_info
 from .._http._security import HostOriginPolicy, SessionOwnership
 from .._http._transport import HTTPServerTransport, SessionGone
 from .._transports._base import TransportInfo
-from ._auth import AuthGate, owner_fn
+from ._auth import AuthGate, owner_fn, serve_admitted
 from ._common import allow_header, host_origin_refused, serve_lifespan, session_for
 from ._legacy import SSEApp
 from ._options import HTTPAppOptions
@@ -164,7 +164,6 @@ class StreamableHTTPApp:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
-        self.posts._hosted = False  # entered again, the app starts its host again
         tg, self._tg = self._tg, None
         try:
             if tg is not None:
@@ -231,20 +230,13 @@ class StreamableHTTPApp:
         headers = header_map(scope)
         if await host_origin_refused(self.policy, headers, send):
             return
-        if await refuse_repeated_header(send, headers):
+        if headers.repeated is not None:  # a standard MCP header given twice: refused
+            await refuse_repeated_header(send, headers)
             return
         if self._closing:
             await respond_error(send, 503, INTERNAL_ERROR, "Service Unavailable: shutting down")
             return
-        if self.gate is None:
-            await self._dispatch(scope, headers, receive, send, None)
-        else:
-            await self.gate.serve(
-                headers,
-                scope,
-                send,
-                lambda out, principal: self._dispatch(scope, headers, receive, out, principal),
-            )
+        await serve_admitted(self.gate, scope, headers, receive, send, self._dispatch)
 
     async def _dispatch(
         self,

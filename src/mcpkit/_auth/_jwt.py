@@ -221,7 +221,7 @@ class JWTVerifier:
             # The issuer is unreachable: the keys we have stay in use.
 
     async def _key(self, kid: str | None) -> tuple[Any, str | None]:
-        deadline = anyio.current_time() + KEYS_WAIT
+        deadline: float | None = None  # set when first waiting (most requests never do)
         while True:
             now = self._clock()
             if self._needs_fetch(kid, now):
@@ -230,10 +230,13 @@ class JWTVerifier:
             inflight = self._inflight
             if inflight is None or self._lookup(kid) is not None:
                 break
-            # Another request is fetching the keys: the one named may be among them.
-            with anyio.CancelScope(deadline=deadline):
+            # Another request is fetching the keys: the one named may be among them (or,
+            # if that request went away, this one fetches on the next turn).
+            if deadline is None:
+                deadline = anyio.current_time() + KEYS_WAIT
+            with anyio.CancelScope(deadline=deadline) as waiting:
                 await inflight.wait()
-            if anyio.current_time() >= deadline:
+            if waiting.cancelled_caught:
                 break
         if not self._keys:
             raise FetchError(self.issuer, f"no signing keys yet (last try: {self._last_failure})")

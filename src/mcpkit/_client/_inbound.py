@@ -301,11 +301,7 @@ class Inbound:
             "notifications/prompts/list_changed": self._on_prompts_changed,
             "notifications/elicitation/complete": self._on_elicitation_complete,
             "notifications/tasks/status": self.client._on_task_status,
-            "notifications/subscriptions/acknowledged": self._on_subscription_ack,
         }
-
-    async def _on_subscription_ack(self, params: dict[str, Any] | None) -> None:
-        self.client._listener.acknowledged()
 
     @staticmethod
     def _notification_params(

@@ -14,7 +14,8 @@ the new one is acknowledged, so no change is missed in between.
   with the id of a stream that is not the current one (an old filter's, one already
   cancelled) is dropped. Untagged ones (handshake-era servers) are delivered as before.
 * A stream the server closed before ending it is a lost request: it is sent again, as a
-  new request with a new id (bounded; a stream that had lived a while starts a new count).
+  new request with a new id (bounded by ``ClientSession.max_reissues`` breaks in a row; a
+  stream that had lived a while starts a new count).
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ import anyio
 from anyio.abc import TaskGroup
 
 from .._exceptions import MCPError, ProtocolError
-from .._session._client import MAX_REISSUES
 from .._transports._base import RequestId, answer_lost
 
 if TYPE_CHECKING:
@@ -209,14 +209,8 @@ class Listener:
 
     async def on_acknowledged(self, params: dict[str, Any] | None) -> None:
         """``notifications/subscriptions/acknowledged``: the stream it names is established
-        (and becomes the current one, unless a newer one already is)."""
-        self._acknowledge(params)
-
-    def acknowledged(self) -> None:
-        """An acknowledgement naming nothing: it is the newest opening stream's."""
-        self._acknowledge(None)
-
-    def _acknowledge(self, params: Mapping[str, Any] | None) -> None:
+        (and becomes the current one, unless a newer one already is). One naming none is
+        the newest opening stream's."""
         tag = subscription_id(params)
         sub = self._find(tag)
         if sub is None:
@@ -232,13 +226,18 @@ class Listener:
                 self.client.name or "server",
                 left_out,
             )
+        self._establish(sub)
+
+    def _establish(self, sub: Subscription) -> None:
+        """``sub`` was acknowledged: the current stream now, the older ones ended (unless
+        a newer one is current already: ``sub`` ends)."""
         cur = self.current
         if cur is None or sub.generation >= cur.generation:
             self.current = sub
             for older in [s for s in self._open if s.generation < sub.generation]:
                 self._close(older)
         else:
-            self._close(sub)  # a newer stream is established already
+            self._close(sub)
         sub.settled.set()
 
     def _find(self, tag: RequestId | None) -> Subscription | None:
@@ -284,7 +283,7 @@ class Listener:
                     anyio.current_time() - sub.acked_at >= STABLE_AFTER
                 )
                 breaks = 0 if lived else breaks + 1
-                if breaks > MAX_REISSUES:
+                if breaks > self.client.session.max_reissues:
                     raise
                 logger.info("the subscriptions/listen stream broke; listening again")
                 continue

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import os
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
@@ -32,18 +32,8 @@ from ..types import (
     Tool,
 )
 from ..types._extensions import DetailedTask, SkillEntry
-from ._callbacks import (
-    ElicitationCompleteHandler,
-    ElicitationHandler,
-    ListChangedHandler,
-    LoggingHandler,
-    ProgressHandler,
-    ResourceUpdatedHandler,
-    SamplingHandler,
-    URLElicitationHandler,
-)
-from ._client import DEFAULT_INIT_TIMEOUT, DEFAULT_MAX_TIMEOUT, DEFAULT_TIMEOUT, Client
-from ._extensions import ClientExtension, ExtensionTaskHandle
+from ._client import Client
+from ._extensions import ExtensionTaskHandle
 from ._listen import Subscription
 from ._skills import LoadedSkill
 from ._tasks import TaskHandle
@@ -51,6 +41,22 @@ from ._util import DEFAULT as _DEFAULT
 from ._util import ProgressFn, RootsSource
 
 T = TypeVar("T")
+P = ParamSpec("P")
+
+
+def _takes_the_arguments_of(
+    cls: Callable[P, object],
+) -> Callable[[Callable[..., None]], Callable[Concatenate[Any, P], None]]:
+    """An ``__init__`` that passes its arguments on to ``cls``, typed (for type checkers and
+    IDEs) and signed (for ``help()`` and :mod:`inspect`) with ``cls``'s own parameters: one
+    list of them, in ``cls``."""
+
+    def sign(init: Callable[..., None]) -> Callable[Concatenate[Any, P], None]:
+        # The signature of `cls.__init__`, `self` first, as `init` has.
+        init.__signature__ = inspect.signature(cls.__init__)  # type: ignore[attr-defined]
+        return init
+
+    return sign
 
 
 class SyncClient:
@@ -69,70 +75,11 @@ class SyncClient:
     Without ``with``: ``client = SyncClient(...).open()`` ... ``client.close()``.
     """
 
-    def __init__(
-        self,
-        target: Any,
-        *,
-        env: Mapping[str, str] | None = None,
-        cwd: str | os.PathLike[str] | None = None,
-        inherit_env: bool = False,
-        on_stderr: Callable[[str], None] | None = None,
-        headers: Mapping[str, str] | None = None,
-        auth: Any = None,
-        name: str | None = None,
-        client_info: Mapping[str, Any] | Implementation | None = None,
-        protocol_version: str | None = None,
-        timeout: float | None = DEFAULT_TIMEOUT,
-        max_timeout: float | None = DEFAULT_MAX_TIMEOUT,
-        init_timeout: float = DEFAULT_INIT_TIMEOUT,
-        sampling_handler: SamplingHandler | None = None,
-        sampling_tools: bool = False,
-        elicitation_handler: ElicitationHandler | None = None,
-        url_elicitation_handler: URLElicitationHandler | None = None,
-        elicitation_complete_handler: ElicitationCompleteHandler | None = None,
-        elicitation_defaults: bool = True,
-        roots: RootsSource | None = None,
-        logging_handler: LoggingHandler | None = None,
-        progress_handler: ProgressHandler | None = None,
-        resource_updated_handler: ResourceUpdatedHandler | None = None,
-        list_changed_handler: ListChangedHandler | None = None,
-        validate_output: bool = True,
-        accept_tasks: bool = False,
-        middleware: Sequence[Any] = (),
-        extensions: Sequence[ClientExtension] = (),
-    ) -> None:
+    @_takes_the_arguments_of(Client)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         """Take the arguments of :class:`Client` (the same names, types and defaults; each is
         described there) and build the :class:`Client` this one drives as ``client``."""
-        self.client = Client(
-            target,
-            env=env,
-            cwd=cwd,
-            inherit_env=inherit_env,
-            on_stderr=on_stderr,
-            headers=headers,
-            auth=auth,
-            name=name,
-            client_info=client_info,
-            protocol_version=protocol_version,
-            timeout=timeout,
-            max_timeout=max_timeout,
-            init_timeout=init_timeout,
-            sampling_handler=sampling_handler,
-            sampling_tools=sampling_tools,
-            elicitation_handler=elicitation_handler,
-            url_elicitation_handler=url_elicitation_handler,
-            elicitation_complete_handler=elicitation_complete_handler,
-            elicitation_defaults=elicitation_defaults,
-            roots=roots,
-            logging_handler=logging_handler,
-            progress_handler=progress_handler,
-            resource_updated_handler=resource_updated_handler,
-            list_changed_handler=list_changed_handler,
-            validate_output=validate_output,
-            accept_tasks=accept_tasks,
-            middleware=middleware,
-            extensions=extensions,
-        )
+        self.client = Client(*args, **kwargs)
         self._portal_cm: contextlib.AbstractContextManager[BlockingPortal] | None = None
         self._portal: BlockingPortal | None = None
         self._client_cm: contextlib.AbstractContextManager[Client] | None = None

@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import orjson
 
-from .._transports._base import ANSWER_LOST, Incoming, Message, RequestId
+from .._transports._base import ANSWER_LOST, LOST, Incoming, Message, RequestId
 from .._transports._memory import send_now
 from ._h11client import H11Client, HTTPError, HttpxAdapter
 from ._interface import HTTPClient, is_http_client
@@ -43,7 +43,7 @@ def broken_stream_error(rid: RequestId) -> dict[str, Any]:
     """The error a stateless request gets when its response stream ended before its answer
     (revision 2026-07-28 has no resumption: the request is lost, and is to be sent again)."""
     msg = _error(rid, "the server closed the response stream before answering")
-    msg["error"]["data"] = {ANSWER_LOST: True}
+    msg["error"]["data"] = {ANSWER_LOST: LOST}
     return msg
 
 

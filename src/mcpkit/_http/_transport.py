@@ -19,7 +19,6 @@ from .._exceptions import TransportError
 from .._transports._base import Incoming, Message, RequestId, TransportInfo
 from .._transports._memory import receive_now, send_now
 from ._events import EventStore
-from ._request_info import HTTPRequestInfo
 from ._sse import encode_event
 
 logger = logging.getLogger("mcpkit.http")
@@ -264,11 +263,6 @@ class HTTPServerTransport:
         stream = self.requests.get(request_id)
         info = stream.info if stream is not None else None
         return info if info is not None else _HTTP
-
-    def request_info(self, request_id: RequestId) -> HTTPRequestInfo | None:
-        """The HTTP request that carried request ``request_id`` (while it is served)."""
-        http: HTTPRequestInfo | None = self.info_for(request_id).http
-        return http
 
     def stream_for_id(self, stream_id: str) -> Stream | None:
         if stream_id == self.standalone.id:

@@ -30,13 +30,13 @@ MAX_BODY = 4 * 1024 * 1024
 Scope = dict[str, Any]
 
 
-def loopback_policy(port: int | None) -> HostOriginPolicy:
-    """Loopback hosts on ``port`` (any port when None); origins ``http://`` the same."""
-    ports = ["*"] if port is None else [str(port)]
-    hosts = [f"{h}:{p}" for h in LOCAL_HOSTS for p in ports]
-    if port in (None, 80):
-        hosts += list(LOCAL_HOSTS)  # a browser leaves the default port out of Host
-    return HostOriginPolicy(hosts, [f"http://{h}" for h in hosts])
+def loopback_policy(port: int) -> HostOriginPolicy:
+    """Loopback hosts on ``port`` only (``Host`` parsed strictly); no origin of its own: the
+    app admits only the page's (``http://`` and the request's ``Host``)."""
+    hosts = [f"{h}:{port}" for h in LOCAL_HOSTS]
+    if port == 80:
+        hosts += LOCAL_HOSTS  # a browser leaves the default port out of Host
+    return HostOriginPolicy(hosts, [])
 
 
 def page_html() -> str:
@@ -56,7 +56,7 @@ class InspectorApp:
         inspector: Inspector,
         token: str,
         *,
-        port: int | None = None,
+        port: int,
         on_page: Callable[[], None] | None = None,
     ) -> None:
         self.inspector = inspector
@@ -77,10 +77,8 @@ class InspectorApp:
         if not self._policy.host_ok(host):
             await _send(send, 403, {"error": "the inspector answers on localhost only"})
             return
-        if origin is not None and not (
-            self._policy.origin_ok(origin)
-            and origin.strip().lower() == f"http://{host.strip().lower()}"
-        ):
+        # Host is a valid loopback authority by now: an Origin equal to it is the page's.
+        if origin is not None and origin.strip().lower() != f"http://{host.strip().lower()}":
             await _send(send, 403, {"error": "requests from other origins are refused"})
             return
         path = scope["path"]

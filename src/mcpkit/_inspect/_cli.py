@@ -206,6 +206,10 @@ async def _serve(
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             # A page's pending long poll (up to 20 s) does not hold up Ctrl-C or SIGTERM.
             inspector.end_polls()
+            if launch is not None:
+                # Here, not only in main(): uvicorn raises SIGTERM again once it has served,
+                # and the process ends there.
+                launch.discard()
             await super().shutdown(sockets)
 
     server = Server(config)

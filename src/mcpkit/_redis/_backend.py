@@ -24,6 +24,7 @@ import anyio
 import orjson
 
 from .._exceptions import BackendUnavailable
+from ._statekeys import RedisStateKeys
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from .._http._security import SessionOwnership
     from ._events import RedisEventStore
     from ._sessions import RedisSessionRegistry
-    from ._statekeys import RedisStateKeys
     from ._tasks import RedisTaskStore
 
 logger = logging.getLogger("mcpkit.redis")
@@ -118,15 +118,12 @@ class RedisBackend:
             raise ImportError(
                 "the Redis backend needs redis-py: pip install 'mcpkit[redis]'"
             ) from e
-        if state_key_rotation < 60:
-            raise ValueError("state_key_rotation must be at least 60 seconds")
         self.url = url
         self.prefix = prefix
         self.timeout = timeout
         self.heartbeat = heartbeat
         self.max_events_per_stream = max_events_per_stream
         self.session_ttl = session_ttl
-        self.state_key_rotation = state_key_rotation
         #: This worker's id: in its channel, its stream ids and its server-to-client
         #: request ids, so the others know where to send what belongs to it.
         self.worker_id = secrets.token_hex(4)
@@ -136,7 +133,8 @@ class RedisBackend:
         self._handlers: dict[str, BusHandler] = {}
         self._events: RedisEventStore | None = None
         self._tasks: RedisTaskStore | None = None
-        self._state_keys: RedisStateKeys | None = None
+        # Checks the rotation (at least 60 s) now, not when the app first starts.
+        self._state_keys = RedisStateKeys(self, rotation=state_key_rotation)
         self._checked = False
         self._serving = 0
 
@@ -238,10 +236,6 @@ class RedisBackend:
     def state_keys(self) -> RedisStateKeys:
         """The keys sealing 2026-07-28 ``requestState``, shared by every worker of this
         Redis, rotated every ``state_key_rotation`` seconds (one per backend)."""
-        from ._statekeys import RedisStateKeys
-
-        if self._state_keys is None:
-            self._state_keys = RedisStateKeys(self, rotation=self.state_key_rotation)
         return self._state_keys
 
     def registry(
@@ -252,15 +246,10 @@ class RedisBackend:
         ownership: SessionOwnership,
     ) -> RedisSessionRegistry:
         """The session registry of an app (see :class:`~mcpkit.lowlevel.SessionBackend`);
-        the server is given this backend's shared state through its hosting interface."""
-        from .._app._registry import hosting_of
+        it gives the server this backend's shared state through its hosting interface."""
         from ._sessions import RedisSessionRegistry
 
-        registry = RedisSessionRegistry(self, server, options, event_store, ownership)
-        hosting = hosting_of(server)
-        if hosting is not None:
-            hosting.share_with(registry, self.task_store(), self.state_keys())
-        return registry
+        return RedisSessionRegistry(self, server, options, event_store, ownership)
 
     # ------------------------------------------------------------------ bus
 

@@ -29,7 +29,14 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .._app._options import HTTPAppOptions
-from .._app._registry import Hosting, SessionEntry, SessionFactory, hosting_of, run_session
+from .._app._registry import (
+    Hosting,
+    SessionEntry,
+    SessionFactory,
+    hosting_of,
+    new_session_id,
+    run_session,
+)
 from .._http._events import EventStore
 from .._http._security import SessionOwnership
 from .._http._transport import Chunk, Stream
@@ -155,7 +162,8 @@ class RedisSessionRegistry:
             ("ev", self._on_event),
         ):
             backend.on(kind, handler)
-        hosting.share_with(self, backend.task_store())
+        # The one place the server is given this backend's shared state.
+        hosting.share_with(self, backend.task_store(), backend.state_keys())
         self._tie_events()
 
     def __len__(self) -> int:
@@ -297,8 +305,7 @@ class RedisSessionRegistry:
         self._make_room()
         if len(self.sessions) >= self.options.max_sessions:
             return None
-        sid = secrets.token_urlsafe(24)  # 192 bits from the CSPRNG
-        entry = self._replica(sid, secrets.token_hex(6), None)
+        entry = self._replica(new_session_id(), secrets.token_hex(6), None)
         entry.owner = owner
         self._start(entry, self._tg or tg)
         return entry

@@ -63,7 +63,9 @@ class RedisStateKeys:
         clock: Callable[[], float] = time.time,
     ) -> None:
         if rotation < 60:
-            raise ValueError("rotation must be at least 60 seconds")
+            raise ValueError(
+                f"the state key rotation must be at least 60 seconds, not {rotation:g}"
+            )
         self.backend = backend
         self.rotation = rotation
         self.clock = clock

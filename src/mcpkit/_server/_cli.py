@@ -152,9 +152,8 @@ def run_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[s
         out["allowed_hosts"] = list(args.allowed_host)
     if args.allowed_origin:
         out["allowed_origins"] = list(args.allowed_origin)
-    redis = getattr(args, "redis", None)
-    if redis:
-        out["redis"] = redis  # else MCPKIT_REDIS_URL, read where every entry point reads it
+    if args.redis:
+        out["redis"] = args.redis  # else MCPKIT_REDIS_URL, read where every entry point reads it
     return out
 
 
@@ -295,7 +294,6 @@ def main(command: str, argv: list[str]) -> int:
         # The legacy transport has fixed paths and no modes, and keeps its sessions here.
         for key in ("path", "json_response", "stateless"):
             settings.pop(key, None)
-        _legacy_keeps_sessions_here(command, settings.pop("redis", None))
     from .._exceptions import BackendUnavailable
 
     try:
@@ -307,17 +305,3 @@ def main(command: str, argv: list[str]) -> int:
         print(f"mcpkit {command}: {e}", file=sys.stderr)
         return 1
     return 0
-
-
-def _legacy_keeps_sessions_here(command: str, redis: str | None) -> None:
-    """Say so when Redis is set for ``-t sse``: the legacy transport does not use it."""
-    from .._redis._backend import redis_where
-    from ._shared import REDIS_ENV
-
-    url = redis or os.environ.get(REDIS_ENV)
-    if url:
-        print(
-            f"mcpkit {command}: legacy HTTP+SSE (-t sse) keeps its sessions in this process: "
-            f"{redis_where(url)} is not used (-t http shares sessions between workers)",
-            file=sys.stderr,
-        )

@@ -234,10 +234,11 @@ async def _follow_tasks(
     """Narrow what ``listener`` follows to the tasks ``follow`` allows, acknowledge them,
     and queue the state each is in now (a task may have changed before the stream opened)."""
     tasks = await follow(rc, task_ids) if follow is not None else None
-    listener.tasks = frozenset(t["taskId"] for t in tasks or ())
+    followed = [t["taskId"] for t in tasks or ()]
+    listener.tasks = frozenset(followed)
     if tasks is None:
         return  # no tasks served: left out of the acknowledgement
-    honoured["taskIds"] = [t["taskId"] for t in tasks]
+    honoured["taskIds"] = followed
     for task in tasks:
         if listener.wants(TASK_NOTIFICATION, task):
             listener.post(TASK_NOTIFICATION, task)

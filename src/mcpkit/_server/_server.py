@@ -14,6 +14,7 @@ from typing_extensions import Unpack
 from .._auth._resource import ResourceServer
 from .._exceptions import MCPError
 from .._middleware import MiddlewareFn, wrap_handlers
+from .._session._base import RequestHandlerFn
 from .._session._kernel import Kernel
 from .._session._server import ServerSession
 from .._stores._tasks import TaskStore
@@ -198,38 +199,32 @@ class Server(Generic[StateT]):
         self.skills: SkillsExtension | None = None
         for extension in extensions:
             self._extensions.add(extension)
-        self._rebuild()
+        self._handlers = self._handler_table()
+        #: Serves every request of every session and of the stateless era; shared by
+        #: reference, its spec replaced whenever what is served changes.
+        self.kernel = Kernel(build_spec(self))
 
-    def _rebuild(self) -> None:
-        self._handlers = wrap_handlers(
-            self._extensions.table(self._protocol.table()), self.middleware
-        )
-        self.refresh()
+    def _handler_table(self) -> dict[str, RequestHandlerFn]:
+        return wrap_handlers(self._extensions.table(self._protocol.table()), self.middleware)
 
     def refresh(self) -> None:
         """Serve what this server offers now: its kernel gets a new spec (registering and
         removing tools, resources and prompts does this already; call it after changing
         ``name``, ``version``, ``instructions`` or ``capabilities`` while serving)."""
-        spec = build_spec(self)
-        kernel: Kernel | None = getattr(self, "kernel", None)
-        if kernel is None:
-            #: Serves every request of every session and of the stateless era; shared by
-            #: reference, its spec replaced whenever what is served changes.
-            self.kernel = Kernel(spec)
-        else:
-            kernel.spec = spec
+        self.kernel.spec = build_spec(self)
 
     def add_middleware(self, middleware: MiddlewareFn) -> None:
-        """Add ``middleware`` innermost; sessions created from now on serve through it."""
+        """Add ``middleware`` innermost; every request from now on is served through it."""
         self.middleware.append(middleware)
-        self._rebuild()
+        self._handlers = self._handler_table()
+        self.refresh()
 
     def add_extension(self, extension: Extension) -> None:
-        """Serve a protocol extension (see :class:`~mcpkit.Extension`); sessions created
-        from now on declare it and route its methods."""
+        """Serve a protocol extension (see :class:`~mcpkit.Extension`): requests from now
+        on may use its methods, and sessions not yet initialized declare it."""
         self._extensions.add(extension)
-        self._rebuild()
-        self._changed(None)
+        self._handlers = self._handler_table()
+        self._changed(None)  # a new spec, and the change told
 
     @property
     def extensions(self) -> dict[str, Extension]:

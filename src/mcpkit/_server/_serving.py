@@ -3,6 +3,8 @@ uvicorn; the typed keywords its entry points take."""
 
 from __future__ import annotations
 
+import logging
+import os
 from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Unpack
@@ -13,6 +15,8 @@ from . import _shared
 if TYPE_CHECKING:
     from .._app import StreamableHTTPApp
     from ._server import Server
+
+logger = logging.getLogger("mcpkit.server")
 
 
 class ServerAppKeywords(HTTPAppKeywords, total=False):
@@ -43,7 +47,7 @@ def http_app(
     """``server`` as a Streamable HTTP ASGI app (see ``Server.http_app``)."""
     from .._app import create_http_app
 
-    kw: dict[str, Any] = _shared.shared_options(server, dict(options))
+    kw: dict[str, Any] = _shared.shared_options(dict(options))
     return create_http_app(server, path=path, **kw)
 
 
@@ -59,6 +63,22 @@ def run(server: Server[Any], transport: str, **options: Unpack[RunKeywords]) -> 
     from ._cli import http_runner
 
     kw: dict[str, Any] = dict(options)
-    if transport != "sse":
-        kw = _shared.shared_options(server, kw)
+    if transport == "sse":
+        _legacy_keeps_sessions_here(kw.pop("redis", None))
+    else:
+        kw = _shared.shared_options(kw)
     http_runner()(server, transport, **kw)
+
+
+def _legacy_keeps_sessions_here(redis: str | None) -> None:
+    """Say so when Redis is set (``redis=``, ``--redis`` or the environment) for the legacy
+    transport, which does not use it: not an error, the same settings may serve both."""
+    from .._redis._backend import redis_where
+
+    url = redis or os.environ.get(_shared.REDIS_ENV)
+    if url:
+        logger.warning(
+            "legacy HTTP+SSE keeps its sessions in this process: %s is not used "
+            "(the 'http' transport shares sessions between workers)",
+            redis_where(url),
+        )

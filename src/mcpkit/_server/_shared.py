@@ -9,14 +9,11 @@ subscriptions and the owner of its tasks.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._session._base import Negotiated
 from .._session._server import ServerSession
 from ._session import state_of
-
-if TYPE_CHECKING:
-    from ._server import Server
 
 #: The environment variable naming the Redis of a multi-worker deployment.
 REDIS_ENV = "MCPKIT_REDIS_URL"
@@ -58,7 +55,7 @@ def restore(session: ServerSession, snap: dict[str, Any], instructions: str | No
     apply(session, snap)
 
 
-def shared_options(server: Server, options: dict[str, Any]) -> dict[str, Any]:
+def shared_options(options: dict[str, Any]) -> dict[str, Any]:
     """``options`` of an HTTP app with ``redis=`` (or ``$MCPKIT_REDIS_URL``) turned into a
     Redis backend (whose registry moves the server's tasks there when the app starts it,
     as for any backend: ``ServerHosting.share_with``)."""

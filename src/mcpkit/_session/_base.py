@@ -40,6 +40,9 @@ class Negotiated:
     #: The capabilities we declared to this peer when its ``initialize`` settled them (a
     #: handshake session keeps them for its life); None: what the server declares now.
     declared: dict[str, Any] | None = None
+    #: The methods the kernel lets this peer call, with the spec they were computed from
+    #: (the kernel's cache; not part of what was negotiated).
+    served: tuple[Any, frozenset[str]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def stateless(self) -> bool:

@@ -291,7 +291,12 @@ class ClientSession:
             **self._request_meta(negotiated.protocol_version),
         }
         for _ in range(self.max_input_rounds + 1):
-            result = await self._reissuing(method, params, reissues, kw)
+            try:
+                result = await self.peer.send_request(method, params, **kw)
+            except ProtocolError as e:
+                if not answer_lost(e):
+                    raise
+                result = await self._reissue(method, params, kw, e, reissues)
             if not isinstance(result, dict):
                 return result
             if result.get("resultType", "complete") == "complete":
@@ -315,27 +320,28 @@ class ClientSession:
             message=f"{method}: the server still asked for input after {self.max_input_rounds} rounds"
         )
 
-    async def _reissuing(
-        self, method: str, params: dict[str, Any], reissues: int, kw: dict[str, Any]
+    async def _reissue(
+        self,
+        method: str,
+        params: dict[str, Any],
+        kw: dict[str, Any],
+        lost: ProtocolError,
+        reissues: int,
     ) -> Any:
-        """Send one stateless request; when its response stream breaks before the answer,
-        send it again as a new request with a new id (changelog.mdx: clients MUST re-issue
-        it), at most ``reissues`` times."""
-        attempt = 0
-        while True:
+        """A stateless request whose response stream broke before the answer (``lost``),
+        sent again as a new request with a new id (changelog.mdx: clients MUST re-issue
+        it), at most ``reissues`` times; then the last such error, saying how often."""
+        for _ in range(reissues):
+            logger.info("%s: the response stream broke before the answer; sent again", method)
             try:
                 return await self.peer.send_request(method, params, **kw)
             except ProtocolError as e:
                 if not answer_lost(e):
                     raise
-                if attempt == reissues:
-                    if attempt:
-                        raise type(e)(
-                            e.code, f"{e.message} ({attempt + 1} times)", e.data
-                        ) from None
-                    raise
-            attempt += 1
-            logger.info("%s: the response stream broke before the answer; sent again", method)
+                lost = e
+        if reissues:
+            raise ProtocolError(lost.code, f"{lost.message} ({reissues + 1} times)", lost.data)
+        raise lost
 
     async def answer_inputs(self, asked: dict[str, Any]) -> dict[str, Any]:
         """Our answers to input requests (an ``InputRequiredResult``'s, a task's), from the

@@ -80,9 +80,9 @@ class ServerSpec:
         default_factory=lambda: dict(DEFAULT_CACHE_HINTS)
     )
     cacheable_methods: frozenset[str] = CACHEABLE_METHODS
-    #: Revisions served per request from ``_meta`` (default: the stateless ones supported;
-    #: a low-level server may serve a handshake revision so too).
-    stateless_versions: frozenset[str] | None = None
+    #: Revisions served per request from ``_meta``, of those supported (empty: the
+    #: stateless ones; a low-level server may serve a handshake revision so too).
+    stateless_versions: frozenset[str] = frozenset()
     #: Revisions ``initialize`` may settle on, newest first (derived).
     handshake_versions: tuple[str, ...] = dataclasses.field(init=False)
     _caps_by_version: dict[str, dict[str, Any]] = dataclasses.field(
@@ -103,14 +103,17 @@ class ServerSpec:
         else:
             set_(self, "stateless_capabilities", dict(self.stateless_capabilities))
         versions = self.supported_versions
-        stateless = self.stateless_versions
-        if stateless is None:
-            stateless = frozenset(v for v in versions if v in STATELESS_PROTOCOL_VERSIONS)
-        set_(self, "stateless_versions", frozenset(stateless))
+        stateless = frozenset(self.stateless_versions or STATELESS_PROTOCOL_VERSIONS)
+        stateless &= frozenset(versions)  # never a revision the spec does not support
+        set_(self, "stateless_versions", stateless)
         set_(self, "handshake_versions", tuple(v for v in versions if v not in stateless))
 
     def replace(self, **changes: Any) -> ServerSpec:
-        """A copy with ``changes`` (a new spec: what is shared is never mutated)."""
+        """A copy with ``changes`` (a new spec: what is shared is never mutated). What
+        is derived from a changed field is derived again unless given too: the stateless
+        capabilities from ``capabilities``."""
+        if "capabilities" in changes:
+            changes.setdefault("stateless_capabilities", None)
         return dataclasses.replace(self, **changes)
 
     def capabilities_in(self, version: str) -> dict[str, Any]:
@@ -165,7 +168,6 @@ class Kernel:
     def negotiate(self, meta: Mapping[str, Any] | None) -> Negotiated:
         """The context of a stateless request, read from its ``_meta`` (-32602/-32022)."""
         spec = self.spec
-        assert spec.stateless_versions is not None
         return read_request_meta(
             meta,
             stateless_versions=spec.stateless_versions,
@@ -227,25 +229,10 @@ class Kernel:
         """The handler of ``method``, or -32601: no handler, a method the revision lacks,
         or one whose capability we did not declare (an extension's method passes)."""
         version = n.protocol_version
-        if stateless:
-            # One set lookup: what the spec serves in this revision is computed once.
-            handler = spec.handlers.get(method) if method in spec.served(version) else None
-        else:
-            handler = spec.handlers.get(method)
-            if handler is not None and (
-                method in STATELESS_ONLY_METHODS
-                or (
-                    (
-                        not _declared(self._ours(spec, n), method)
-                        or (
-                            version != NATIVE_PROTOCOL_VERSION
-                            and method not in request_methods_for(version)
-                        )
-                    )
-                    and method not in spec.handshake_extension_methods
-                )
-            ):
-                handler = None
+        # One set lookup: what may be called is computed once per spec and revision (and,
+        # on a handshake session, per what its initialize declared).
+        served = spec.served(version) if stateless else _served_on_session(spec, n)
+        handler = spec.handlers.get(method) if method in served else None
         if handler is None:
             if stateless and method in _REMOVED:
                 raise MethodNotFound(
@@ -253,6 +240,29 @@ class Kernel:
                 )
             raise MethodNotFound(message=f"Method not found: {method}")
         return handler
+
+
+def _served_on_session(spec: ServerSpec, n: Negotiated) -> frozenset[str]:
+    """The methods a handshake session may call: handled, not of the stateless era only,
+    in its revision and declared to it at ``initialize`` (or an extension's). Kept on its
+    ``Negotiated`` until the spec is replaced."""
+    cached = n.served
+    if cached is not None and cached[0] is spec:
+        return cached[1]
+    version = n.protocol_version
+    ours = n.declared if n.declared is not None else spec.capabilities_in(version)
+    in_revision = None if version == NATIVE_PROTOCOL_VERSION else request_methods_for(version)
+    served = frozenset(
+        m
+        for m in spec.handlers
+        if m not in STATELESS_ONLY_METHODS
+        and (
+            m in spec.handshake_extension_methods
+            or (_declared(ours, m) and (in_revision is None or m in in_revision))
+        )
+    )
+    n.served = (spec, served)
+    return served
 
 
 def _declared(caps: dict[str, Any], method: str) -> bool:

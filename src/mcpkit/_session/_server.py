@@ -61,7 +61,8 @@ class ServerSession:
             (the layer above starts and stops what the connection needs).
         kernel: serve with this kernel (shared by every session of a server, its spec
             replaced when the server's offer changes) instead of one built from the
-            arguments above.
+            arguments above. With ``supported_versions`` other than its spec's, the session
+            serves a copy of that spec as it is now, and later changes pass it by.
     """
 
     def __init__(
@@ -174,9 +175,7 @@ class ServerSession:
     @property
     def stateless_versions(self) -> frozenset[str]:
         """The revisions served per request from ``_meta``, with no handshake."""
-        versions = self.kernel.spec.stateless_versions
-        assert versions is not None
-        return versions
+        return self.kernel.spec.stateless_versions
 
     @stateless_versions.setter
     def stateless_versions(self, versions: frozenset[str]) -> None:
@@ -202,14 +201,12 @@ class ServerSession:
         A session opened with ``initialize`` keeps what that declared: the client fixed its
         view of us then.
         """
-        self.kernel = Kernel(
-            self.kernel.spec.replace(
-                capabilities=dict(capabilities),
-                stateless_capabilities=None
-                if stateless_capabilities is None
-                else dict(stateless_capabilities),
+        if stateless_capabilities is None:
+            self.update_spec(capabilities=dict(capabilities))
+        else:
+            self.update_spec(
+                capabilities=dict(capabilities), stateless_capabilities=dict(stateless_capabilities)
             )
-        )
 
     def update_spec(self, **changes: Any) -> None:
         """Serve this session with a copy of its spec changed by ``changes``
@@ -259,7 +256,6 @@ class ServerSession:
         method = req.method
         kernel = self.kernel
         spec = kernel.spec
-        assert spec.stateless_versions is not None
         if is_stateless(
             method,
             req.meta,

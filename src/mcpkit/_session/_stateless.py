@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any, overload
+from typing import Any
 
 from .._exceptions import (
     HEADER_MISMATCH,
@@ -61,8 +61,8 @@ STATELESS_ONLY_METHODS = frozenset({"server/discover", "subscriptions/listen"})
 DEFINED_RESERVED_CODES = frozenset(
     {HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION}
 )
-#: The reserved sub-range, as (lowest, highest).
-RESERVED_RANGE = (-32099, -32020)
+#: The codes of that sub-range it does not define (-32042 among them): one lookup per error.
+UNDEFINED_RESERVED_CODES = frozenset(range(-32099, -32019)) - DEFINED_RESERVED_CODES
 
 logger = logging.getLogger("mcpkit.server")
 _warned_codes: set[int] = set()
@@ -169,11 +169,7 @@ def finish_result(
     return out
 
 
-@overload
-def translate_error(exc: ProtocolError) -> ProtocolError: ...
-@overload
-def translate_error(exc: Exception) -> Exception: ...
-def translate_error(exc: Exception) -> Exception:
+def translate_error(exc: ProtocolError) -> ProtocolError:
     """An error as the stateless revision codes it, never with a code it forbids.
 
     Resource-not-found is -32602 there (-32002 is retired). A code of the sub-range the
@@ -181,13 +177,10 @@ def translate_error(exc: Exception) -> Exception:
     elicitation required, retired) included, goes out as -32603 with its message and data:
     2026-07-28 implementations "MUST NOT emit" them (basic/index.mdx, Error Codes).
     """
-    if not isinstance(exc, ProtocolError):
-        return exc
     code = exc.code
-    if isinstance(exc, ResourceNotFound) or code == RESOURCE_NOT_FOUND:
+    if code == RESOURCE_NOT_FOUND or isinstance(exc, ResourceNotFound):
         return InvalidParams(message=exc.message, data=exc.data)
-    low, high = RESERVED_RANGE
-    if low <= code <= high and code not in DEFINED_RESERVED_CODES:
+    if code in UNDEFINED_RESERVED_CODES:
         if code not in _warned_codes:
             _warned_codes.add(code)
             logger.warning(

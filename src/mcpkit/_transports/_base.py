@@ -30,16 +30,27 @@ class InvalidIncoming(NamedTuple):
 #: the report of input that could not be framed.
 Incoming = bytes | dict[str, Any] | list[Any] | InvalidIncoming
 
-#: The key a transport sets (to true) in the ``data`` of the error it gives a request whose
-#: answer it lost on the way (a response stream the server closed first): the request may be
-#: sent again, as a new request.
+#: The key under which a transport marks, in the ``data`` of the error it gives a request
+#: whose answer it lost on the way (a response stream the server closed first), that the
+#: request may be sent again, as a new request.
 ANSWER_LOST = "streamBroken"
 
 
+class _LostMark(str):
+    """The mark's value: a ``str`` (it serializes as one, should the error travel on), of a
+    type no JSON parser makes, so a peer cannot forge it to make us send a request again."""
+
+    __slots__ = ()
+
+
+#: The value of :data:`ANSWER_LOST` only a transport can set.
+LOST = _LostMark("the response stream ended before the answer")
+
+
 def answer_lost(error: Exception) -> bool:
-    """True for the error of a request whose answer the transport lost (:data:`ANSWER_LOST`)."""
+    """True for the error of a request whose answer the transport lost (:data:`LOST`)."""
     data = getattr(error, "data", None)
-    return isinstance(data, dict) and data.get(ANSWER_LOST) is True
+    return isinstance(data, dict) and isinstance(data.get(ANSWER_LOST), _LostMark)
 
 
 @runtime_checkable

@@ -6,8 +6,9 @@ test knows what the client sent. Modes:
   versions V...     a modern server of other revisions: each 2026-07-28 request is refused
                     with UnsupportedProtocolVersion (-32022) listing V...; ``initialize``
                     is answered when it asks for one of V..., refused otherwise
-  legacy CODE       a server of the handshake era answering anything before ``initialize``
-                    with the JSON-RPC error CODE (implementation-defined, as the spec says)
+  legacy CODE       a server answering anything before ``initialize`` with the JSON-RPC
+                    error CODE: one of the handshake era (its code implementation-defined,
+                    as the spec says), or with -32020/-32021 what only a modern one sends
   listen            a 2026-07-28 server whose listen streams interleave foreign
                     notifications: on the first ``subscriptions/listen`` an update tagged
                     with another subscription id (999) comes before the acknowledgement and
