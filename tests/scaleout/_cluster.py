@@ -133,14 +133,21 @@ def start_worker(
     extra: list[str] | None = None,
     *,
     script: bool = False,
+    flag: bool = False,
 ) -> subprocess.Popen[bytes]:
     """``mcpkit run TARGET -t http --port PORT EXTRA...`` on ``redis_url``, or, ``script``,
-    ``python TARGET PORT EXTRA...`` (a file serving itself with ``server.run``)."""
-    env = {**os.environ, "MCPKIT_REDIS_URL": redis_url}
+    ``python TARGET PORT EXTRA...`` (a file serving itself with ``server.run``).
+
+    Both documented ways to name Redis are used: ``flag`` gives ``--redis URL`` (and no
+    environment variable), otherwise ``MCPKIT_REDIS_URL`` is set."""
+    env = {k: v for k, v in os.environ.items() if k != "MCPKIT_REDIS_URL"}
+    if script or not flag:
+        env["MCPKIT_REDIS_URL"] = redis_url
     argv = (
         [sys.executable, str(target), str(port), *(extra or [])]
         if script
         else [*_mcpkit(), "run", str(target), "--transport", "http", "--port", str(port)]
+        + (["--redis", redis_url] if flag else [])
         + (extra or [])
     )
     with open(log, "ab") as out:
@@ -172,7 +179,10 @@ def cluster(
         for i in range(workers):
             p = free_port()
             log = logdir / f"worker{i}.log"
-            procs.append(start_worker(redis_url, target, p, log, extra, script=script))
+            # Every other worker names Redis with the flag, the rest with the variable.
+            procs.append(
+                start_worker(redis_url, target, p, log, extra, script=script, flag=i % 2 == 0)
+            )
             urls.append(f"http://127.0.0.1:{p}")
             logs.append(log)
         for u, proc in zip(urls, procs, strict=True):

@@ -66,6 +66,18 @@ async def touch(uri: str) -> str:
     return "touched"
 
 
+@server.tool()
+def grow(name: str) -> str:
+    """Register tool ``name`` on this worker (sync: the registration runs in a worker
+    thread, as a user's plain ``def`` tool would)."""
+
+    def grown() -> str:
+        return name
+
+    server.add_tool(grown, name=name)
+    return "grown"
+
+
 @server.resource("note://board")
 def board() -> str:
     """A resource clients subscribe to."""

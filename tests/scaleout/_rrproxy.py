@@ -49,7 +49,9 @@ class RoundRobin:
             body += m.get("body", b"")
             if not m.get("more_body"):
                 break
-        headers = [(k, v) for k, v in scope["headers"] if k.lower() not in _HOP]
+        # Leading and trailing whitespace is not part of a field value (RFC 9110 5.5): a
+        # proxy forwards the value without it, as nginx does (httpx refuses to send it).
+        headers = [(k, v.strip(b" \t")) for k, v in scope["headers"] if k.lower() not in _HOP]
         response = None
         # A worker that refuses connections is skipped (nothing reached it, so the request
         # is safe to send to the next): what a load balancer's passive health check does.

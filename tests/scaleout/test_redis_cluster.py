@@ -175,6 +175,68 @@ async def test_a_resource_update_reaches_each_subscriber_once(jobs: Cluster) -> 
     assert updates == ["note://board"]
 
 
+async def test_a_2026_listen_stream_hears_of_changes_made_on_every_worker(
+    jobs: Cluster,
+) -> None:
+    # The listen stream is served by one worker; the calls land on the three workers in
+    # turn (strict round robin), so two of each three changes happen elsewhere.
+    changed: list[str] = []
+    updates: list[str] = []
+    heard = {"event": anyio.Event()}
+
+    async def on_change(kind: str) -> None:
+        changed.append(kind)
+        heard["event"].set()
+
+    async def on_update(params: Any) -> None:
+        updates.append(params.uri)
+        heard["event"].set()
+
+    async with mcpkit.Client(
+        jobs.url, list_changed_handler=on_change, resource_updated_handler=on_update
+    ) as client:
+        assert client.protocol_version == "2026-07-28"
+        await client.subscribe("note://board")
+        for i in range(3):
+            heard["event"] = anyio.Event()
+            await client.call_tool("grow", {"name": f"grown_2026_{os.getpid()}_{i}"})
+            with anyio.fail_after(10):
+                await heard["event"].wait()
+        for _ in range(3):
+            heard["event"] = anyio.Event()
+            await client.call_tool("touch", {"uri": "note://board"})
+            with anyio.fail_after(10):
+                await heard["event"].wait()
+    assert changed == ["tools"] * 3
+    assert updates == ["note://board"] * 3
+
+
+async def test_a_2025_session_hears_of_a_change_once_whichever_worker_made_it(
+    jobs: Cluster,
+) -> None:
+    changed: list[str] = []
+    heard = anyio.Event()
+
+    async def on_change(kind: str) -> None:
+        changed.append(kind)
+        heard.set()
+
+    async with mcpkit.Client(
+        jobs.url, protocol_version="2025-11-25", list_changed_handler=on_change
+    ) as client:
+        for _ in range(3):
+            await client.list_tools()  # the session now has a replica on every worker
+        for i in range(3):
+            heard = anyio.Event()
+            await client.call_tool("grow", {"name": f"grown_2025_{os.getpid()}_{i}"})
+            with anyio.fail_after(10):
+                await heard.wait()
+        # One more round trip on each worker: a duplicate would have arrived by now.
+        for _ in range(3):
+            await client.list_tools()
+    assert changed == ["tools"] * 3
+
+
 async def test_log_level_set_on_one_worker_holds_on_the_others(jobs: Cluster) -> None:
     async with httpx2.AsyncClient(timeout=20) as http:
         sid = await initialize(http, jobs.url)

@@ -103,6 +103,16 @@ class Hosting(Protocol):
         sealing 2026-07-28 ``requestState``)."""
         ...
 
+    def notify_listeners(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Queue notification ``method`` on every listen stream served here that opted in
+        to it (a change another worker's server announced)."""
+        ...
+
+    def post_list_changed(self, session: ServerSession, method: str) -> None:
+        """Queue list-changed notification ``method`` on ``session`` if it declared the
+        list (several in a row send one)."""
+        ...
+
 
 def hosting_of(server: SessionFactory) -> Hosting | None:
     """``server.hosting()``, or None for a low-level factory that has none: the one place

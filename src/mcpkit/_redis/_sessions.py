@@ -42,6 +42,7 @@ from .._http._security import SessionOwnership
 from .._http._transport import Chunk, Stream
 from .._transports._base import Message
 from ._events import RedisEventStore
+from ._notify import SharedNotifications
 from ._transport import SharedTransport, stream_event
 
 if TYPE_CHECKING:
@@ -162,6 +163,8 @@ class RedisSessionRegistry:
             ("ev", self._on_event),
         ):
             backend.on(kind, handler)
+        #: Changes this worker's server announces, told to every worker's clients.
+        self.notifications = SharedNotifications(backend, hosting, self.sessions.values)
         # The one place the server is given this backend's shared state.
         hosting.share_with(self, backend.task_store(), backend.state_keys())
         self._tie_events()
@@ -201,6 +204,7 @@ class RedisSessionRegistry:
     async def reap_forever(self) -> None:
         async with anyio.create_task_group() as tg:
             self._tg = tg
+            self.notifications.attach(tg)
             tg.start_soon(self.backend.serve)
             self._ready.set()
             try:
@@ -211,6 +215,7 @@ class RedisSessionRegistry:
                         await self.renew()
             finally:
                 self._tg = None
+                self.notifications.attach(None)
                 self._ready = anyio.Event()
 
     async def renew(self) -> None:
@@ -506,8 +511,16 @@ class RedisSessionRegistry:
             _, items, _ = await pipe.execute()
         return [orjson.loads(i) for i in items]
 
+    def list_changed(self, method: str) -> None:
+        """List-changed ``method`` to the clients of every worker (callable from a worker
+        thread): listen streams, and each session through the worker holding its GET
+        stream."""
+        self.notifications.list_changed(method)
+
     async def resource_updated(self, uri: str) -> None:
-        """``notifications/resources/updated`` to every session subscribed to ``uri``."""
+        """``notifications/resources/updated`` to every session subscribed to ``uri``, and
+        to the listen streams of the other workers that follow it."""
+        self.notifications.resource_updated(uri)
         b = self.backend
         async with b.guard("subscribers"):
             sids = await b.client.smembers(b.key("sub", uri))

@@ -32,6 +32,12 @@ def declared_capabilities(server: Server[Any]) -> dict[str, Any]:
         caps["resources"] = {"subscribe": True, "listChanged": True}
     if registry.prompts:
         caps["prompts"] = {"listChanged": True}
+    if any(m.pending() for m in server._mounts):
+        # A mounted server still connecting: what it serves arrives later, announced as a
+        # list change, which a client hears of only for the lists declared now.
+        for kind in ("tools", "prompts"):
+            caps.setdefault(kind, {"listChanged": True})
+        caps.setdefault("resources", {"subscribe": True, "listChanged": True})
     if registry.completion is not None or any(m.completes() for m in server._mounts):
         caps["completions"] = {}
     if registry.has_task_tools():
@@ -109,13 +115,18 @@ def announce_change(server: Server[Any], kind: str | None) -> None:
         for mw in server.middleware:  # a list cache drops what changed
             getattr(mw, "invalidate", lambda kind: None)(kind)
         method = _LIST_CHANGED[kind]
-        server.listeners.post(method)
     # One new spec for every session and request from now on (a session opened with
     # initialize keeps what it declared then). A copy of the sessions: registration may
     # happen in a worker thread while sessions come and go.
     server.kernel.spec = build_spec(server)
     if method is None:
         return
+    if server._shared is not None:
+        # Sessions and listen streams on every worker (each told once, by the worker
+        # serving its stream).
+        server._shared.list_changed(method)
+        return
+    server.listeners.post(method)
     for s in list(server._sessions):
         if s.initialized and kind in s.capabilities:
             state_of(s).post_list_changed(method)

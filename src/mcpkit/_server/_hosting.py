@@ -19,6 +19,7 @@ from .._session._server import ServerSession
 from .._transports._base import Transport
 from . import _shared
 from ._mrtr import StateKeySource
+from ._session import state_of
 from ._tasks import SharedTaskStore
 
 if TYPE_CHECKING:
@@ -101,3 +102,15 @@ class ServerHosting:
             server.tasks_manager.share(task_store)
         if state_keys is not None:
             server.stateless.share_keys(state_keys)
+
+    def notify_listeners(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Queue ``method`` on every open ``subscriptions/listen`` stream of this process
+        that opted in to it: how a change announced by another worker reaches them."""
+        self._server.listeners.post(method, params)
+
+    def post_list_changed(self, session: ServerSession, method: str) -> None:
+        """Queue list-changed ``method`` (``notifications/tools/list_changed`` ...) on
+        ``session`` when it is initialized and declared that list."""
+        kind = method.split("/")[1]
+        if session.initialized and kind in session.capabilities:
+            state_of(session).post_list_changed(method)

@@ -1,0 +1,123 @@
+"""Changes one worker's server announces, told to the clients of every worker.
+
+A server's lists change on the worker where the change happened (a tool registered at run
+time, a resource updated). Its clients are spread over every worker: a 2026-07-28
+``subscriptions/listen`` stream is served by whichever worker received it, and a 2025
+session's standalone GET stream is held by one worker. So a change is told here at once
+and published on the bus with the sessions told here; every other worker tells its own
+listen streams and the other sessions whose GET stream it holds. Each client hears it
+once: a session this worker has a replica of is told here (its message goes to the worker
+holding its GET stream, or waits in its backlog for the next one), any other by the one
+worker holding its GET stream.
+
+Registration itself stays per process (a worker runs its own code): a tool added at run
+time on one worker is listed by that worker only, unless every worker registers it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+from anyio.abc import TaskGroup
+
+from .._app._registry import Hosting, SessionEntry
+
+if TYPE_CHECKING:
+    from ._backend import BusMessage, RedisBackend
+
+logger = logging.getLogger("mcpkit.redis")
+
+#: Bus message kinds: a list changed (``m``: the notification's method), a resource was
+#: updated (``uri``). Both carry ``from``: the worker that announced it.
+LIST_CHANGED = "lc"
+RESOURCE_UPDATED = "ru"
+_LISTS = frozenset(
+    f"notifications/{kind}/list_changed" for kind in ("tools", "resources", "prompts")
+)
+
+
+class SharedNotifications:
+    """Tells every worker's clients what one worker's server announced (module docs)."""
+
+    def __init__(
+        self,
+        backend: RedisBackend,
+        hosting: Hosting,
+        entries: Callable[[], Iterable[SessionEntry]],
+    ) -> None:
+        self.backend = backend
+        self.hosting = hosting
+        self._entries = entries
+        self._tg: TaskGroup | None = None
+        self._loop_thread: int | None = None
+        self._token: Any = None
+        backend.on(LIST_CHANGED, self._on_list_changed)
+        backend.on(RESOURCE_UPDATED, self._on_resource_updated)
+
+    def attach(self, tg: TaskGroup | None) -> None:
+        """Publish from ``tg`` (the registry's, while it runs; None: it stopped)."""
+        self._tg = tg
+        if tg is None:
+            self._loop_thread = self._token = None
+        else:
+            self._loop_thread = threading.get_ident()
+            self._token = anyio.lowlevel.current_token()
+
+    def list_changed(self, method: str) -> None:
+        """Tell this worker's clients now and the other workers' through the bus. Callable
+        from a worker thread (a sync tool may register another)."""
+        self.hosting.notify_listeners(method)
+        told = []
+        for entry in list(self._entries()):
+            self.hosting.post_list_changed(entry.session, method)
+            told.append(entry.id)
+        message = {"t": LIST_CHANGED, "m": method, "from": self.backend.worker_id, "told": told}
+        self._publish(message)
+
+    def resource_updated(self, uri: str) -> None:
+        """Tell the other workers' listen streams that ``uri`` changed (this worker's were
+        told by the server itself)."""
+        self._publish({"t": RESOURCE_UPDATED, "uri": uri, "from": self.backend.worker_id})
+
+    def _publish(self, message: BusMessage) -> None:
+        tg = self._tg
+        if tg is None:
+            return  # not serving: no other worker to tell yet
+        if threading.get_ident() == self._loop_thread:
+            tg.start_soon(self._broadcast, message)
+            return
+        try:
+            anyio.from_thread.run_sync(tg.start_soon, self._broadcast, message, token=self._token)
+        except RuntimeError:
+            logger.debug("not published (the event loop is gone): %s", message.get("t"))
+
+    async def _broadcast(self, message: BusMessage) -> None:
+        try:
+            await self.backend.broadcast(message)
+        except Exception as e:  # Redis down: this worker's clients were told all the same
+            logger.warning("could not tell the other workers of %s: %s", message.get("t"), e)
+
+    async def _on_list_changed(self, message: BusMessage) -> None:
+        method = message.get("m")
+        if message.get("from") == self.backend.worker_id or not isinstance(method, str):
+            return
+        if method not in _LISTS:
+            return
+        told = message.get("told")
+        told = set(told) if isinstance(told, list) else set()
+        self.hosting.notify_listeners(method)
+        for entry in list(self._entries()):
+            if entry.id not in told and entry.transport.standalone.conn is not None:
+                self.hosting.post_list_changed(entry.session, method)
+
+    async def _on_resource_updated(self, message: BusMessage) -> None:
+        uri = message.get("uri")
+        if message.get("from") == self.backend.worker_id or not isinstance(uri, str):
+            return
+        self.hosting.notify_listeners("notifications/resources/updated", {"uri": uri})
