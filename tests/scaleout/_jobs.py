@@ -34,6 +34,23 @@ async def confirm(ctx: Context) -> str:
     return "confirmed" if answer.accepted and answer.data.get("ok") else "declined"
 
 
+@server.tool(task_support="required")
+async def survey(n: int, ctx: Context) -> str:
+    """Ask ``n`` questions at once (from inside a task); say how many were accepted."""
+    accepted = 0
+
+    async def one(i: int) -> None:
+        nonlocal accepted
+        schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+        if (await ctx.elicit(f"question {i}?", schema)).accepted:
+            accepted += 1
+
+    async with anyio.create_task_group() as tg:
+        for i in range(n):
+            tg.start_soon(one, i)
+    return f"{accepted} of {n}"
+
+
 @server.tool(task_support="optional")
 async def search(query: str) -> dict[str, list[str]]:
     """Finds nothing: a structured result holding an empty list (kept a list in Redis)."""

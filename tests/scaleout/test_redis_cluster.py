@@ -101,8 +101,9 @@ async def test_tasks_of_the_extension_run_on_one_worker_and_answer_on_every_othe
 
 
 def _modern(method: str, params: dict[str, Any], rid: Any = 1) -> tuple[dict[str, str], bytes]:
-    """A 2026-07-28 request of a client of the tasks extension: its headers and body."""
-    caps = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    """A 2026-07-28 request of a client of the tasks extension (and of elicitation): its
+    headers and body."""
+    caps = {"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}
     meta = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": caps,
@@ -114,6 +115,45 @@ def _modern(method: str, params: dict[str, Any], rid: Any = 1) -> tuple[dict[str
         h["mcp-name"] = named
     body = {"jsonrpc": "2.0", "id": rid, "method": method, "params": {**params, "_meta": meta}}
     return h, orjson.dumps(body)
+
+
+async def test_answers_given_on_several_workers_at_once_are_all_kept(jobs: Cluster) -> None:
+    # A task of the extension asks four questions at once on the worker running it; the
+    # four answers are sent at the same moment and land on the three workers: each edit of
+    # the task in Redis is made over the record it read, or made again, so none is lost
+    # (a lost answer would leave the task waiting for input until the test times out).
+    async with httpx2.AsyncClient(timeout=20) as http:
+
+        async def post(method: str, params: dict[str, Any]) -> Any:
+            h, body = _modern(method, params)
+            reply = answer(await http.post(jobs.url, headers=h, content=body))
+            assert "result" in reply, reply
+            return reply["result"]
+
+        for _ in range(5):
+            created = await post("tools/call", {"name": "survey", "arguments": {"n": 4}})
+            task_id = created["taskId"]
+            with anyio.fail_after(20):
+                while True:
+                    state = await post("tasks/get", {"taskId": task_id})
+                    if len(state.get("inputRequests") or {}) == 4:
+                        break
+                    assert state["status"] in ("working", "input_required"), state
+                    await anyio.sleep(0.02)  # polling is how this extension is used
+                keys = list(state["inputRequests"])
+                accept = {"action": "accept", "content": {"ok": True}}
+                async with anyio.create_task_group() as tg:
+                    for key in keys:
+                        tg.start_soon(
+                            post,
+                            "tasks/update",
+                            {"taskId": task_id, "inputResponses": {key: accept}},
+                        )
+                while state["status"] != "completed":
+                    assert state["status"] in ("working", "input_required"), state
+                    await anyio.sleep(0.02)
+                    state = await post("tasks/get", {"taskId": task_id})
+            assert state["result"]["content"][0]["text"] == "4 of 4"
 
 
 async def test_a_task_followed_on_one_worker_hears_of_its_cancellation_on_another(

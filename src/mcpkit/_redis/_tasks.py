@@ -58,6 +58,22 @@ redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. worker .. ' ' .. ARGV[2], 'KEEPTTL'
 return 1
 """
 
+# Save a task if the stored one is still the one read (compare-and-set: an edit made on
+# two workers at once must not lose one), unless it is terminal. ARGV[1]: the new status;
+# ARGV[2]: the record JSON; ARGV[3]: the JSON read. Returns 1 written, 0 terminal or gone,
+# -1 changed meanwhile.
+_REPLACE = """
+local raw = redis.call('GET', KEYS[1])
+if not raw then return 0 end
+local status, worker = string.match(raw, '^(%S+) (%S+) ')
+if status == 'completed' or status == 'failed' or status == 'cancelled' then
+  return 0
+end
+if string.sub(raw, #status + #worker + 3) ~= ARGV[3] then return -1 end
+redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. worker .. ' ' .. ARGV[2], 'KEEPTTL')
+return 1
+"""
+
 _FIELDS = tuple(f.name for f in dataclasses.fields(TaskRecord))
 
 
@@ -139,6 +155,26 @@ class RedisTaskStore:
         if written:
             await b.broadcast({"t": "task", "id": record.task_id, "status": record.status})
         return bool(written)
+
+    async def replace(self, previous: TaskRecord, record: TaskRecord) -> bool | None:
+        """Save ``record`` if the stored task is still ``previous`` (as read): True saved,
+        False changed meanwhile (read it again), None terminal or gone."""
+        b = self.backend
+        async with b.guard("update task"):
+            written = int(
+                await b.client.eval(
+                    _REPLACE,
+                    1,
+                    self._key(record.task_id),
+                    record.status,
+                    _json(record),
+                    _json(previous),
+                )
+            )
+        if written == 1:
+            await b.broadcast({"t": "task", "id": record.task_id, "status": record.status})
+            return True
+        return False if written == -1 else None
 
     async def list_owned(self, owner: str, after_seq: int, limit: int) -> list[TaskRecord]:
         b = self.backend

@@ -28,6 +28,7 @@ import anyio
 
 from .._exceptions import (
     CapabilityError,
+    InternalError,
     InvalidParams,
     MCPError,
     MethodNotFound,
@@ -42,6 +43,7 @@ from ._logging import current_context
 from ._mrtr import check_answer
 from ._session import state_of
 from ._tasks import (
+    ComparingTaskStore,
     TaskManager,
     TaskRequestContext,
     _error_text,
@@ -312,24 +314,31 @@ class TasksExtension(Extension):
     async def _edit(
         self, task_id: str, change: Callable[[dict[str, Any]], None]
     ) -> TaskRecord | None:
-        """Change a live task's input requests and answers; its status follows them."""
+        """Change a live task's input requests and answers; its status follows them.
+
+        The lock orders the edits of this process; a store shared by many workers saves
+        an edit only over the record it was made to (compare-and-set), else it is made
+        again to the record as it is now: the question asked on one worker and the answer
+        given on another are both kept."""
         manager = self.manager
+        store = manager.store
         async with manager._transition_lock():
-            record = await manager.store.get(task_id)
-            if record is None or record.terminal:
-                return None
-            inp = copy.deepcopy(record.input) if record.input else {}
-            inp.setdefault("requests", {})
-            inp.setdefault("responses", {})
-            change(inp)
-            record.input = inp
-            waiting = any(k not in inp["responses"] for k in inp["requests"])
-            status = "input_required" if waiting else "working"
-            if status != record.status:
-                record.status_message = _WAITING if waiting else _WORKING
-            record.status = status
-            record.last_updated_at = manager.clock()
-            await manager.store.update(record)
+            for _ in range(_EDIT_ATTEMPTS):
+                record = await store.get(task_id)
+                if record is None or record.terminal:
+                    return None
+                previous = copy.deepcopy(record)
+                _apply_edit(record, change, manager.clock())
+                if not isinstance(store, ComparingTaskStore):
+                    await store.update(record)
+                    break
+                saved = await store.replace(previous, record)
+                if saved is None:
+                    return None
+                if saved:
+                    break
+            else:
+                raise InternalError(message=f"task {task_id} kept changing under an edit")
         manager._wake(task_id)
         manager.tell(record)
         return record
@@ -448,6 +457,25 @@ def _failure(e: BaseException) -> dict[str, Any]:
     if isinstance(e, MCPError):
         return {"error": {"code": -32603, "message": str(e)}}
     return {"error": {"code": -32603, "message": f"{type(e).__name__}: {e}"}}
+
+
+#: How many times an edit is made again to a task another worker changed meanwhile.
+_EDIT_ATTEMPTS = 50
+
+
+def _apply_edit(record: TaskRecord, change: Callable[[dict[str, Any]], None], now: float) -> None:
+    """``change`` the record's input requests and answers; its status follows them."""
+    inp = copy.deepcopy(record.input) if record.input else {}
+    inp.setdefault("requests", {})
+    inp.setdefault("responses", {})
+    change(inp)
+    record.input = inp
+    waiting = any(k not in inp["responses"] for k in inp["requests"])
+    status = "input_required" if waiting else "working"
+    if status != record.status:
+        record.status_message = _WAITING if waiting else _WORKING
+    record.status = status
+    record.last_updated_at = now
 
 
 def _forget(inp: dict[str, Any], key: str) -> None:

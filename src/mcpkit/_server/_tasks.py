@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import anyio
 import anyio.lowlevel
@@ -234,6 +234,17 @@ class SharedTaskStore(TaskStore, Protocol):
     """A task store many workers share: it tells of changes made by the others."""
 
     on_change: Callable[[str, str], Awaitable[None]] | None
+
+
+@runtime_checkable
+class ComparingTaskStore(Protocol):
+    """A task store that saves a record only if the stored one is still the one read:
+    what an edit of a task on many workers at once needs (a Redis-backed store)."""
+
+    async def replace(self, previous: TaskRecord, record: TaskRecord) -> bool | None:
+        """Save ``record`` if the stored task is still ``previous``: True saved, False
+        changed meanwhile (read again), None terminal or gone."""
+        ...
 
 
 class TaskManager:
