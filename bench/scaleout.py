@@ -33,7 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DRIVER = ROOT.parent / "shared" / "bench" / "driver" / "mcpdrive.py"
 SERVER = ROOT / "bench" / "servers" / "mcpkit_server.py"
 sys.path.insert(0, str(ROOT))
-from tests.scaleout._cluster import PROXY, _stop, free_port, wait_port  # noqa: E402
+from tests.scaleout._cluster import PROXY, free_port, wait_port  # noqa: E402
+from tests.scaleout._cluster import stop_process as _stop  # noqa: E402
 
 
 @contextlib.contextmanager

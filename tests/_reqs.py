@@ -46,8 +46,8 @@ URL_BASE = "https://modelcontextprotocol.io/specification/"
 #: Extension specs vendored beside the revisions (``tests/spec/<label>/``; an entry says
 #: ``rev = "<label>"``): the folder their pages come from, at the vendored commit.
 EXTENSION_URLS: Mapping[str, str] = {
-    "ext-tasks": "https://github.com/modelcontextprotocol/experimental-ext-tasks/blob/"
-    "14019d0c8cee3bfff18a29eb9966b35ffbb32444/specification/draft/",
+    "ext-tasks": "https://github.com/modelcontextprotocol/ext-tasks/blob/"
+    "e4345978be1f602f1fc48d89051e8559dd5302a6/specification/draft/",
 }
 
 LEVELS = ("MUST", "MUST NOT", "SHOULD", "SHOULD NOT")

@@ -14,6 +14,12 @@ instructions. Then everything is forwarded, both ways and unchanged apart from r
 Downstream the proxy speaks the handshake revisions: a client of the stateless revision falls
 back to ``initialize`` (mcpkit's Client does by itself), since a server's requests need the
 back-channel only a session has. Upstream it uses the latest handshake revision.
+
+A command upstream is one child process per client, so children are bounded apart from
+sessions: at most ``max_children`` at once (past it a new client is refused; over HTTP with
+``503`` and ``Retry-After`` when served by :meth:`Proxy.http_app`), and a client whose
+connection has had no request for ``child_idle_timeout`` seconds is ended, its child with it
+(an HTTP client then gets ``404`` and starts a new session, as the spec has it).
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack
 from typing import Any
+
+import anyio
+import orjson
 
 from ._client._targets import HTTPTarget, StdioTarget, describe, open_target, target_of
 from ._exceptions import ConnectionClosed, ProtocolError
@@ -74,6 +83,19 @@ UPSTREAM_CAPABILITIES: dict[str, Any] = {
 }
 #: Bound on one forwarded request (reset by each progress report).
 REQUEST_TIMEOUT = 600.0
+#: Child processes (one per client of a command upstream) at once, by default. Each is a
+#: whole server process (tens of MB): a handful of concurrent clients is what a local proxy
+#: serves, and an unauthenticated flood of ``initialize`` must not fork the host to death.
+MAX_CHILDREN = 16
+#: Seconds a client's connection may go without a request before it and its child end:
+#: far below the HTTP session's 30 min, since an idle child holds a process, not a dict.
+CHILD_IDLE_TIMEOUT = 300.0
+#: ``Retry-After`` (seconds) of the 503 answering a client past ``max_children``.
+RETRY_AFTER = 5
+
+
+class ProxyBusy(ConnectionClosed):
+    """Every child process the proxy may run is taken: the new client is refused."""
 
 
 class Proxy:
@@ -95,7 +117,11 @@ class Proxy:
         name: str = "mcpkit-proxy",
         init_timeout: float = 30.0,
         request_timeout: float = REQUEST_TIMEOUT,
+        max_children: int = MAX_CHILDREN,
+        child_idle_timeout: float | None = CHILD_IDLE_TIMEOUT,
     ) -> None:
+        if max_children < 1:
+            raise ValueError(f"max_children must be at least 1, not {max_children}")
         if isinstance(target, (StdioTarget, HTTPTarget)):
             self.target: object = target
         else:
@@ -107,12 +133,36 @@ class Proxy:
         self.name = name
         self.init_timeout = init_timeout
         self.request_timeout = request_timeout
+        #: Upstream connections (child processes, for a command) open at most at once.
+        self.max_children = max_children
+        #: Seconds without a request before a client's connection (and child) ends; None:
+        #: never (serving one client over stdio, the proxy lives as long as it).
+        self.child_idle_timeout = child_idle_timeout
+        #: Upstream connections open now.
+        self.children = 0
+        #: New clients' first POSTs being served by :meth:`http_app` (each may open one).
+        self.admitting = 0
+
+    def full(self) -> bool:
+        """True when a new client would need a child past ``max_children``."""
+        return self.children >= self.max_children
+
+    def http_app(self, **kwargs: Any) -> Any:
+        """The Streamable HTTP app serving this proxy (``kwargs``: as for
+        :func:`mcpkit.create_http_app`), answering ``503`` with ``Retry-After`` to a new
+        client while every child is taken (before any session is made for it)."""
+        from ._app import create_http_app
+
+        return _ChildGate(create_http_app(self, **kwargs), self)
 
     # ------------------------------------------------------------------ SessionFactory
 
     def create_session(self, transport: Transport, **kw: Any) -> ServerSession:
         """A downstream session whose upstream connection opens when it starts running."""
-        link = _Link(self)
+        return self._session(transport, self.child_idle_timeout, **kw)
+
+    def _session(self, transport: Transport, idle: float | None, **kw: Any) -> ServerSession:
+        link = _Link(self, transport, idle)
         kw.setdefault("supported_versions", HANDSHAKE_PROTOCOL_VERSIONS)
         session = ServerSession(
             transport,
@@ -128,7 +178,57 @@ class Proxy:
 
     async def serve(self, transport: Transport) -> None:
         """Serve one client over ``transport`` until it disconnects."""
-        await self.create_session(transport).run()
+        # The one client of a connection served this way is never ended for being idle.
+        await self._session(transport, None).run()
+
+
+class _ChildGate:
+    """ASGI: a client's first POST (no session yet) answered ``503`` while every child
+    process is taken, so no session is made that could only fail."""
+
+    def __init__(self, app: Any, proxy: Proxy) -> None:
+        self.app = app
+        self.proxy = proxy
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.app, name)  # the app's own (aclose, options, ...)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        proxy = self.proxy
+        if (
+            scope.get("type") != "http"
+            or scope.get("method") != "POST"
+            or any(k.lower() == b"mcp-session-id" for k, _ in scope.get("headers", ()))
+        ):
+            await self.app(scope, receive, send)
+            return
+        # Counted from here, not from when the child starts: a flood of first POSTs all
+        # pass a check of the children alone before any of them has started one.
+        if proxy.children + proxy.admitting >= proxy.max_children:
+            body = orjson.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": None,
+                    "error": {
+                        "code": -32000,
+                        "message": f"Service Unavailable: all {proxy.max_children} "
+                        "upstream server processes are in use; retry later",
+                    },
+                }
+            )
+            headers = [
+                (b"content-type", b"application/json"),
+                (b"retry-after", str(RETRY_AFTER).encode()),
+                (b"content-length", str(len(body)).encode()),
+            ]
+            await send({"type": "http.response.start", "status": 503, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        proxy.admitting += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            proxy.admitting -= 1
 
 
 def _notify_upstream(link: _Link, method: str) -> Any:
@@ -142,8 +242,14 @@ def _notify_upstream(link: _Link, method: str) -> Any:
 class _Link:
     """One client's pair of sessions: downstream (we serve it) and upstream (we are its client)."""
 
-    def __init__(self, proxy: Proxy) -> None:
+    def __init__(self, proxy: Proxy, transport: Transport, idle: float | None) -> None:
         self.proxy = proxy
+        self.transport = transport
+        self.idle_timeout = idle
+        #: When the last forwarded request ended (or the connection opened).
+        self.last_active = 0.0
+        #: The client subscribed to resources: its connection is not idle while it waits.
+        self.subscribed = False
         self.downstream: ServerSession | None = None
         self.upstream: ClientSession | None = None
         #: The downstream requests being forwarded (to tie server requests to one).
@@ -152,29 +258,62 @@ class _Link:
     @contextlib.asynccontextmanager
     async def running(self, session: ServerSession) -> AsyncIterator[None]:
         """Open upstream, adopt its identity, serve; close upstream when the client leaves."""
-        async with AsyncExitStack() as stack:
-            transport = await open_target(stack, self.proxy.target)
-            upstream = ClientSession(
-                transport,
-                client_info={"name": self.proxy.name, "version": "0"},
-                capabilities=UPSTREAM_CAPABILITIES,
-                handlers={m: self.ask_client for m in SERVER_REQUESTS},
-                notification_handlers={m: self.tell_client(m) for m in SERVER_NOTIFICATIONS},
+        proxy = self.proxy
+        if proxy.full():
+            raise ProxyBusy(
+                f"all {proxy.max_children} upstream connections of the proxy are in use"
             )
-            await stack.enter_async_context(upstream)
-            try:
-                init = await upstream.initialize(timeout=self.proxy.init_timeout)
-            except (ProtocolError, ConnectionClosed, TimeoutError) as e:
-                raise ConnectionClosed(
-                    f"the upstream server {describe(self.proxy.target)} did not start: {e}"
-                ) from None
-            session.update_spec(
-                server_info=dict(init.get("serverInfo") or session.server_info),
-                instructions=init.get("instructions"),
-                capabilities=dict(init.get("capabilities") or {}),
-            )
-            self.upstream = upstream
-            yield
+        proxy.children += 1
+        try:
+            async with AsyncExitStack() as stack:
+                await self._open(stack, session)
+                async with anyio.create_task_group() as tg:
+                    if self.idle_timeout is not None:
+                        tg.start_soon(self._end_when_idle, self.idle_timeout)
+                    try:
+                        yield
+                    finally:
+                        tg.cancel_scope.cancel()
+        finally:
+            proxy.children -= 1
+
+    async def _end_when_idle(self, timeout: float) -> None:
+        """End the client's connection (and the child with it) once it has gone ``timeout``
+        seconds without a request in flight."""
+        self.last_active = anyio.current_time()
+        while True:
+            left = self.last_active + timeout - anyio.current_time()
+            if self.in_flight or self.subscribed:
+                left = timeout
+            if left <= 0:
+                logger.info("proxy: a client idle for %g s; its connection ends", timeout)
+                await self.transport.aclose()
+                return
+            await anyio.sleep(left)
+
+    async def _open(self, stack: AsyncExitStack, session: ServerSession) -> None:
+        """Open upstream (a child, for a command) and adopt its identity."""
+        transport = await open_target(stack, self.proxy.target)
+        upstream = ClientSession(
+            transport,
+            client_info={"name": self.proxy.name, "version": "0"},
+            capabilities=UPSTREAM_CAPABILITIES,
+            handlers={m: self.ask_client for m in SERVER_REQUESTS},
+            notification_handlers={m: self.tell_client(m) for m in SERVER_NOTIFICATIONS},
+        )
+        await stack.enter_async_context(upstream)
+        try:
+            init = await upstream.initialize(timeout=self.proxy.init_timeout)
+        except (ProtocolError, ConnectionClosed, TimeoutError) as e:
+            raise ConnectionClosed(
+                f"the upstream server {describe(self.proxy.target)} did not start: {e}"
+            ) from None
+        session.update_spec(
+            server_info=dict(init.get("serverInfo") or session.server_info),
+            instructions=init.get("instructions"),
+            capabilities=dict(init.get("capabilities") or {}),
+        )
+        self.upstream = upstream
 
     async def forward(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
         """A client's request, sent upstream; its progress reported back as the client's."""
@@ -183,6 +322,8 @@ class _Link:
             raise ConnectionClosed("the upstream server is not connected")
         key = rc.request.id
         self.in_flight[key] = rc
+        if rc.request.method == "resources/subscribe":
+            self.subscribed = True
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
             await rc.report_progress(value, total, message)
@@ -197,6 +338,7 @@ class _Link:
             )
         finally:
             self.in_flight.pop(key, None)
+            self.last_active = anyio.current_time()
 
     async def ask_client(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
         """The upstream server's request (sampling, elicitation, roots), asked of the client."""
@@ -245,10 +387,8 @@ def _without_progress_token(params: Mapping[str, Any] | None) -> dict[str, Any] 
     return out
 
 
-def main(command: str, argv: list[str]) -> int:
-    """``mcpkit proxy TARGET [--transport stdio|http|sse] [--host H] [--port N]``."""
+def _parser(command: str) -> Any:
     import argparse
-    import sys
 
     p = argparse.ArgumentParser(
         prog=f"mcpkit {command}",
@@ -258,12 +398,113 @@ def main(command: str, argv: list[str]) -> int:
     p.add_argument("--transport", "-t", choices=("stdio", "http", "sse"), default="stdio")
     p.add_argument("--host", default=None, help="HTTP: address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=None, help="HTTP: port (default 8000)")
+    p.add_argument("--path", default=None, help="HTTP: the MCP endpoint (default /mcp)")
+    p.add_argument(
+        "--stateless",
+        action="store_true",
+        help="HTTP: keep no sessions (each POST served on its own, with its own upstream)",
+    )
+    p.add_argument(
+        "--allowed-host",
+        action="append",
+        default=None,
+        metavar="HOST",
+        help="HTTP: a Host value to accept (repeatable; default: loopback names only)",
+    )
+    p.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="NAME:VALUE",
+        help="an HTTP header sent to an http(s) upstream (repeatable)",
+    )
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an environment variable of a command upstream (repeatable)",
+    )
+    p.add_argument(
+        "--max-children",
+        type=int,
+        default=MAX_CHILDREN,
+        metavar="N",
+        help=f"upstream connections (child processes) at once; past it 503 (default {MAX_CHILDREN})",
+    )
+    p.add_argument(
+        "--child-idle-timeout",
+        type=float,
+        default=CHILD_IDLE_TIMEOUT,
+        metavar="SECONDS",
+        help=f"HTTP: end a client (and its child) idle this long (default {CHILD_IDLE_TIMEOUT:g})",
+    )
+    return p
+
+
+def _pairs(items: list[str], sep: str, what: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        name, found, value = item.partition(sep)
+        if not found or not name.strip():
+            raise ValueError(f"{what} must look like NAME{sep}VALUE, got {item!r}")
+        out[name.strip()] = value.strip() if sep == ":" else value
+    return out
+
+
+def _proxy_of(ns: Any) -> Proxy:
+    headers = _pairs(ns.header, ":", "--header")
+    env = _pairs(ns.env, "=", "--env")
+    # A command the user gave runs as if they ran it: with their environment, plus --env.
+    target = target_of(
+        ns.target, env=env or None, cwd=None, inherit_env=True, on_stderr=None,
+        headers=headers or None, auth=None, timeout=None,
+    )  # fmt: skip
+    if headers and not isinstance(target, HTTPTarget):
+        raise ValueError("--header applies to an http(s) upstream only")
+    if env and not isinstance(target, StdioTarget):
+        raise ValueError("--env applies to a command upstream only")
+    return Proxy(target, max_children=ns.max_children, child_idle_timeout=ns.child_idle_timeout)
+
+
+def _serve_http(proxy: Proxy, ns: Any) -> None:
+    from ._app._serve import options_from_env, require_uvicorn, serve_app
+    from ._transports._loop import run
+
+    require_uvicorn()
+    options: dict[str, Any] = {"stateless": bool(ns.stateless)}
+    if ns.path is not None:
+        options["path"] = ns.path
+    if ns.allowed_host:
+        options["allowed_hosts"] = list(ns.allowed_host)
+    app = proxy.http_app(**options_from_env(options))
+    host = ns.host or "127.0.0.1"
+    where = (f"Streamable HTTP proxy of {describe(proxy.target)}", ns.path or "/mcp")
+    run(lambda: serve_app(app, host=host, port=ns.port or 8000, announce=where))
+
+
+def main(command: str, argv: list[str]) -> int:
+    """``mcpkit proxy TARGET [--transport stdio|http|sse] [--host H] [--port N] ...``."""
+    import sys
+
     try:
-        ns = p.parse_args(argv)
+        ns = _parser(command).parse_args(argv)
     except SystemExit as e:
         return int(e.code) if isinstance(e.code, int) else 2
+    http_only = [
+        flag
+        for flag, given in (
+            ("--path", ns.path is not None),
+            ("--stateless", ns.stateless),
+            ("--allowed-host", bool(ns.allowed_host)),
+        )
+        if given
+    ]
+    if http_only and ns.transport != "http":
+        print(f"mcpkit {command}: {', '.join(http_only)} apply to -t http only", file=sys.stderr)
+        return 2
     try:
-        proxy = Proxy(ns.target)
+        proxy = _proxy_of(ns)
     except (TypeError, ValueError) as e:
         print(f"mcpkit {command}: {e}", file=sys.stderr)
         return 2
@@ -277,6 +518,8 @@ def main(command: str, argv: list[str]) -> int:
                     await proxy.serve(transport)
 
             run(serve_stdio)
+        elif ns.transport == "http":
+            _serve_http(proxy, ns)
         else:
             from ._app import run as run_http
 

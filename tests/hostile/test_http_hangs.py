@@ -48,4 +48,5 @@ def test_sample_in_json_mode_without_a_get_stream_times_out() -> None:
         assert answer.status_code == 200
         result = answer.json()["result"]
         assert result["isError"] is True
-        assert "no response within 0.5 s" in result["content"][0]["text"]
+        # Now it fails sooner still, saying why (tests/hostile/test_json_mode_sampling.py).
+        assert "no GET stream open" in result["content"][0]["text"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 import socket
 import threading
 from collections.abc import Iterator
@@ -66,7 +65,7 @@ async def test_redis_restarted_under_a_worker(durable_redis: RedisServer, tmp_pa
             assert built["result"]["content"][0]["text"] == "built in 1 steps"
     finally:
         stop_process(worker)
-    assert worker.returncode == -signal.SIGTERM  # it stopped on SIGTERM, not stuck (SIGKILL)
+    assert worker.returncode == 0  # it stopped on SIGTERM, gracefully, not stuck (SIGKILL)
 
 
 class BlackHole:
@@ -142,7 +141,7 @@ async def test_a_redis_that_never_answers_holds_no_worker(tmp_path: Path) -> Non
     finally:
         stop_process(worker)
         hole.close()
-    assert worker.returncode == -signal.SIGTERM  # nothing held it: no SIGKILL needed
+    assert worker.returncode == 0  # nothing held it: a graceful stop, no SIGKILL needed
     # It started all the same, and said why at startup (deploy.md, "Turning it on").
     said = (tmp_path / "worker.log").read_text()
     assert f"Redis 127.0.0.1:{hole.port}/0 did not answer within 5 s; serving on" in said

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -35,6 +35,7 @@ from .._exceptions import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
     ProtocolError,
+    UnsupportedProtocolVersion,
 )
 from .._http._asgi import (
     JSON,
@@ -53,6 +54,7 @@ from .._session._base import RequestContext
 from .._session._kernel import Kernel
 from .._session._stateless import is_stateless
 from .._transports._base import TransportInfo
+from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
 from ._budget import Budget
 from ._options import HTTPAppOptions
 from ._registry import Hosting, SessionFactory
@@ -96,6 +98,32 @@ def is_modern(msg: dict[str, Any], headers: Mapping[str, str]) -> bool:
         header(headers, "mcp-protocol-version"),
         handshake_versions=(),
     )
+
+
+def names_stateless_revision(msg: dict[str, Any], headers: Mapping[str, str]) -> bool:
+    """Whether a request says it is of a stateless revision, in its ``MCP-Protocol-Version``
+    header or its ``_meta``. Such a request is served statelessly even when it carries an
+    ``Mcp-Session-Id`` (a stale one from an earlier era, or a proxy's): 2026-07-28 has no
+    sessions, and its servers ignore that header (streamable-http.mdx, Earlier Streamable
+    HTTP Revisions)."""
+    if header(headers, "mcp-protocol-version") in STATELESS_PROTOCOL_VERSIONS:
+        return True
+    params = msg.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and meta.get(META_VERSION) in STATELESS_PROTOCOL_VERSIONS
+
+
+async def refuse_version(send: Send, rid: Any, requested: str, supported: Sequence[str]) -> None:
+    """Answer a request naming a revision we do not serve (in ``_meta`` or only in the
+    ``MCP-Protocol-Version`` header): 400 and UnsupportedProtocolVersion (-32022) listing
+    the revisions we do, so a client speaking both eras picks one instead of guessing
+    (streamable-http.mdx, Protocol Version Header)."""
+    error = UnsupportedProtocolVersion(
+        message=f"Unsupported protocol version: {requested!r} (supported: {', '.join(supported)})",
+        data={"supported": list(supported), "requested": requested},
+    ).to_error()
+    body = {"jsonrpc": "2.0", "id": rid, "error": error}
+    await respond(send, 400, orjson.dumps(body), content_type=JSON)
 
 
 def header_problem(msg: dict[str, Any], headers: Mapping[str, str]) -> str | None:
@@ -223,6 +251,12 @@ class ModernHandler:
             options.max_stateless_requests, options.max_stateless_requests_per_principal
         )
         self.listens = Budget(options.max_listen_streams, options.max_listen_streams_per_principal)
+        #: The cancel scopes of the requests being served (listen streams included), so that
+        #: a shutdown can wait for them, bounded, and then end the rest (:meth:`drain`).
+        self._inflight: set[anyio.CancelScope] = set()
+        #: Set when the last of them ends, while :meth:`drain` waits (made there: an Event
+        #: belongs to the running loop, and the handler is built before there is one).
+        self._idle: anyio.Event | None = None
         #: The kernel serving the app's stateless requests: the server's own (an
         #: ``mcpkit.Server`` shares one with all its sessions and replaces its spec, never
         #: the kernel), or that of a session a low-level factory makes once for it.
@@ -272,27 +306,73 @@ class ModernHandler:
         if refused is not None:
             await _refuse(send, rid, listen, refused)
             return
+        scope = anyio.CancelScope()
+        out = _Tracked(send)
+        self._inflight.add(scope)
         try:
-            rc = RequestContext(None, req, negotiated, transport=info)
-            # The server picks per request (streamable-http.mdx): one JSON body unless the
-            # request will have something to say before its answer. A listen stream is all
-            # notifications; a request that asked for progress or log messages gets them live
-            # (negotiate() found its _meta an object).
-            meta: dict[str, Any] = msg["params"]["_meta"]
-            if (
-                self.options.json_response
-                and not listen
-                and "progressToken" not in meta
-                and "io.modelcontextprotocol/logLevel" not in meta
-            ):
-                response = await response_of(req, kernel.serve(rc), "server")
-                req.done = True
-                status = 200 if "result" in response else status_of(response)
-                await respond(send, status, orjson.dumps(response), content_type=JSON)
-            else:
-                await _answer_sse(kernel, rc, receive, send)
+            with scope:
+                await self._serve(req, negotiated, msg, listen, receive, out, info)
         finally:
             budget.leave(key)
+            self._inflight.discard(scope)
+            if not self._inflight and self._idle is not None:
+                self._idle.set()
+        if scope.cancelled_caught:
+            await _shutdown_answer(out, rid)
+
+    async def _serve(
+        self,
+        req: IncomingRequest,
+        negotiated: Any,
+        msg: dict[str, Any],
+        listen: bool,
+        receive: Receive,
+        send: Send,
+        info: TransportInfo,
+    ) -> None:
+        kernel = self.kernel
+        rc = RequestContext(None, req, negotiated, transport=info)
+        # The server picks per request (streamable-http.mdx): one JSON body unless the
+        # request will have something to say before its answer. A listen stream is all
+        # notifications; a request that asked for progress or log messages gets them live
+        # (negotiate() found its _meta an object).
+        meta: dict[str, Any] = msg["params"]["_meta"]
+        if (
+            self.options.json_response
+            and not listen
+            and "progressToken" not in meta
+            and "io.modelcontextprotocol/logLevel" not in meta
+        ):
+            response = await response_of(req, kernel.serve(rc), "server")
+            req.done = True
+            status = 200 if "result" in response else status_of(response)
+            await respond(send, status, orjson.dumps(response), content_type=JSON)
+        else:
+            await _answer_sse(kernel, rc, receive, send)
+
+    async def drain(self, timeout: float) -> None:
+        """Let the requests in flight finish, for ``timeout`` seconds at most (a shutdown;
+        the app already refuses new ones and ended the listen streams); then cancel those
+        still running, each answered with an error saying the server is shutting down, so
+        no client is left with a stream that just breaks."""
+        if self._inflight:
+            self._idle = anyio.Event()
+            with anyio.move_on_after(timeout):
+                await self._idle.wait()
+        if not self._inflight:
+            return
+        logger.warning(
+            "shutting down: %d request(s) still running after %.1f s are cancelled",
+            len(self._inflight),
+            timeout,
+        )
+        self._idle = anyio.Event()
+        for scope in list(self._inflight):
+            scope.cancel()
+        # Their answers take a loop turn or two; a handler that ignores cancellation (work
+        # in a thread) is not waited for beyond this.
+        with anyio.move_on_after(_CANCELLED_GRACE):
+            await self._idle.wait()
 
     def _header_problem(self, msg: dict[str, Any], headers: Mapping[str, str]) -> str | None:
         problem = header_problem(msg, headers)
@@ -306,6 +386,51 @@ class ModernHandler:
                 if marked:
                     problem = param_problem(msg, headers, marked)
         return problem
+
+
+#: Seconds a cancelled request has, during a shutdown, to send its answer.
+_CANCELLED_GRACE = 2.0
+
+
+class _Tracked:
+    """``send``, remembering how far the response got: whether its head went out and
+    whether it is complete (what a request cancelled by a shutdown still owes)."""
+
+    __slots__ = ("_send", "done", "started")
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.started = False
+        self.done = False
+
+    async def __call__(self, message: MutableMapping[str, Any]) -> None:
+        await self._send(message)
+        if message["type"] == "http.response.start":
+            self.started = True
+        elif message["type"] == "http.response.body" and not message.get("more_body", False):
+            self.done = True
+
+
+async def _shutdown_answer(out: _Tracked, rid: Any) -> None:
+    """Answer a request the shutdown cancelled: its response (one JSON body, or the last
+    event of the SSE stream already under way) is an error naming the cause, and the
+    response is completed, so the client neither waits nor sees a broken stream."""
+    if out.done:
+        return
+    error = {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "error": {
+            "code": INTERNAL_ERROR,
+            "message": "Server shutting down: the request was cancelled before it completed; "
+            "retry it",
+        },
+    }
+    body = orjson.dumps(error)
+    if out.started:
+        await out({"type": "http.response.body", "body": encode_event(body), "more_body": False})
+    else:
+        await respond(out, 200, body, content_type=JSON)
 
 
 async def _refuse(send: Send, rid: Any, listen: bool, bound: str) -> None:

@@ -41,7 +41,7 @@ from ._common import (
     settled,
     wait_or_disconnect,
 )
-from ._modern import ModernHandler, is_modern
+from ._modern import ModernHandler, is_modern, names_stateless_revision, refuse_version
 from ._options import HTTPAppOptions
 from ._registry import SessionEntry, SessionFactory, SessionRegistry, hosting_of
 from ._streams import StreamHandler
@@ -78,6 +78,10 @@ class PostHandler:
         self.host = host
         #: The stateless revisions' requests (no session), each served in its own task.
         self.modern = ModernHandler(server, options, hosting_of(server))
+
+    def _supported(self) -> tuple[str, ...]:
+        """The revisions this server serves, newest first (what ``server/discover`` lists)."""
+        return self.modern.kernel.spec.supported_versions
 
     async def _read(self, headers: dict[str, str], receive: Receive, send: Send) -> Any:
         """The POSTed JSON, or ``_REFUSED`` once the request was answered with an error
@@ -128,7 +132,13 @@ class PostHandler:
             return
         if self.gate is not None and not await self.gate.allows((msg,), send, info.principal):
             return
-        if "mcp-session-id" not in headers and is_modern(msg, headers):
+        # A request of the stateless era is served as such whatever Mcp-Session-Id it
+        # carries (ignored, never echoed): a stale session id must not make it a 404.
+        if (
+            is_modern(msg, headers)
+            if "mcp-session-id" not in headers
+            else names_stateless_revision(msg, headers)
+        ):
             await self.host()  # the server's lifespan runs before any request is served
             await self.modern.post(msg, headers, receive, send, info)
             return
@@ -136,13 +146,9 @@ class PostHandler:
         is_init = is_request and msg["method"] == "initialize"
         version = headers.get("mcp-protocol-version")
         if not is_init and version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
-            await respond_error(
-                send,
-                400,
-                INVALID_REQUEST,
-                f"Bad Request: unsupported MCP-Protocol-Version {version!r} "
-                f"(supported: {', '.join(SUPPORTED_PROTOCOL_VERSIONS)})",
-            )
+            # Named only in the header: the same answer as for one named in _meta.
+            rid = msg.get("id") if is_request else None
+            await refuse_version(send, rid, version, self._supported())
             return
         if self.options.stateless:
             await self._post_stateless(msg, is_request, is_init, version, receive, send, info)
@@ -210,12 +216,7 @@ class PostHandler:
             return
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
-            await respond_error(
-                send,
-                400,
-                INVALID_REQUEST,
-                f"Bad Request: unsupported MCP-Protocol-Version {version!r}",
-            )
+            await refuse_version(send, None, version, self._supported())
             return
         no_batches = (
             "Invalid Request: JSON-RPC batches are only allowed in protocol revision 2025-03-26"

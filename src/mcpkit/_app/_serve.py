@@ -7,7 +7,9 @@ import contextlib
 import ipaddress
 import logging
 import os
+import signal
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from .._transports._loop import run as run_loop
@@ -25,6 +27,11 @@ def _is_loopback(host: str) -> bool:
     except ValueError:
         return False
 
+
+#: Seconds the requests in flight have to finish when the server is stopped (SIGTERM,
+#: Ctrl-C); those still running then are cancelled, each answered with an error.
+#: ``uvicorn_options={"timeout_graceful_shutdown": N}`` changes it.
+DRAIN_TIMEOUT = 5.0
 
 #: Seconds a new connection may take to send its first request head (slowloris: uvicorn
 #: itself waits forever for a head sent a byte at a time).
@@ -115,9 +122,32 @@ async def serve_app(
             closer = getattr(app, "aclose", None)
             if closer is not None:
                 await closer()
+            # Then the requests in flight get the same bound uvicorn would give them, but
+            # end with an answer instead of uvicorn's cancellation (a traceback, a stream
+            # cut without its response).
+            drain = getattr(app, "drain", None)
+            if drain is not None:
+                await drain(self.config.timeout_graceful_shutdown or 0)
             await super().shutdown(sockets)
 
-    kw: dict[str, Any] = {"timeout_graceful_shutdown": 5, "access_log": False, "lifespan": "on"}
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            with super().capture_signals():
+                try:
+                    yield
+                finally:
+                    # uvicorn raises the signal again once shut down, which makes SIGTERM
+                    # (how supervisors stop a service) kill the process after a graceful
+                    # shutdown: that shutdown is the success, so the exit status is 0.
+                    captured = getattr(self, "_captured_signals", None)
+                    if isinstance(captured, list):
+                        captured[:] = [s for s in captured if s != signal.SIGTERM]
+
+    kw: dict[str, Any] = {
+        "timeout_graceful_shutdown": DRAIN_TIMEOUT,
+        "access_log": False,
+        "lifespan": "on",
+    }
     kw.update(uvicorn_kw)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, **kw)
     if header_timeout is not None:

@@ -44,6 +44,7 @@ from .._http._request_info import from_scope as request_info
 from .._http._security import HostOriginPolicy, SessionOwnership
 from .._http._transport import HTTPServerTransport, SessionGone
 from .._transports._base import TransportInfo
+from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
 from ._auth import AuthGate, owner_fn, serve_admitted
 from ._common import allow_header, host_origin_refused, serve_lifespan, session_for
 from ._legacy import SSEApp
@@ -185,6 +186,12 @@ class StreamableHTTPApp:
         if self._stop is not None:
             self._stop.set()  # a lazily started host exits too
 
+    async def drain(self, timeout: float) -> None:
+        """After :meth:`aclose` (a shutdown): wait up to ``timeout`` seconds for the
+        stateless requests in flight, then cancel the rest, each answered with an error
+        (none is cut off mid-stream)."""
+        await self.posts.modern.drain(timeout)
+
     async def _ensure_host(self) -> TaskGroup:
         if self._tg is not None:
             return self._tg
@@ -250,7 +257,19 @@ class StreamableHTTPApp:
         try:
             if self.options.backend is not None:
                 await self._ensure_host()  # sessions of other workers are restored here
-            if method == "POST":
+            if method in ("GET", "DELETE") and _stateless_era(headers):
+                # 2026-07-28 has neither the GET stream nor sessions to end: the method is
+                # not allowed for that revision (streamable-http.mdx, Earlier Streamable
+                # HTTP Revisions), whatever this endpoint still offers older clients.
+                await respond_error(
+                    send,
+                    405,
+                    INVALID_REQUEST,
+                    f"Method Not Allowed: revision {headers['mcp-protocol-version'].strip()} "
+                    "has no GET stream or sessions; POST each request",
+                    headers=[(b"allow", b"POST")],
+                )
+            elif method == "POST":
                 # What the code serving the POSTed request may read (ctx.http_request,
                 # ctx.principal): handed along with the request, to whoever serves it.
                 http = request_info(scope, headers, principal)
@@ -291,7 +310,11 @@ class StreamableHTTPApp:
     async def _delete(self, headers: dict[str, str], send: Send) -> None:
         if self.options.stateless:
             await respond_error(
-                send, 405, INVALID_REQUEST, "Method Not Allowed: no sessions in stateless mode"
+                send,
+                405,
+                INVALID_REQUEST,
+                "Method Not Allowed: no sessions in stateless mode",
+                headers=[(b"allow", allow_header(self.options))],
             )
             return
         entry = await session_for(self.registry, headers, send)
@@ -299,6 +322,12 @@ class StreamableHTTPApp:
             return
         await self.registry.terminate(entry)
         await respond(send, 200)
+
+
+def _stateless_era(headers: dict[str, str]) -> bool:
+    """Whether the ``MCP-Protocol-Version`` header names a stateless revision (2026-07-28)."""
+    version = headers.get("mcp-protocol-version")
+    return version is not None and version.strip(" \t") in STATELESS_PROTOCOL_VERSIONS
 
 
 def create_http_app(

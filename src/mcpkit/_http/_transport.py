@@ -28,6 +28,11 @@ logger = logging.getLogger("mcpkit.http")
 CONNECTION_BUFFER = 4096
 #: Messages for the standalone stream kept while no GET stream is connected.
 STANDALONE_BACKLOG = 1000
+#: Seconds a server-to-client request that only the GET stream can carry (JSON responses)
+#: waits for the client to open one before it fails. A client opens its GET stream right
+#: after ``initialize``, racing its first call: a short wait covers that race, while a
+#: client that never opens one learns why at once instead of after the request timeout.
+GET_STREAM_WAIT = 2.0
 
 #: An item for an SSE connection: (sequence, encoded event, ends the stream).
 Chunk = tuple[int, bytes, bool]
@@ -160,6 +165,9 @@ class HTTPServerTransport:
         self.session_id: str | None = None
         #: For telemetry (``network.transport``).
         self.network_transport = "tcp"
+        #: See :data:`GET_STREAM_WAIT` (read when the session is made).
+        self.get_stream_wait = GET_STREAM_WAIT
+        self._get_attached: anyio.Event | None = None
 
     # ------------------------------------------------------------------ engine side
 
@@ -195,6 +203,8 @@ class HTTPServerTransport:
         if stream is not None and not stream.json:
             await self._deliver(stream, message, final=False)
             return
+        if "id" in message and not self.stateless and self.json_response:
+            await self._await_get_stream(str(message.get("method")))
         if self.stateless:
             if "id" in message:
                 raise TransportError(
@@ -209,6 +219,30 @@ class HTTPServerTransport:
 
     async def aclose(self) -> None:
         self.close()
+
+    async def _await_get_stream(self, method: str) -> None:
+        """A request only the GET stream can carry: wait (bounded) for one to be open.
+
+        Without it the request would sit in the backlog until the client's request timeout
+        (600 s by default) while the POST that caused it hangs. A shared session's GET
+        stream may be held by another worker, which only the subclass can see: it keeps
+        its own routing (its ``_deliver_standalone`` differs from ours).
+        """
+        if self.standalone.conn is not None or (
+            type(self)._deliver_standalone is not HTTPServerTransport._deliver_standalone
+        ):
+            return
+        with anyio.move_on_after(self.get_stream_wait):
+            while self.standalone.conn is None and not self.closed:
+                if self._get_attached is None:
+                    self._get_attached = anyio.Event()
+                await self._get_attached.wait()
+        if self.standalone.conn is None:
+            raise TransportError(
+                f"cannot send {method!r} to the client: this server answers with JSON "
+                "(no stream per request) and the client has no GET stream open; open a GET "
+                "stream before the call, or use SSE responses"
+            )
 
     # ------------------------------------------------------------------ app side
 
@@ -277,6 +311,10 @@ class HTTPServerTransport:
         recv = self.standalone.attach()
         backlog = list(self._backlog)
         self._backlog.clear()
+        if self._get_attached is not None:
+            # Wakes the requests waiting for a way to the client (see _await_get_stream).
+            self._get_attached.set()
+            self._get_attached = None
         return recv, backlog
 
     async def standalone_attached(self) -> list[Message]:
@@ -326,6 +364,8 @@ class HTTPServerTransport:
             s.detach()
             s.done_event.set()
         self.standalone.detach()
+        if self._get_attached is not None:
+            self._get_attached.set()  # no GET stream will come: the waiting requests fail
 
     # ------------------------------------------------------------------ delivery
 

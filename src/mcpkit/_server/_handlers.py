@@ -121,7 +121,7 @@ class Handlers:
             return rounds.input_required(asked)
 
     async def tools_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
-        return self.registry.page("tools", params)
+        return self.registry.page("tools", params, self.server.stateless)
 
     async def tools_call(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
         if params is None:
@@ -174,10 +174,10 @@ class Handlers:
             current_context.reset(token)
 
     async def resources_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
-        return self.registry.page("resources", params)
+        return self.registry.page("resources", params, self.server.stateless)
 
     async def templates_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
-        result = self.registry.page("templates", params)
+        result = self.registry.page("templates", params, self.server.stateless)
         result["resourceTemplates"] = result.pop("templates")
         return result
 
@@ -231,7 +231,7 @@ class Handlers:
         return {}
 
     async def prompts_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
-        return self.registry.page("prompts", params)
+        return self.registry.page("prompts", params, self.server.stateless)
 
     async def prompts_get(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
         name = params.get("name") if params else None

@@ -44,6 +44,9 @@ CANCEL_SECONDS = 5.0
 #: the most between attempts (doubling in between).
 RECONNECT_FIRST = 0.5
 RECONNECT_MAX = 30.0
+#: Seconds the parent's start waits for its remote mounts' first connections (together);
+#: a mount not connected by then is served once it connects (its clients told then).
+START_WAIT = 5.0
 #: Subscriptions one remote mount holds on its server at most.
 MAX_UPSTREAM_SUBSCRIPTIONS = 1000
 
@@ -119,6 +122,10 @@ class Mount:
     def completes(self) -> bool:
         """True when the mounted server completes arguments (the parent then declares it)."""
         raise NotImplementedError
+
+    def pending(self) -> bool:
+        """True while the mounted server is still connecting after the parent started."""
+        return False
 
     def running(self) -> contextlib.AbstractAsyncContextManager[None]:
         """Entered while the parent serves (the mounted server's lifespan, its connection)."""
@@ -442,42 +449,87 @@ class RemoteMount(Mount):
         #: while mounted: whether any parent session (on any worker) still wants it is not
         #: known here, and updates nobody asked for are dropped by the parent per session.
         self.subscribed: set[str] = set()
+        #: The first connection's outcome, while the parent starts (see ``running``).
+        self._first_error: Exception | None = None
+        self._background = False
+        self._connecting = False
+        self._first: anyio.Event | None = None
 
     def completes(self) -> bool:
         return self.client.connected and self.client.server_capabilities.completions is not None
 
+    def pending(self) -> bool:
+        return self._background and not self.client.connected
+
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         stop = anyio.Event()
-        async with anyio.create_task_group() as tg:
-            # The first connection must succeed (a mount that cannot start is the parent's
-            # startup error); later losses are reconnected in the background.
-            await tg.start(self._keep, stop)
-            try:
-                yield
-            finally:
-                # Told, not cancelled: the client is left as it was entered (a stdio
-                # server stopped in full), by the task that entered it.
-                stop.set()
+        first = self._first = anyio.Event()
+        self._first_error = None
+        self._background = False
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._keep, stop, first)
+                failed = await self._await_start()
+                if failed is None:
+                    try:
+                        yield
+                    finally:
+                        # Told, not cancelled: the client is left as it was entered (a
+                        # stdio server stopped in full), by the task that entered it. One
+                        # still connecting (a silent server) has nothing to leave: cancelled.
+                        stop.set()
+                        if self._connecting:
+                            tg.cancel_scope.cancel()
+        finally:
+            self._first = None
+        if failed is not None:
+            raise failed  # outside the task group: the error itself, not a group
         self.subscribed.clear()
         self.install({})
 
-    async def _keep(
-        self, stop: anyio.Event, *, task_status: Any = anyio.TASK_STATUS_IGNORED
-    ) -> None:
+    async def _await_start(self) -> Exception | None:
+        """The parent's remote mounts connect together: the last one entered waits for all
+        their first connections, at most :data:`START_WAIT` seconds, and returns the error
+        of one that failed at once (the parent's startup error). One that has not answered
+        by then (a silent server) must not hold the parent's start: it goes on connecting
+        in the background, its entries listed (and the clients told) when it arrives."""
+        mounts = [m for m in self.parent._mounts if isinstance(m, RemoteMount)]
+        if not mounts or mounts[-1] is not self:
+            return None
+        entered = [(m, m._first) for m in mounts if m._first is not None]
+        with anyio.move_on_after(START_WAIT):
+            for _, first in entered:
+                await first.wait()
+        failed = next((m._first_error for m, _ in entered if m._first_error is not None), None)
+        if failed is not None:
+            return failed
+        late = [m for m, first in entered if not first.is_set()]
+        for m in late:
+            m._background = True
+            logger.warning(
+                "mount %s: the mounted server did not answer within %g s; serving without "
+                "it meanwhile (listed once it connects)",
+                m.prefix or "(no prefix)",
+                START_WAIT,
+            )
+        if late:
+            self.parent._changed(None)  # declare the lists they may bring
+        return None
+
+    async def _keep(self, stop: anyio.Event, first: anyio.Event) -> None:
         """Hold the connection (entered and left in this one task), and make it again when
         the mounted server goes away: its entries leave the parent's lists meanwhile."""
         delay = RECONNECT_FIRST
-        started = False
         while not stop.is_set():
             try:
+                self._connecting = True
                 async with self.client, anyio.create_task_group() as tg:
+                    self._connecting = False
                     self._tg = tg  # list again on changes, in tasks of this connection
                     await self.sync()
                     await self._resubscribe()
-                    if not started:
-                        started = True
-                        task_status.started()
+                    first.set()
                     delay = RECONNECT_FIRST
                     await _first_of(stop.wait, self.client.session.engine.wait_closed)
                     tg.cancel_scope.cancel()
@@ -485,9 +537,13 @@ class RemoteMount(Mount):
                     return
                 logger.warning("mount: the mounted server's connection ended; reconnecting")
             except Exception as e:  # whatever the mounted server does, the parent goes on
-                if not started:
-                    raise
+                if not first.is_set() and not self._background:
+                    self._first_error = e  # the parent's startup error (raised there)
+                    first.set()
+                    return
                 logger.warning("mount: the mounted server failed (%r); reconnecting", e)
+            finally:
+                self._connecting = False
             self._tg = None
             self.install({})
             with anyio.move_on_after(delay):

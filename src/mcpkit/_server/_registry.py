@@ -7,9 +7,12 @@ it knows nothing of sessions or the protocol (the server's handlers and facade u
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+import secrets
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._exceptions import InvalidParams, MCPError, ProtocolError
 from ._prompts import PromptDef
@@ -59,8 +62,11 @@ class Registry:
         if kind == "resources":
             self._lists.pop("templates", None)
 
-    def page(self, kind: str, params: dict[str, Any] | None) -> dict[str, Any]:
-        """The page of ``kind`` that ``params["cursor"]`` asks for, with ``nextCursor``.
+    def page(
+        self, kind: str, params: dict[str, Any] | None, keys: CursorKeys | None = None
+    ) -> dict[str, Any]:
+        """The page of ``kind`` that ``params["cursor"]`` asks for, with ``nextCursor``
+        (cursors sealed with ``keys``, see :func:`encode_cursor`).
 
         Items come in registration order, the same on every request while the set is
         unchanged: the deterministic order tools.mdx asks of ``tools/list`` (2026-07-28),
@@ -72,14 +78,14 @@ class Registry:
         start = 0
         cursor = params.get("cursor") if params else None
         if cursor is not None:
-            start = decode_cursor(kind, cursor)
+            start = decode_cursor(kind, cursor, keys)
         size = self.page_size
         if size is None:
             return {kind: items[start:] if start else items}
         end = start + size
         result: dict[str, Any] = {kind: items[start:end]}
         if end < len(items):
-            result["nextCursor"] = encode_cursor(kind, end)
+            result["nextCursor"] = encode_cursor(kind, end, keys)
         return result
 
     def _definitions(self, kind: str) -> list[dict[str, Any]]:
@@ -163,24 +169,58 @@ class Registry:
         raise not_found(uri)
 
 
-def encode_cursor(kind: str, offset: int) -> str:
-    """An opaque cursor for the page of ``kind`` starting at ``offset``."""
-    return base64.urlsafe_b64encode(f"{kind}:{offset}".encode()).decode("ascii")
+class CursorKeys(Protocol):
+    """Where the keys that seal cursors come from: a server's
+    :class:`~mcpkit.StatelessSettings` (the keys of ``requestState``, shared by the workers
+    behind one load balancer, so a cursor one issued is good at another)."""
+
+    def key(self) -> bytes:
+        """The key new cursors are sealed with."""
+        ...
+
+    def verifying_keys(self) -> Sequence[bytes]:
+        """Every key a cursor may have been sealed with."""
+        ...
 
 
-def decode_cursor(kind: str, cursor: Any) -> int:
-    """The offset in ``cursor``; -32602 when it is not one of ours for ``kind``."""
+#: The key of cursors sealed without a server's keys (a registry used on its own).
+_OWN_KEY = secrets.token_bytes(32)
+#: Bytes of the HMAC-SHA256 tag a cursor carries: enough that guessing one is hopeless.
+_TAG_BYTES = 12
+
+
+def _cursor_tag(key: bytes, body: bytes) -> bytes:
+    return hmac.new(key, b"mcpkit-cursor\0" + body, hashlib.sha256).digest()[:_TAG_BYTES]
+
+
+def encode_cursor(kind: str, offset: int, keys: CursorKeys | None = None) -> str:
+    """An opaque cursor for the page of ``kind`` starting at ``offset``: the position and
+    an HMAC of it, so a client cannot compute one from the page size it has seen (clients
+    MUST treat cursors as opaque; one they make up is refused, -32602)."""
+    body = f"{kind}:{offset}".encode()
+    tag = _cursor_tag(keys.key() if keys is not None else _OWN_KEY, body)
+    return (base64.urlsafe_b64encode(body + b"." + tag)).decode("ascii").rstrip("=")
+
+
+def decode_cursor(kind: str, cursor: Any, keys: CursorKeys | None = None) -> int:
+    """The offset in ``cursor``; -32602 when it is not one we issued for ``kind``."""
     bad = InvalidParams(
         message=f"Invalid params: invalid cursor {cursor!r}", data={"cursor": cursor}
     )
-    if not isinstance(cursor, str) or len(cursor) > 64:
+    if not isinstance(cursor, str) or len(cursor) > 96:
         raise bad
     try:
-        text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
-        prefix, _, num = text.partition(":")
-        offset = int(num)
-    except (ValueError, UnicodeError):
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+    except ValueError:
         raise bad from None
-    if prefix != kind or offset < 0 or str(offset) != num:
+    body, tag = raw[:-_TAG_BYTES], raw[-_TAG_BYTES:]
+    if not body.endswith(b"."):
         raise bad
-    return offset
+    body = body[:-1]
+    candidates = keys.verifying_keys() if keys is not None else (_OWN_KEY,)
+    if not any(hmac.compare_digest(tag, _cursor_tag(k, body)) for k in candidates):
+        raise bad
+    prefix, _, num = body.decode("ascii", "replace").partition(":")
+    if prefix != kind or not num.isdigit():
+        raise bad
+    return int(num)

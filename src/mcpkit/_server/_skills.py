@@ -218,12 +218,13 @@ class SkillsExtension(Extension):
         self, kind: str, items: list[Any], params: dict[str, Any] | None
     ) -> tuple[list[Any], str | None]:
         cursor = params.get("cursor") if params else None
-        start = decode_cursor(kind, cursor) if cursor is not None else 0
+        keys = self._server.stateless if self._server is not None else None
+        start = decode_cursor(kind, cursor, keys) if cursor is not None else 0
         size = self._page_size()
         if size is None:
             return items[start:], None
         end = start + size
-        return items[start:end], encode_cursor(kind, end) if end < len(items) else None
+        return items[start:end], encode_cursor(kind, end, keys) if end < len(items) else None
 
     async def h_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
         page, nxt = self._page("skills", list(self.skills.values()), params)

@@ -654,7 +654,7 @@ class TaskManager:
         await self._open()
         await self._purge()
         cursor = params.get("cursor") if params else None
-        after = 0 if cursor is None else _decode_cursor(cursor)
+        after = 0 if cursor is None else decode_cursor("tasks", cursor, self.server.stateless)
         records = await self.store.list_owned(self._owner(rc), after, self.page_size + 1)
         page = records[: self.page_size]
         more = len(records) > self.page_size
@@ -662,7 +662,7 @@ class TaskManager:
         records = [r for r in page if not r.expired(now)]
         result: dict[str, Any] = {"tasks": [task_wire(r) for r in records]}
         if more:
-            result["nextCursor"] = _encode_cursor(page[-1].seq)
+            result["nextCursor"] = encode_cursor("tasks", page[-1].seq, self.server.stateless)
         return result
 
     async def h_cancel(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
@@ -700,14 +700,6 @@ def _error_text(result: dict[str, Any]) -> str:
             text: str = block["text"]
             return text if len(text) <= 200 else text[:197] + "..."
     return "The tool reported an error."
-
-
-def _encode_cursor(seq: int) -> str:
-    return encode_cursor("tasks", seq)
-
-
-def _decode_cursor(cursor: Any) -> int:
-    return decode_cursor("tasks", cursor)
 
 
 #: How long a task-augmented request to the client may take when no timeout is given (s).

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import _telemetry
-from .._exceptions import MethodNotFound, ProtocolError
+from .._exceptions import InvalidParams, MethodNotFound, ProtocolError
 from ..types._revisions import (
     NATIVE_PROTOCOL_VERSION,
     STATELESS_PROTOCOL_VERSIONS,
@@ -176,6 +176,14 @@ class Kernel:
 
     async def serve(self, rc: RequestContext) -> Any:
         """The result of the request ``rc`` serves (a ProtocolError becomes its error)."""
+        meta = rc.request.meta
+        token = meta.get("progressToken") if meta is not None else None
+        if token is not None and (type(token) is not str and type(token) is not int):
+            # The schema's ProgressToken is string | integer: anything else (an object, a
+            # float, a bool) is refused here, once, rather than echoed in notifications.
+            raise InvalidParams(
+                message="Invalid params: _meta.progressToken must be a string or an integer"
+            )
         if _telemetry.active():  # an application configured OpenTelemetry
             req = rc.request
             return await _telemetry.operation(

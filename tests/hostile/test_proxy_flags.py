@@ -1,0 +1,139 @@
+"""``mcpkit proxy`` has the options ``mcpkit run`` and ``mcpkit call`` have: ``--env`` (a
+command upstream's environment), ``--header`` (an HTTP upstream's headers), ``--path``,
+``--allowed-host`` and ``--stateless`` (the HTTP side). Real ``mcpkit proxy`` processes.
+
+Before: each of these was refused as an unknown option (exit status 2).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import httpx2
+import orjson
+import pytest
+from tests._served import Served
+from tests.http._http_helpers import HEADERS, INIT_PARAMS, Recorder, running
+
+from mcpkit import Client, Server
+
+pytestmark = pytest.mark.anyio
+MCPKIT = str(Path(sys.executable).with_name("mcpkit"))
+UPSTREAM = """
+import os
+from mcpkit import Server
+
+server = Server("upstream")
+
+@server.tool()
+def greeting() -> str:
+    \"\"\"The GREETING of this process's environment.\"\"\"
+    return os.environ.get("GREETING", "(unset)")
+"""
+
+
+def _start(*argv: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [MCPKIT, "proxy", *argv, "-t", "http", "--port", "0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
+async def _stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    await anyio.to_thread.run_sync(proc.wait, 30)
+
+
+async def test_env_path_and_allowed_host(tmp_path: Path) -> None:
+    (tmp_path / "up.py").write_text(UPSTREAM)
+    command = f"{sys.executable} -m mcpkit run {tmp_path / 'up.py'}"
+    argv = (command, "--env", "GREETING=bonjour", "--path", "/relay")
+    hosts = ("--allowed-host", "proxy.example", "--allowed-host", "127.0.0.1")
+    with _start(*argv, *hosts) as proc:
+        try:
+            url = await anyio.to_thread.run_sync(Served(proc).url, 30)
+            assert url.endswith("/relay")
+            with anyio.fail_after(60):
+                async with Client(url) as c:
+                    said = await c.call_tool("greeting")
+                    assert said.content[0].text == "bonjour"  # type: ignore[union-attr]
+                async with httpx2.AsyncClient(timeout=30) as http:
+                    init = orjson.dumps(
+                        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS}
+                    )
+                    named = {**HEADERS, "host": "proxy.example"}
+                    assert (await http.post(url, headers=named, content=init)).status_code == 200
+                    evil = {**HEADERS, "host": "evil.example"}
+                    assert (await http.post(url, headers=evil, content=init)).status_code == 421
+        finally:
+            await _stop(proc)
+
+
+async def test_stateless_keeps_no_session(tmp_path: Path) -> None:
+    (tmp_path / "up.py").write_text(UPSTREAM)
+    command = f"{sys.executable} -m mcpkit run {tmp_path / 'up.py'}"
+    with _start(command, "--stateless") as proc:
+        try:
+            url = await anyio.to_thread.run_sync(Served(proc).url, 30)
+            call = {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "greeting", "arguments": {}},
+            }
+            headers = {**HEADERS, "mcp-protocol-version": "2025-11-25"}
+            with anyio.fail_after(60):
+                async with httpx2.AsyncClient(timeout=30) as http:
+                    got = await http.post(url, headers=headers, content=orjson.dumps(call))
+            assert got.status_code == 200, got.text
+            assert "mcp-session-id" not in got.headers
+            assert "(unset)" in got.text
+        finally:
+            await _stop(proc)
+
+
+def _header_server() -> Server:
+    server = Server("behind")
+
+    @server.tool()
+    def ping_me() -> str:
+        """Answer."""
+        return "pong"
+
+    return server
+
+
+async def test_header_reaches_an_http_upstream() -> None:
+    recorder = Recorder(_header_server().http_app())
+    with running(recorder) as upstream, _start(upstream.url, "--header", "X-Team: blue") as proc:
+        try:
+            url = await anyio.to_thread.run_sync(Served(proc).url, 30)
+            with anyio.fail_after(60):
+                async with Client(url) as c:
+                    pong = await c.call_tool("ping_me")
+            assert pong.content[0].text == "pong"  # type: ignore[union-attr]
+            teams = {h.get("x-team") for _, m, h, _ in recorder.requests if m == "POST"}
+            assert teams == {"blue"}, teams
+        finally:
+            await _stop(proc)
+
+
+def test_header_and_env_refused_where_they_cannot_apply(tmp_path: Path) -> None:
+    url_target = subprocess.run(
+        [MCPKIT, "proxy", "http://127.0.0.1:9/mcp", "--env", "A=1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert url_target.returncode == 2 and "--env applies to a command" in url_target.stderr
+    stdio_only = subprocess.run(
+        [MCPKIT, "proxy", f"{sys.executable} x.py", "--path", "/x"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert stdio_only.returncode == 2 and "--path" in stdio_only.stderr
