@@ -12,6 +12,7 @@ import logging
 from collections import deque
 
 import anyio
+import anyio.lowlevel
 import orjson
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
@@ -381,8 +382,22 @@ class HTTPServerTransport:
             stream.message = message
             stream.done_event.set()
             return
-        if self.event_store is not None:
-            await self.event_store.store_event(self.key, stream.id, seq, message)
+        store = self.event_store
+        if store is not None and final and stream.conn is not None:
+            # The answer, to a client still connected: its event is written to the store
+            # while it goes out, not before (one store round trip less in every call's
+            # time). The write is sent first: a client that lost the connection can only
+            # ask to resume after it.
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(store.store_event, self.key, stream.id, seq, message)
+                await anyio.lowlevel.checkpoint()
+                await self._send_event(stream, seq, message, final)
+            return
+        if store is not None:
+            await store.store_event(self.key, stream.id, seq, message)
+        await self._send_event(stream, seq, message, final)
+
+    async def _send_event(self, stream: Stream, seq: int, message: Message, final: bool) -> None:
         stream.push((seq, self.event_bytes(stream, seq, message), final))
         if stream.remote is not None:
             await self.forward(stream, seq, message)
