@@ -9,6 +9,9 @@ requests after the kill start at once, inside the three heartbeats that pass bef
 other workers count it as dead; only ``tasks/result`` of the task it ran waits for that
 (held, then answered with the task's failure).
 
+A request the killed worker was streaming is answered on resuming, once it counts as dead:
+an error saying it stopped before answering (it may or may not have taken effect).
+
 A worker frozen instead (SIGSTOP: its connections stay open, Redis still counts it
 subscribed) loses nothing meant for its GET stream once it missed three heartbeats.
 """
@@ -192,6 +195,14 @@ async def test_after_a_worker_is_killed_every_request_on_every_session_is_answer
             r = await http.post(doomed.url, headers=headers(sids[0]), content=orjson.dumps(ask))
             a._check("tasks/result", r, 200, rpc=False)
             assert "worker running the task stopped" in answer(r)["error"]["message"]
+            # Now that the others count that worker as dead, the request it was streaming
+            # is answered too, on resuming: an error saying it stopped before answering.
+            replay = await a.get(sids[1], **{"last-event-id": owned.streaming})
+            ended = [m for _, m in sse_messages(replay.content)]
+            assert [m["params"]["progress"] for m in ended[:-1]] == [1, 2]
+            assert "stopped before answering" in ended[-1]["error"]["message"], ended
+            again = await a.get(sids[1], **{"last-event-id": owned.streaming})
+            assert [m for _, m in sse_messages(again.content)] == ended  # kept: the same
             # A new session, and the end of them all.
             fresh = await initialize(http, doomed.url)
             await _after_the_kill(a, fresh, logs=("info", "error"))
@@ -200,7 +211,7 @@ async def test_after_a_worker_is_killed_every_request_on_every_session_is_answer
                 a._check("DELETE", gone, 200, rpc=False)
         tg.cancel_scope.cancel()
     assert a.failed == []
-    assert a.count == 4 * 8 + 1 + 3 * 2 + 1 + 2 + 4  # every one of them answered
+    assert a.count == 4 * 8 + 1 + 3 * 2 + 1 + 2 + 4 + 2  # every one of them answered
 
 
 async def _hold_get(

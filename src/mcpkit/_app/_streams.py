@@ -36,6 +36,10 @@ from ._registry import SessionEntry, SessionRegistry
 _STREAM_TAIL = re.compile(r"[0-9A-Za-z]{1,64}")
 
 
+def _is_answer(message: Any) -> bool:
+    return isinstance(message, dict) and "method" not in message
+
+
 class StreamHandler:
     """Serves GET (a new standalone stream, or a resumed one) and pumps SSE responses."""
 
@@ -150,7 +154,11 @@ class StreamHandler:
         else:
             conn = live.attach() if live is not None and not live.done else None
         events = await store.events_after(transport.key, stream_id, seq)
-        if events is None and live is None:
+        lost = None
+        if live is None and not any(_is_answer(m) for _, m in events or ()):
+            # Its worker died before answering (a shared session): answered from here.
+            lost = await transport.lost_answer(stream_id)
+        if events is None and live is None and lost is None:
             await respond_error(send, 400, INVALID_REQUEST, "Bad Request: unknown Last-Event-ID")
             return
         await send(
@@ -171,6 +179,12 @@ class StreamHandler:
             replayed = s
             if is_final:
                 final = True
+        if lost is not None and not final:
+            replayed += 1
+            await store.store_event(transport.key, stream_id, replayed, lost)
+            body = transport.event_bytes(fake, replayed, lost)
+            await send({"type": "http.response.body", "body": body, "more_body": True})
+            final = True
         if conn is None and not final and live is None:
             # Served by another worker of a shared session: followed from here.
             tail = await transport.remote_stream(stream_id, replayed)

@@ -287,7 +287,7 @@ class HTTPServerTransport:
         """The stream answering request ``request_id``; ``info`` is what the app knows of
         the HTTP request carrying it (completed here with the session and the stream)."""
         self._n += 1
-        stream = Stream(f"{self.stream_prefix}{self._n}", request_id, json)
+        stream = Stream(self.stream_name(self._n, request_id), request_id, json)
         base = info if info is not None else _HTTP
         stream.info = TransportInfo("http", "tcp", base.http, base.principal, self.session_id, self)
         self.requests[request_id] = stream
@@ -322,6 +322,15 @@ class HTTPServerTransport:
         """A GET connection took the standalone stream: what waited for it elsewhere, to
         be delivered first (a shared session's backlog kept by another worker; none here)."""
         return []
+
+    def stream_name(self, n: int, request_id: RequestId) -> str:
+        """The id of the ``n``-th stream of this session, answering ``request_id``."""
+        return f"{self.stream_prefix}{n}"
+
+    async def lost_answer(self, stream_id: str) -> Message | None:
+        """The answer for a client resuming ``stream_id`` when what served it is gone
+        before answering (another worker of a shared session died); None: not so."""
+        return None
 
     async def remote_stream(
         self, stream_id: str, after: int

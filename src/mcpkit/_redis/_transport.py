@@ -18,14 +18,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import orjson
 from anyio.streams.memory import MemoryObjectReceiveStream
 
+from .._exceptions import INTERNAL_ERROR
 from .._http._events import EventStore
 from .._http._transport import Chunk, HTTPServerTransport, Stream
 from .._transports._base import Message, RequestId
 
 if TYPE_CHECKING:
     from ._sessions import RedisSessionRegistry, SharedEntry
+
+#: The longest request id (hex of its JSON) a stream id carries: ids are at most 64
+#: characters after the session's key (``_app/_streams``), the worker's and count's first.
+_MAX_RID_HEX = 40
 
 
 class SharedTransport(HTTPServerTransport):
@@ -142,6 +148,34 @@ class SharedTransport(HTTPServerTransport):
         self, stream_id: str, after: int
     ) -> tuple[Stream, MemoryObjectReceiveStream[Chunk]] | None:
         return await self.registry.follow(self, stream_id, after)
+
+    def stream_name(self, n: int, request_id: RequestId) -> str:
+        # The request's id rides in the stream's (hex of its JSON, when short): should this
+        # worker die before answering, another can still answer the client who resumes.
+        rid = orjson.dumps(request_id).hex()
+        tail = f"r{rid}" if len(rid) <= _MAX_RID_HEX else ""
+        return f"{self.stream_prefix}{n}{tail}"
+
+    async def lost_answer(self, stream_id: str) -> Message | None:
+        owner = self.owner_of(stream_id)
+        _, sep, rid = stream_id[len(self.key) + 1 :].partition("r")
+        if owner is None or owner == self.worker or not sep or not rid:
+            return None
+        try:
+            request_id = orjson.loads(bytes.fromhex(rid))
+        except ValueError:
+            return None
+        if not isinstance(request_id, (str, int)) or await self.registry.backend.alive(owner):
+            return None
+        return {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "error": {
+                "code": INTERNAL_ERROR,
+                "message": "the worker serving this request stopped before answering; it "
+                "may or may not have taken effect (retry it if it is safe to)",
+            },
+        }
 
     def owner_of(self, stream_id: str) -> str | None:
         """The worker serving ``stream_id`` (a stream of this session), or None."""
