@@ -163,7 +163,9 @@ async def test_a_request_finding_its_session_expired_deletes_its_events(
 ) -> None:
     sid = await _session(app)
     keys = await _event_keys(app, db, sid)
-    # What Redis does when the session's TTL passes: its record is gone.
+    # What Redis does when the session's TTL passes (time passes, nobody uses it): its
+    # record is gone.
+    _clock(app).now += TTL + 1
     await db.delete(_registry(app).backend.key("s", sid))
     assert await _post(app, sid, "ping", None) == 404
     assert await _gone(db, keys)
@@ -265,3 +267,58 @@ async def test_a_bound_of_your_own_is_kept_and_a_resumption_past_it_refused(
             assert sse_messages(replay)[-1][1]["result"]["content"][0]["text"] == "said"
             status, _, refused = await asgi_call(app, "GET", {**get, "last-event-id": ids[0]})
             assert status == 400 and b"Last-Event-ID" in refused
+
+
+async def _reads(db: Redis) -> int:
+    """How many GETEX (a request reading its session) Redis served so far."""
+    stats = await db.info("commandstats")
+    return int(stats.get("cmdstat_getex", {}).get("calls", 0))
+
+
+async def test_a_replica_read_lately_is_served_without_reading_redis(
+    app: StreamableHTTPApp, db: Redis
+) -> None:
+    registry = _registry(app)
+    sid = await _session(app)  # its requests read it: the replica is fresh now
+    before = await _reads(db)
+    for _ in range(5):
+        assert await _post(app, sid, "ping", None) == 200
+    assert await _reads(db) == before  # no round trip to Redis for these
+    _clock(app).now += registry.fresh_for  # the window passed: read again, once
+    for _ in range(3):
+        assert await _post(app, sid, "ping", None) == 200
+    assert await _reads(db) == before + 1
+    registry.backend.bus_epoch += 1  # the bus resubscribed: a message may have been missed
+    assert await _post(app, sid, "ping", None) == 200
+    assert await _reads(db) == before + 2
+    # What renews it in Redis meanwhile: the renewal round, off the request path.
+    key = registry.backend.key("s", sid)
+    await db.expire(key, 5)
+    await registry.renew()
+    assert await db.ttl(key) > 5
+
+
+async def test_a_session_ended_on_another_worker_is_gone_here_at_once(
+    app: StreamableHTTPApp, redis: RedisServer
+) -> None:
+    registry = _registry(app)
+    sid = await _session(app)
+    assert await _post(app, sid, "ping", None) == 200  # fresh here
+    heard = anyio.Event()
+    forget = registry._on_deleted
+
+    async def on_deleted(message: Any) -> None:
+        await forget(message)
+        heard.set()
+
+    registry.backend.on("del", on_deleted)
+    other = create_http_app(
+        _server(Held()),
+        backend=RedisBackend(redis.url, prefix=registry.backend.prefix, session_ttl=TTL),
+    )
+    async with other:
+        status, _, _ = await asgi_call(other, "DELETE", {**HEADERS, "mcp-session-id": sid})
+        assert status == 200
+        with anyio.fail_after(10):
+            await heard.wait()
+    assert await _post(app, sid, "ping", None) == 404

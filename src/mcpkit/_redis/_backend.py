@@ -138,6 +138,10 @@ class RedisBackend:
         self._state_keys = RedisStateKeys(self, rotation=state_key_rotation)
         self._checked = False
         self._serving = 0
+        #: Counts the bus's subscriptions: a message may have been missed when it changed.
+        self.bus_epoch = 0
+        #: Whether the bus is subscribed now.
+        self.bus_up = False
 
     @property
     def where(self) -> str:
@@ -324,6 +328,8 @@ class RedisBackend:
             try:
                 with anyio.fail_after(self.timeout):
                     await pubsub.subscribe(self.key("w", self.worker_id), self.key("all"))
+                self.bus_epoch += 1
+                self.bus_up = True
                 delay = 0.1
                 while True:
                     msg = await pubsub.get_message(timeout=1.0)
@@ -332,6 +338,7 @@ class RedisBackend:
             except self.errors as e:
                 logger.warning("Redis bus lost (%s); reconnecting in %.1f s", e, delay)
             finally:
+                self.bus_up = False
                 with contextlib.suppress(*self.errors), anyio.CancelScope(shield=True):
                     with anyio.move_on_after(1):
                         await pubsub.aclose()  # type: ignore[no-untyped-call]

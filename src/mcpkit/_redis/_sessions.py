@@ -58,6 +58,11 @@ REPLICA_IDLE = 60.0
 #: stream's holder, its record while a client is attached, its events); a quarter of the
 #: sessions' TTL when that is shorter (at least a second).
 RENEW_EVERY = 60.0
+#: Seconds a replica read from Redis is served without reading it again, while the bus
+#: is up and was not resubscribed since: what other workers change (an end, a log level,
+#: subscriptions) reaches it on the bus meanwhile; a quarter of the sessions' TTL when
+#: that is shorter.
+FRESH_FOR = 1.0
 
 # The worker holding a session's GET stream, if it is alive: its liveness key (the one
 # the heartbeat refreshes) still exists. A holder found dead (killed, frozen, its machine
@@ -78,12 +83,15 @@ return worker
 class SharedEntry(SessionEntry):
     """A replica of a shared session on this worker, with the snapshot it was last given."""
 
-    __slots__ = ("raw", "subs")
+    __slots__ = ("epoch", "raw", "subs", "verified")
 
     def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__(*args, **kw)
         self.raw: bytes | None = None
         self.subs: frozenset[str] = frozenset()
+        #: When it was last read from Redis (the registry's clock), and the bus's epoch then.
+        self.verified = -float("inf")
+        self.epoch = -1
 
 
 class _Tail:
@@ -145,6 +153,8 @@ class RedisSessionRegistry:
         self.ownership = ownership
         self.sessions: OrderedDict[str, SessionEntry] = OrderedDict()
         self.replica_idle = REPLICA_IDLE
+        #: See :data:`FRESH_FOR` (0: every request reads its session from Redis).
+        self.fresh_for = FRESH_FOR
         self.clock: Callable[[], float] = time.monotonic
         self._renewed = -float("inf")
         self._tg: TaskGroup | None = None
@@ -232,7 +242,9 @@ class RedisSessionRegistry:
         for e in self.sessions.values():
             if e.transport.standalone.conn is not None:
                 held.append(e.id)
-            if e.busy > 0:
+            if e.busy > 0 or e.last_active > since:
+                # In use here since the last round: its requests may not have read (and
+                # renewed) it in Redis, see FRESH_FOR.
                 attached.append(e.id)
             if e.busy > 0 or e.last_active > since:
                 active.append(e.transport.key)
@@ -351,8 +363,30 @@ class RedisSessionRegistry:
             if entry.busy == 0 and not entry.transport.requests:
                 self.drop(entry)  # a replica only: its session lives on in Redis
 
-    async def lookup(self, sid: str, headers: dict[str, str]) -> SessionEntry | None:
+    def _fresh(self, entry: SessionEntry | None) -> SharedEntry | None:
+        """``entry`` if it may be served without reading Redis (see :data:`FRESH_FOR`)."""
         b = self.backend
+        if (
+            isinstance(entry, SharedEntry)
+            and b.bus_up
+            and entry.epoch == b.bus_epoch
+            and self.clock() - entry.verified < min(self.fresh_for, self.ttl / 4)
+        ):
+            return entry
+        return None
+
+    async def lookup(self, sid: str, headers: dict[str, str]) -> SessionEntry | None:
+        fresh = self._fresh(self.sessions.get(sid))
+        if fresh is not None:
+            # Read lately, and nothing said on the bus since: served as it is (its TTL is
+            # renewed off the request path, by renew()).
+            if not self.ownership.allows(fresh.owner, headers):
+                return None
+            fresh.touch()
+            self.sessions.move_to_end(sid)
+            return fresh
+        b = self.backend
+        epoch = b.bus_epoch
         async with b.guard("session"):
             # The one round trip of a request: the session's state, its TTL renewed.
             raw = await b.client.getex(self._k(sid), ex=self.ttl)
@@ -383,6 +417,8 @@ class RedisSessionRegistry:
             return None
         else:
             self._apply(entry, raw)
+        if isinstance(entry, SharedEntry):
+            entry.verified, entry.epoch = self.clock(), epoch
         entry.touch()
         self.sessions.move_to_end(sid)
         return entry
