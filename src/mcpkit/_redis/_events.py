@@ -40,11 +40,13 @@ MAX_SESSION_EVENT_BYTES = 2 * 1024 * 1024
 #: bytes for small events).
 EVENT_OVERHEAD = 128
 
-# Account for one event, just added to its stream (in the same transaction: the event
-# itself never passes through the script). KEYS: the stream, the session's streams, its
-# order, its byte count. ARGV: stream id, sequence, cost, TTL (s), most events per stream,
-# most bytes per session, the key prefix of streams. Returns how many events it dropped.
+# Add one event to its stream and account for it, in one script (atomic, one command: no
+# transaction around it). KEYS: the stream, the session's streams, its order, its byte
+# count. ARGV: stream id, sequence, cost, TTL (s), most events per stream, most bytes per
+# session, the key prefix of streams, the event (its member). Returns how many events it
+# dropped.
 _ACCOUNT = """
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[8])
 local n = redis.call('ZCARD', KEYS[1])
 local per = tonumber(ARGV[5])
 if n > per then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - per - 1) end
@@ -162,7 +164,7 @@ class RedisEventStore:
         )
         try:
             async with b.guard("store event"):
-                await _store(b, keys, member, seq, args)
+                await _store(b, keys, member, args)
         except BackendUnavailable as e:
             # The live connection still gets the event; only its replay is lost.
             logger.warning("event %s_%d not kept for resumption: %s", stream_id, seq, e)
@@ -206,25 +208,15 @@ class RedisEventStore:
             pipe.eval(_SESSION, len(keys), *keys, ttl, b.key("ev", ""))
 
 
-async def _store(
-    b: RedisBackend, keys: list[str], member: bytes, seq: int, args: tuple[Any, ...]
-) -> None:
-    # One round trip, one transaction: the event added, then accounted for by the script,
-    # called by its digest (sent once per Redis, again after a restart flushed it).
+async def _store(b: RedisBackend, keys: list[str], member: bytes, args: tuple[Any, ...]) -> None:
+    # One round trip, one command: the script called by its digest (sent whole once per
+    # Redis, and again after a restart flushed it).
     from redis.exceptions import NoScriptError
 
-    for by_digest in (True, False):
-        pipe = b.client.pipeline(transaction=True)
-        pipe.zadd(keys[0], {member: seq})
-        if by_digest:
-            pipe.evalsha(_ACCOUNT_SHA, len(keys), *keys, *args)
-        else:
-            pipe.eval(_ACCOUNT, len(keys), *keys, *args)
-        try:
-            await pipe.execute()
-            return
-        except NoScriptError:
-            continue  # the event is in (adding it again changes nothing): the script now
+    try:
+        await b.client.evalsha(_ACCOUNT_SHA, len(keys), *keys, *args, member)
+    except NoScriptError:
+        await b.client.eval(_ACCOUNT, len(keys), *keys, *args, member)
 
 
 __all__ = ["EVENT_OVERHEAD", "MAX_SESSION_EVENT_BYTES", "RedisEventStore"]
