@@ -147,3 +147,123 @@ def test_a_config_that_is_not_json_is_left_alone(tmp_path: Path, server_file: Pa
     done = _install(home, "cursor", str(server_file))
     assert done.returncode == 1 and "not valid JSON" in done.stderr
     assert config.read_text() == "{not json"
+
+
+def _starts(command: str, args: list[str], env: dict[str, str] | None, cwd: Path) -> str:
+    """What the host does with an entry: start it (from a directory of its own) and call."""
+
+    async def use() -> str:
+        target = stdio([command, *args], env=env or None, cwd=str(cwd))
+        with anyio.fail_after(30):
+            async with Client(target) as client:
+                result = await client.call_tool("hello", {"name": "Ada"})
+        return str(result.content[0].text)  # type: ignore[union-attr]
+
+    return anyio.run(use)
+
+
+def test_the_output_says_which_file_and_why_and_both_scopes_are_offered(
+    tmp_path: Path, server_file: Path
+) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    done = _install(home, "vscode", str(server_file), cwd=project)
+    assert done.returncode == 0, done.stderr
+    user_file = home / ".config" / "Code" / "User" / "mcp.json"
+    assert done.stderr.splitlines() == [
+        f"weather: added in {project / '.vscode' / 'mcp.json'}",
+        "(vscode, project scope: this project only, shareable in its repository; "
+        f"--scope user writes {user_file} instead)",
+    ]
+    assert (project / ".vscode" / "mcp.json").is_file()
+    done = _install(home, "vscode", str(server_file), "--scope", "user", cwd=project)
+    assert done.returncode == 0 and "user scope: every project of this user" in done.stderr
+    assert "weather" in json.loads(user_file.read_text())["servers"]
+    # cursor: the user's file by default, the project's on request
+    done = _install(home, "cursor", str(server_file), cwd=project)
+    assert f"added in {home / '.cursor' / 'mcp.json'}" in done.stderr
+    assert "--scope project writes .cursor/mcp.json instead" in done.stderr
+    done = _install(home, "cursor", str(server_file), "--scope", "project", cwd=project)
+    assert done.returncode == 0 and (project / ".cursor" / "mcp.json").is_file()
+    refused = _install(home, "claude-desktop", str(server_file), "--scope", "project")
+    assert refused.returncode == 2 and "claude-desktop reads one file" in refused.stderr
+
+
+def test_claude_code_user_and_project_files(tmp_path: Path, server_file: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    (home / ".claude.json").write_text(json.dumps({"numStartups": 3, "projects": {}}))
+    done = _install(home, "claude-code", str(server_file), "--env", "GREETER=cc", cwd=project)
+    assert done.returncode == 0, done.stderr
+    document = json.loads((home / ".claude.json").read_text())
+    assert document["numStartups"] == 3 and document["projects"] == {}  # the rest is kept
+    entry = document["mcpServers"]["weather"]
+    assert entry["type"] == "stdio"
+    assert _starts(entry["command"], entry["args"], entry["env"], tmp_path) == "hello Ada from cc"
+    url = "https://mcp.example.com/mcp"
+    done = _install(home, "claude-code", url, "--scope", "project", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((project / ".mcp.json").read_text()) == {
+        "mcpServers": {"mcp.example.com": {"type": "http", "url": url}}
+    }
+
+
+def test_gemini_cli_settings(tmp_path: Path, server_file: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"theme": "GitHub"}))
+    done = _install(home, "gemini-cli", str(server_file), "--env", "GREETER=gem")
+    assert done.returncode == 0, done.stderr
+    document = json.loads(settings.read_text())
+    entry = document["mcpServers"]["weather"]
+    assert document["theme"] == "GitHub" and "type" not in entry
+    assert _starts(entry["command"], entry["args"], entry["env"], tmp_path) == "hello Ada from gem"
+    url = "http://127.0.0.1:8000/mcp"
+    done = _install(home, "gemini-cli", url, "--name", "local", "--scope", "project", cwd=project)
+    assert done.returncode == 0, done.stderr
+    local = json.loads((project / ".gemini" / "settings.json").read_text())
+    assert local == {"mcpServers": {"local": {"httpUrl": url}}}  # "url" would mean SSE
+
+
+def test_goose_extensions_in_its_yaml(tmp_path: Path, server_file: Path) -> None:
+    import yaml
+
+    home = tmp_path / "home"
+    config = home / ".config" / "goose" / "config.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text("GOOSE_PROVIDER: openai\nextensions:\n  developer:\n    enabled: true\n")
+    done = _install(home, "goose", str(server_file), "--env", "GREETER=goose")
+    assert done.returncode == 0, done.stderr
+    assert f"weather: added in {config}" in done.stderr
+    document = yaml.safe_load(config.read_text())
+    assert document["GOOSE_PROVIDER"] == "openai"
+    assert document["extensions"]["developer"] == {"enabled": True}
+    entry = document["extensions"]["weather"]
+    assert {k: entry[k] for k in ("name", "type", "enabled")} == {
+        "name": "weather",
+        "type": "stdio",
+        "enabled": True,
+    }
+    assert _starts(entry["cmd"], entry["args"], entry["envs"], tmp_path) == "hello Ada from goose"
+    assert "unchanged" in _install(home, "goose", str(server_file), "--env", "GREETER=goose").stderr
+    url = "https://mcp.example.com/mcp"
+    assert _install(home, "goose", url).returncode == 0
+    remote = yaml.safe_load(config.read_text())["extensions"]["mcp.example.com"]
+    assert (remote["type"], remote["uri"]) == ("streamable_http", url)
+
+
+def test_a_relative_script_in_a_command_line_is_stored_absolute(
+    tmp_path: Path, server_file: Path
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    target = f"{sys.executable} srv/weather.py --verbose"
+    done = _install(home, "mcp-json", target, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    entry = json.loads(done.stdout)["mcpServers"]["weather"]
+    assert entry["args"] == [str(server_file), "--verbose"]

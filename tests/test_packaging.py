@@ -4,8 +4,12 @@ fresh virtual environments: scripts/user_paths.py.)"""
 
 from __future__ import annotations
 
+import re
+import shutil
 import subprocess
 import sys
+import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -139,3 +143,133 @@ def test_a_bare_install_imports_without_the_extras(module: str) -> None:
         "[getattr(mcpkit, n) for n in mcpkit.__all__]\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+#: What tests, tools and caches leave in a checkout: never shipped in the sdist.
+LEFTOVERS = (
+    ".hypothesis",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    "test-artifacts",
+    "node_modules",
+    ".venv",
+)
+_MD_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)")
+
+
+def relative_links(markdown: str) -> list[str]:
+    """The links of ``markdown`` (outside code) that a page elsewhere cannot follow: neither
+    absolute (``https://...``) nor anchors within the page."""
+    text = re.sub(r"^\s*```.*?^\s*```", "", markdown, flags=re.S | re.M)
+    text = re.sub(r"`[^`\n]*`", "", text)
+    return [t for t in _MD_LINK.findall(text) if not re.match(r"^[a-z][a-z0-9+.-]*:|^#", t, re.I)]
+
+
+def _copy_with_leftovers(dest: Path) -> Path:
+    """The checkout's files (no .git, no virtual environment) with a leftover of each kind
+    planted, so the sdist's exclusions are tested even from a clean checkout."""
+    src = dest / "mcpkit"
+    shutil.copytree(
+        ROOT, src, ignore=shutil.ignore_patterns(".git", ".venv", *LEFTOVERS, "dist", "build")
+    )
+    for leftover in (
+        ".hypothesis/examples/x",
+        "tests/__pycache__/x.cpython-311.pyc",
+        ".pytest_cache/v/x",
+        "test-artifacts/inspector/x.png",
+        "tests/auth/node_modules/x/index.js",
+        "src/mcpkit/__pycache__/x.cpython-311.pyc",
+    ):
+        (src / leftover).parent.mkdir(parents=True, exist_ok=True)
+        (src / leftover).write_text("left over\n")
+    return src
+
+
+@pytest.mark.slow  # builds the sdist, then the wheel from it, as `python -m build` does
+def test_sdist_and_wheel_ship_the_right_files_and_links(tmp_path: Path) -> None:
+    src = _copy_with_leftovers(tmp_path)
+    out = tmp_path / "dist"
+    done = subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(out), str(src)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (sdist,) = out.glob("mcpkit-*.tar.gz")
+    (wheel,) = out.glob("mcpkit-*.whl")
+    with tarfile.open(sdist) as tar:
+        names = [n.split("/", 1)[1] for n in tar.getnames() if "/" in n]
+        pkg_info = tar.extractfile(tar.getmember(f"{sdist.name[:-7]}/PKG-INFO"))
+        assert pkg_info is not None
+        sdist_meta = pkg_info.read().decode()
+    shipped_leftovers = [n for n in names if set(n.split("/")) & set(LEFTOVERS)]
+    assert not shipped_leftovers, shipped_leftovers
+    assert not [n for n in names if n.endswith(".pyc")]
+    for needed in (
+        "README.md",
+        "CHANGELOG.md",
+        "pyproject.toml",
+        "docs/index.md",
+        "src/mcpkit/__init__.py",
+        "src/mcpkit/py.typed",
+        "tests/test_packaging.py",
+    ):
+        assert needed in names, f"{needed} is not in the sdist"
+    with zipfile.ZipFile(wheel) as whl:
+        (meta_name,) = [n for n in whl.namelist() if n.endswith(".dist-info/METADATA")]
+        wheel_meta = whl.read(meta_name).decode()
+        assert "mcpkit/py.typed" in whl.namelist()
+    for meta in (sdist_meta, wheel_meta):
+        headers, _, description = meta.partition("\n\n")
+        assert description.lstrip().startswith("# mcpkit"), description[:200]
+        assert not relative_links(description), relative_links(description)
+        urls = dict(
+            line.removeprefix("Project-URL: ").split(", ", 1)
+            for line in headers.splitlines()
+            if line.startswith("Project-URL: ")
+        )
+        assert {"Documentation", "Source", "Changelog", "Issues"} <= set(urls), urls
+        assert all(u.startswith("https://") for u in urls.values()), urls
+        assert "pypi.org" not in urls["Documentation"] + urls["Source"]
+
+
+def test_the_readme_links_absolutely_and_the_urls_agree() -> None:
+    """The long description is the README: its links work on the package page."""
+    readme = (ROOT / "README.md").read_text()
+    assert not relative_links(readme), relative_links(readme)
+    source = PROJECT["urls"]["Source"].rstrip("/")
+    pointing_home = re.findall(re.escape(source) + r"/blob/main/([^)#\s]+)", readme)
+    assert "docs/index.md" in pointing_home and "CHANGELOG.md" in pointing_home
+    assert all((ROOT / p).exists() for p in pointing_home), pointing_home
+    assert PROJECT["urls"]["Changelog"] == f"{source}/blob/main/CHANGELOG.md"
+    assert PROJECT["urls"]["Documentation"] == f"{source}/blob/main/docs/index.md"
+
+
+@pytest.mark.parametrize(
+    ("markdown", "relative"),
+    [
+        ("[a](docs/x.md) [b](https://x.org/y) [c](#here)", ["docs/x.md"]),
+        ("![img](docs/p.png) `[no](code.md)`\n```\n[no](block.md)\n```\n", ["docs/p.png"]),
+    ],
+)
+def test_relative_links_are_found(markdown: str, relative: list[str]) -> None:
+    assert relative_links(markdown) == relative
+
+
+def test_the_readme_test_command_names_what_ci_installs() -> None:
+    """The README's test command says which system packages the tests use; .ci/run
+    installs the same ones on a fresh machine."""
+    (block,) = [b for b in user_paths.readme_blocks("sh") if "scripts/test" in b]
+    install, command = block.strip().splitlines()
+    assert install.startswith("sudo apt-get install -y ")
+    packages = set(install.split()[4:])
+    ci = (ROOT / ".ci" / "run").read_text()
+    installed_by_ci = set(re.findall(r"apt-get install -y -qq (\S+)", ci))
+    assert installed_by_ci and installed_by_ci <= packages, (installed_by_ci, packages)
+    assert {"chromium", "redis-server"} <= packages
+    assert command.endswith("&& scripts/test")
+    assert re.search(r"^\s*(?:exec\s+)?scripts/test\b", ci, re.M), "CI runs scripts/test"

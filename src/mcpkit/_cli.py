@@ -16,8 +16,14 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "call": ("mcpkit._client._cli", "call a tool of a server"),
     "read": ("mcpkit._client._cli", "read a resource of a server"),
     "prompt": ("mcpkit._client._cli", "get a prompt of a server, filled with arguments"),
-    "auth": ("mcpkit._client._login", "log in to (or out of) a protected server over OAuth"),
-    "install": ("mcpkit._install", "add a server to Claude Desktop, Cursor, VS Code or mcp.json"),
+    "auth": (
+        "mcpkit._client._login",
+        "log in to (or out of) a protected server over OAuth; a development issuer",
+    ),
+    "install": (
+        "mcpkit._install",
+        "add a server to Claude Desktop/Code, Cursor, VS Code, Gemini CLI, goose or mcp.json",
+    ),
     "proxy": ("mcpkit._proxy", "serve any server (command, file, URL) over another transport"),
     "inspect": (
         "mcpkit._inspect._cli",

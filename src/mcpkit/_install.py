@@ -1,9 +1,12 @@
 """``mcpkit install HOST TARGET``: add a server to an MCP host's configuration file.
 
-Hosts: ``claude-desktop``, ``cursor``, ``vscode`` and ``mcp-json`` (the generic
-``{"mcpServers": {...}}`` document most hosts read; printed unless ``--config`` names a file).
+Hosts: ``claude-desktop``, ``claude-code``, ``cursor``, ``vscode``, ``gemini-cli``, ``goose``
+and ``mcp-json`` (the generic ``{"mcpServers": {...}}`` document most hosts read; printed
+unless ``--config`` names a file). Hosts that read both a project's file and the user's
+take ``--scope project|user`` (see :data:`SCOPES`); the output names the file and why.
 ``TARGET`` is a server file (run as ``python -m mcpkit run FILE`` with this Python, so the
-host uses the environment mcpkit is installed in), a command line, or an ``http(s)`` URL.
+host uses the environment mcpkit is installed in), a command line (its arguments naming
+files here are made absolute: a host starts it from another directory), or an ``http(s)`` URL.
 
 Installing is idempotent: the same entry again changes nothing, a different one under the
 same name replaces it (and says so); other entries and keys of the file are kept. A file that
@@ -31,7 +34,19 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-HOSTS = ("claude-desktop", "cursor", "vscode", "mcp-json")
+HOSTS = ("claude-desktop", "claude-code", "cursor", "vscode", "gemini-cli", "goose", "mcp-json")
+#: The scopes of hosts that read a project's file and the user's, the default first.
+SCOPES = {
+    "claude-code": ("user", "project"),
+    "cursor": ("user", "project"),
+    "vscode": ("project", "user"),
+    "gemini-cli": ("user", "project"),
+}
+#: Why a scope's file is the one written, as the output says it.
+_WHY = {
+    "user": "user scope: every project of this user",
+    "project": "project scope: this project only, shareable in its repository",
+}
 #: Mode of a configuration file mcpkit creates (an existing file keeps its own).
 NEW_FILE_MODE = 0o600
 
@@ -53,27 +68,65 @@ def _split(target: str) -> list[str]:
         ) from None
 
 
-def config_path(host: str, project: str | None) -> Path | None:
-    """Where ``host`` keeps its servers (None: ``mcp-json`` prints instead of writing)."""
+def _user_config_dir() -> Path:
+    """The per-user configuration folder of desktop applications on this platform."""
     home = Path.home()
+    if sys.platform == "darwin":
+        return home / "Library" / "Application Support"
+    if sys.platform == "win32":
+        return Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
+    return Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+
+
+def config_path(host: str, project: str | None, scope: str | None = None) -> Path | None:
+    """Where ``host`` keeps its servers in ``scope`` (default: the host's usual one; a
+    ``project`` directory means the project scope); None for ``mcp-json`` (printed)."""
+    home = Path.home()
+    scope = "project" if project else scope or SCOPES.get(host, ("user",))[0]
+    root = Path(project or ".")
     if host == "claude-desktop":
-        if sys.platform == "darwin":
-            base = home / "Library" / "Application Support"
-        elif sys.platform == "win32":
-            base = Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
-        else:
-            base = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-        return base / "Claude" / "claude_desktop_config.json"
+        return _user_config_dir() / "Claude" / "claude_desktop_config.json"
+    if host == "claude-code":
+        return root / ".mcp.json" if scope == "project" else home / ".claude.json"
     if host == "cursor":
-        return (Path(project) if project else home) / ".cursor" / "mcp.json"
+        return (root if scope == "project" else home) / ".cursor" / "mcp.json"
     if host == "vscode":
-        return Path(project or ".") / ".vscode" / "mcp.json"
+        if scope == "project":
+            return root / ".vscode" / "mcp.json"
+        return _user_config_dir() / "Code" / "User" / "mcp.json"
+    if host == "gemini-cli":
+        return (root if scope == "project" else home) / ".gemini" / "settings.json"
+    if host == "goose":
+        if sys.platform == "win32":
+            return _user_config_dir() / "Block" / "goose" / "config" / "config.yaml"
+        return Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "goose" / "config.yaml"
     return None
 
 
-def server_entry(host: str, target: str, env: dict[str, str]) -> dict[str, Any]:
+def _servers_key(host: str) -> str:
+    return {"vscode": "servers", "goose": "extensions"}.get(host, "mcpServers")
+
+
+def _absolute_files(argv: list[str]) -> list[str]:
+    """A command line with each word naming a file here made absolute (the host starts the
+    server from a directory of its own, where ``server.js`` means nothing)."""
+    out = []
+    for i, word in enumerate(argv):
+        # The program itself is looked up on PATH unless it names a folder (./run.sh).
+        if word.startswith("-") or os.path.isabs(word) or (i == 0 and os.sep not in word):
+            out.append(word)
+            continue
+        path = Path(word).expanduser()
+        out.append(str(path.resolve()) if path.is_file() else word)
+    return out
+
+
+def server_entry(
+    host: str, target: str, env: dict[str, str], name: str | None = None
+) -> dict[str, Any]:
     """The configuration entry that starts (or reaches) ``target`` from ``host``."""
     url = target.lower().startswith(("http://", "https://"))
+    name = name or default_name(target)
     if url:
         if host == "claude-desktop":
             raise InstallError(
@@ -82,7 +135,14 @@ def server_entry(host: str, target: str, env: dict[str, str]) -> dict[str, Any]:
             )
         if env:
             raise InstallError("--env applies to servers started as commands, not to URLs")
-        return {"type": "http", "url": target} if host == "vscode" else {"url": target}
+        if host in ("vscode", "claude-code"):
+            return {"type": "http", "url": target}
+        if host == "gemini-cli":
+            return {"httpUrl": target}  # its "url" means the older SSE transport
+        if host == "goose":
+            return {"name": name, "type": "streamable_http", "uri": target, "enabled": True,
+                    "timeout": 300}  # fmt: skip
+        return {"url": target}
     argv = _split(target)
     if not argv:
         raise InstallError("the target is empty: give a server file, a command line or a URL")
@@ -92,10 +152,14 @@ def server_entry(host: str, target: str, env: dict[str, str]) -> dict[str, Any]:
             raise InstallError(f"no such file: {argv[0]}")
         # This Python: the host runs the server where mcpkit and its dependencies are.
         argv = [sys.executable, "-m", "mcpkit", "run", str(path)]
+    argv = _absolute_files(argv)
+    if host == "goose":
+        return {"name": name, "type": "stdio", "cmd": argv[0], "args": argv[1:],
+                "envs": dict(env), "enabled": True, "timeout": 300}  # fmt: skip
     entry: dict[str, Any] = {"command": argv[0], "args": argv[1:]}
     if env:
         entry["env"] = dict(env)
-    if host == "vscode":
+    if host in ("vscode", "claude-code"):
         entry = {"type": "stdio", **entry}
     return entry
 
@@ -133,10 +197,26 @@ def _finite(text: str) -> float:
     return value
 
 
+def _read_yaml(path: Path) -> dict[str, Any]:
+    """goose's YAML document in ``path`` ({} when there is none)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise InstallError(f"{path} is not valid YAML ({e}); fix or move it first") from None
+    if not isinstance(data, dict):
+        raise InstallError(f"{path} does not hold a YAML mapping; fix or move it first")
+    return data
+
+
 def _read(path: Path) -> dict[str, Any]:
-    """The document in ``path`` ({} when there is none); refused unless strict JSON."""
+    """The document in ``path`` ({} when there is none); refused unless strict JSON
+    (YAML for a ``.yaml`` file: goose's)."""
     if not path.exists():
         return {}
+    if _is_yaml(path):
+        return _read_yaml(path)
     try:
         text = path.read_text(encoding="utf-8")
         data = json.loads(
@@ -157,7 +237,15 @@ def _read(path: Path) -> dict[str, Any]:
     return data
 
 
-def _dumps(document: dict[str, Any]) -> str:
+def _is_yaml(path: Path | None) -> bool:
+    return path is not None and path.suffix in (".yaml", ".yml")
+
+
+def _dumps(document: dict[str, Any], as_yaml: bool = False) -> str:
+    if as_yaml:
+        import yaml
+
+        return str(yaml.safe_dump(document, sort_keys=False, default_flow_style=False))
     return json.dumps(document, indent=2, allow_nan=False) + "\n"
 
 
@@ -184,7 +272,7 @@ def _locked(path: Path) -> Iterator[None]:
 def _write(path: Path, document: dict[str, Any]) -> None:
     """Replace ``path`` atomically (a host reading it never sees half a file), keeping its
     mode (a new file: :data:`NEW_FILE_MODE`). ``path`` is the real file, not a link."""
-    text = _dumps(document)
+    text = _dumps(document, _is_yaml(path))
     mode = path.stat().st_mode & 0o7777 if path.exists() else NEW_FILE_MODE
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
@@ -218,6 +306,7 @@ def install(
     env: dict[str, str] | None = None,
     config: str | None = None,
     project: str | None = None,
+    scope: str | None = None,
     dry_run: bool = False,
 ) -> tuple[str, Path | None, dict[str, Any]]:
     """Add ``target`` to ``host``'s configuration: ``(status, path, document)``.
@@ -225,13 +314,19 @@ def install(
     ``status`` is ``"added"``, ``"updated"`` or ``"unchanged"``; ``path`` is the file
     written (None when nothing is written: ``mcp-json`` without ``config``, or ``dry_run``
     when the path is unknown); ``document`` the whole configuration as written.
+    ``scope`` (``"project"`` or ``"user"``) picks the file of a host that reads both.
     """
     if host not in HOSTS:
         raise InstallError(f"unknown host {host!r} (one of: {', '.join(HOSTS)})")
-    entry = server_entry(host, target, env or {})
+    if (scope == "project" or project) and host not in SCOPES:
+        raise UsageError(
+            f"{host} reads one file, not a project's: drop --scope/--project "
+            f"(hosts with both: {', '.join(SCOPES)})"
+        )
     name = name or default_name(target)
-    path = Path(config).expanduser() if config else config_path(host, project)
-    key = "servers" if host == "vscode" else "mcpServers"
+    entry = server_entry(host, target, env or {}, name)
+    path = Path(config).expanduser() if config else config_path(host, project, scope)
+    key = _servers_key(host)
     if path is None or dry_run:
         document = _read(path) if path is not None else {}
         return _merge(document, key, name, entry, path), path, document
@@ -245,8 +340,19 @@ def install(
     return status, path, document
 
 
+def _why(host: str, project: str | None, scope: str | None) -> str:
+    """Which file a host reads and why this one: what the output says after the path."""
+    if host not in SCOPES:
+        return f"({host} keeps its servers in this one file; restart it to load them)"
+    chosen = "project" if project else scope or SCOPES[host][0]
+    other = "user" if chosen == "project" else "project"
+    elsewhere = config_path(host, None, other)
+    return f"({host}, {_WHY[chosen]}; --scope {other} writes {elsewhere} instead)"
+
+
 def main(command: str, argv: list[str]) -> int:
-    """``mcpkit install HOST TARGET [--name N] [--env K=V]... [--config PATH] [--dry-run]``."""
+    """``mcpkit install HOST TARGET [--name N] [--env K=V]... [--scope S] [--config PATH]
+    [--dry-run]``."""
     p = argparse.ArgumentParser(
         prog=f"mcpkit {command}", description="Add a server to an MCP host's configuration."
     )
@@ -255,7 +361,13 @@ def main(command: str, argv: list[str]) -> int:
     p.add_argument("--name", help="the server's name in the host (default: from the target)")
     p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--config", help="the configuration file (default: the host's own)")
-    p.add_argument("--project", help="cursor/vscode: the project directory's file instead")
+    p.add_argument(
+        "--scope",
+        choices=("project", "user"),
+        help="the project's file (in the current directory) or the user's, for hosts with "
+        f"both ({', '.join(SCOPES)}); default: {', '.join(f'{h} {s[0]}' for h, s in SCOPES.items())}",
+    )
+    p.add_argument("--project", help="the project scope, in this directory instead of .")
     p.add_argument("--dry-run", action="store_true", help="print the result, write nothing")
     try:
         ns = p.parse_args(argv)
@@ -273,7 +385,7 @@ def main(command: str, argv: list[str]) -> int:
     try:
         status, path, document = install(
             ns.host, ns.target, name=ns.name, env=env, config=ns.config,
-            project=ns.project, dry_run=ns.dry_run,
+            project=ns.project, scope=ns.scope, dry_run=ns.dry_run,
         )  # fmt: skip
     except UsageError as e:
         print(f"mcpkit {command}: {e}", file=sys.stderr)
@@ -282,12 +394,14 @@ def main(command: str, argv: list[str]) -> int:
         print(f"mcpkit {command}: {e}", file=sys.stderr)
         return 1
     if path is None or ns.dry_run:
-        sys.stdout.write(_dumps(document))
+        sys.stdout.write(_dumps(document, _is_yaml(path)))
         if path is not None:
             print(f"(dry run: {path} not written; the server would be {status})", file=sys.stderr)
         return 0
     shown = ns.name or default_name(ns.target)
-    print(f"{shown}: {status} in {path}", file=sys.stderr)
+    print(f"{shown}: {status} in {path.absolute()}", file=sys.stderr)
+    if ns.config is None:
+        print(_why(ns.host, ns.project, ns.scope), file=sys.stderr)
     if env and (mode := path.stat().st_mode & 0o777) & 0o077:
         print(
             f"mcpkit {command}: note: {path} holds the --env values and is readable by "

@@ -32,9 +32,13 @@ from ._exceptions import (
     ProtocolError,
     RequestTimeout,
 )
+from ._logrepeats import install as _limit_repeats
 from ._transports._base import Incoming, InvalidIncoming, Message, RequestId, Transport
 
 logger = logging.getLogger("mcpkit.jsonrpc")
+# What peers send decides what these loggers say: a flood of bad messages is counted, not
+# printed line by line (every connection runs this engine, so this holds wherever we run).
+_limit_repeats()
 
 ProgressCallback = Callable[[float, "float | None", "str | None"], Awaitable[None]]
 NotificationHandler = Callable[[str, "dict[str, Any] | None"], Awaitable[None]]

@@ -190,7 +190,9 @@ async def test_group_entries_pass_env_cwd_and_headers(tmp_path: Path) -> None:
 
     from mcpkit._app import create_http_app
 
-    # A stdio server that reports its environment variable and working folder as its name.
+    # A stdio server that reports its environment variable and working folder as its name
+    # (a handshake-era server: any other request is a method it does not know, at once, so
+    # the client's server/discover probe is not left to time out).
     code = (
         "import os, sys, json\n"
         "for line in sys.stdin:\n"
@@ -200,6 +202,9 @@ async def test_group_entries_pass_env_cwd_and_headers(tmp_path: Path) -> None:
         "        r = {'protocolVersion': m['params']['protocolVersion'], 'capabilities': {},\n"
         "             'serverInfo': {'name': name, 'version': '0'}}\n"
         "        print(json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'result': r}), flush=True)\n"
+        "    elif 'id' in m and 'method' in m:\n"
+        "        e = {'code': -32601, 'message': 'Method not found'}\n"
+        "        print(json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'error': e}), flush=True)\n"
     )
     app = Recorder(create_http_app(make_server()))
     with running(app) as srv, anyio.fail_after(30):

@@ -17,9 +17,11 @@ import os
 import shlex
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
+from tests import _early
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_SH = Path(
@@ -41,11 +43,13 @@ EXPECTED_NOT_PASSING = {
     ("proxy", "0.1.16"): {"server-sse-polling"},
 }
 
+ENABLED = os.environ.get("MCPKIT_CONFORMANCE") != "0" and bool(
+    os.environ.get("CI") or os.environ.get("MCPKIT_CONFORMANCE") == "1"
+)
 pytestmark = [
     pytest.mark.timeout(1800),
     pytest.mark.skipif(
-        os.environ.get("MCPKIT_CONFORMANCE") == "0"
-        or not (os.environ.get("CI") or os.environ.get("MCPKIT_CONFORMANCE") == "1"),
+        not ENABLED,
         reason="slow: runs in CI, or set MCPKIT_CONFORMANCE=1 (scripts/test runs it in its "
         "first pass only: =0 in the others)",
     ),
@@ -57,36 +61,63 @@ def _mcpkit() -> str:
     return str(exe) if exe.exists() else f"{shlex.quote(sys.executable)} -m mcpkit"
 
 
-def _run(side: str, version: str, tmp_path: Path) -> None:
-    if not RUN_SH.exists():
-        pytest.fail(f"conformance runner not found at {RUN_SH} (set MCPKIT_CONFORMANCE_RUN_SH)")
+def _side_and_version(item: pytest.Item) -> tuple[str, str]:
+    version = getattr(getattr(item, "callspec", None), "params", {}).get("version", "0.1.16")
+    side = {
+        "test_server_conformance": "server",
+        "test_client_conformance": "client",
+        "test_proxied_stdio_server_conformance": "proxy",
+    }[getattr(item, "originalname", item.name)]
+    return side, version
+
+
+def start_early(item: pytest.Item) -> None:
+    """Each run starts with the session, in the background (tests/_early.py)."""
+    if ENABLED and RUN_SH.exists():
+        side, version = _side_and_version(item)
+        out = item.config._tmp_path_factory.mktemp(f"conformance-{side}")  # type: ignore[attr-defined]
+        _early.start(item.nodeid, partial(_harness, side, version, out))
+
+
+def _target(side: str) -> Path:
+    name = "conformance_client.py" if side == "client" else "everything.py"
+    return ROOT / "examples" / name
+
+
+def _harness(
+    side: str, version: str, tmp_path: Path
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """run.sh for ``side`` at harness ``version``: the process, and its output directory."""
+    target = _target(side)
     if side == "server":
-        target = ROOT / "examples" / "everything.py"
         args = [
             "--server",
             f"{_mcpkit()} run {shlex.quote(str(target))} --transport http --port {{port}}",
         ]
     elif side == "proxy":
         # The stdio server behind `mcpkit proxy`, served over HTTP: everything forwarded.
-        target = ROOT / "examples" / "everything.py"
         upstream = shlex.quote(f"{shlex.quote(sys.executable)} {shlex.quote(str(target))}")
         args = ["--server", f"{_mcpkit()} proxy {upstream} --transport http --port {{port}}"]
     else:
-        target = ROOT / "examples" / "conformance_client.py"
         args = ["--client", f"{shlex.quote(sys.executable)} {shlex.quote(str(target))}"]
-    if not target.exists():
-        pytest.fail(f"{target.relative_to(ROOT)} is missing")
     out = tmp_path / f"{side}-{version}"
     env = {**os.environ, "CONFORMANCE_VERSION": version}
-    proc = subprocess.run(
+    proc = _early.run_process(
         ["bash", str(RUN_SH), *args, *SELECTION[version], "--out", str(out)],
         cwd=ROOT,
         env=env,
-        capture_output=True,
-        text=True,
         timeout=1700,
-        check=False,
     )
+    return proc, out
+
+
+def _run(side: str, version: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    if not RUN_SH.exists():
+        pytest.fail(f"conformance runner not found at {RUN_SH} (set MCPKIT_CONFORMANCE_RUN_SH)")
+    target = _target(side)
+    if not target.exists():
+        pytest.fail(f"{target.relative_to(ROOT)} is missing")
+    proc, out = _early.result(request.node.nodeid, partial(_harness, side, version, tmp_path))
     results = out / "results.json"
     if not results.exists():
         pytest.fail(
@@ -108,15 +139,15 @@ def _run(side: str, version: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_server_conformance(version: str, tmp_path: Path) -> None:
-    _run("server", version, tmp_path)
+def test_server_conformance(version: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    _run("server", version, request, tmp_path)
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_client_conformance(version: str, tmp_path: Path) -> None:
-    _run("client", version, tmp_path)
+def test_client_conformance(version: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    _run("client", version, request, tmp_path)
 
 
-def test_proxied_stdio_server_conformance(tmp_path: Path) -> None:
+def test_proxied_stdio_server_conformance(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     # The handshake revisions' scenarios (the proxy serves those downstream).
-    _run("proxy", "0.1.16", tmp_path)
+    _run("proxy", "0.1.16", request, tmp_path)

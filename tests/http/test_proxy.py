@@ -36,7 +36,7 @@ class Seen:
             self.updated.append(params.uri)
             self.update_arrived.set()
 
-        def on_changed(kind: str) -> None:
+        async def on_changed(kind: str) -> None:  # on the loop: it sets an anyio.Event
             self.changed.append(kind)
             self.change_arrived.set()
 

@@ -27,6 +27,10 @@ from ._discovery import Discovery, token_error
 from ._fetch import request_json
 from ._flow import ClientAuthentication, FlowOptions, OAuthFlow, pick_method
 
+#: The ``AuthError.error`` of an authorization server that registers no clients by itself
+#: when this client was given no identity for it (not an OAuth-registered code: ours).
+NO_REGISTRATION = "registration_not_supported"
+
 #: A redirect handler: given the authorization URL, it has the user visit it and returns
 #: the URL the authorization server redirected back to (with ``code`` and ``state``).
 RedirectHandler = Callable[[str], "Awaitable[str] | str"]
@@ -129,9 +133,12 @@ class OAuth(OAuthFlow):
     async def _register(self, found: Discovery) -> dict[str, Any]:
         endpoint = found.endpoint("registration_endpoint")
         if endpoint is None:
-            raise AuthServerError(
+            # Not a passing outage (AuthServerError's temporarily_unavailable): the
+            # client must be given an identity; a command line names its own options.
+            raise AuthError(
                 f"{found.issuer} offers no dynamic registration and this client has no "
-                "client_id for it (give OAuth(client_id=...) or client_metadata_url=...)"
+                "client_id for it (give OAuth(client_id=...) or client_metadata_url=...)",
+                error=NO_REGISTRATION,
             )
         method = pick_method(found, has_secret=False)
         grants = ["authorization_code", "refresh_token"]

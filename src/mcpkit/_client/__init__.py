@@ -1,5 +1,6 @@
 """The client SDK: :class:`Client`, :class:`ClientGroup` and the blocking :class:`SyncClient`."""
 
+from ._apps import LoadedApp
 from ._callbacks import (
     ElicitationCompleteHandler,
     ElicitationHandler,
@@ -29,6 +30,7 @@ __all__ = [
     "ExtensionTaskHandle",
     "HTTPTarget",
     "ListChangedHandler",
+    "LoadedApp",
     "LoadedSkill",
     "LoggingHandler",
     "ProgressHandler",

@@ -8,6 +8,7 @@
     mcpkit call "python server.py" search --json '{"query": "mcp", "limit": 5}'
     mcpkit read server.py notes://today
     mcpkit prompt server.py review code="print(1)" -v
+    mcpkit list notes --config ~/.cursor/mcp.json     # a server of a host's config file
 
 Errors are one line on stderr and a non-zero exit status (1: the server or the tool failed,
 2: bad usage), never a traceback.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
 import sys
 from typing import Any, NoReturn
 
@@ -25,6 +27,7 @@ import orjson
 
 from .._exceptions import MCPError
 from ._client import Client
+from ._group import load_config
 from ._login import stored_login
 from ._targets import is_url
 
@@ -47,7 +50,12 @@ class _Parser(argparse.ArgumentParser):
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "target", help="the server: a command line (one quoted string) or an http(s) URL"
+        "target",
+        help="the server: a command line (one quoted string), an http(s) URL, or the name "
+        "of an entry of --config",
+    )
+    p.add_argument(
+        "--config", help="an mcpServers JSON file (a host's config); TARGET names one entry"
     )
     p.add_argument(
         "--format", choices=("text", "json"), default="text", help="output format (default: text)"
@@ -123,12 +131,49 @@ def _pairs(items: list[str], sep: str, what: str) -> dict[str, str]:
     return out
 
 
+def config_target(config: str, name: str) -> tuple[Any, dict[str, Any], str]:
+    """The server ``name`` of the mcpServers file ``config``: what a :class:`Client`
+    connects to, its keywords (headers, or env, cwd and the inherited environment), and
+    how to name it to a person. Shared with ``mcpkit inspect --config``.
+
+    Raises:
+        ValueError: the file is not an mcpServers document, or has no such server (the
+            message names the ones it has).
+    """
+    try:
+        entries = load_config(config)
+    except OSError as e:
+        raise ValueError(f"cannot read {config}: {e.strerror or e}") from None
+    except orjson.JSONDecodeError as e:
+        raise ValueError(f"{config} is not valid JSON ({e})") from None
+    if name not in entries:
+        known = ", ".join(sorted(entries)) or "none"
+        raise ValueError(f"{config} has no server {name!r} (it has: {known})")
+    entry = entries[name]
+    if "url" in entry:
+        kw: dict[str, Any] = {"headers": entry.get("headers")}
+        return entry["url"], kw, f"{name} ({entry['url']})"
+    argv = [str(entry["command"]), *(str(a) for a in entry.get("args") or [])]
+    kw = {"env": entry.get("env"), "cwd": entry.get("cwd"), "inherit_env": True}
+    return argv, kw, f"{name} ({shlex.join(argv)})"
+
+
 def _client(ns: argparse.Namespace) -> Client:
     target: Any = ns.target
     headers = _pairs(ns.header, ":", "--header")
     env = _pairs(ns.env, "=", "--env")
-    if not is_url(target) and not target.strip():
+    kw: dict[str, Any] = {}
+    if ns.config:
+        try:
+            target, kw, _ = config_target(ns.config, ns.target)
+        except ValueError as e:
+            raise _UsageError(str(e)) from None
+        # The command line's --header and --env add to (and win over) the entry's.
+        headers = {**(kw.pop("headers", None) or {}), **headers}
+        env = {**(kw.pop("env", None) or {}), **env}
+    elif not is_url(target) and not target.strip():
         raise _UsageError("the target is empty: give a command line or a URL")
+    ns.resolved = target  # what a hint names (not the entry's name)
     given = any(k.lower() == "authorization" for k in headers)
     # A server logged in to with `mcpkit auth login` gets its (refreshed) token.
     auth = stored_login(target) if is_url(target) and not given else None
@@ -137,6 +182,7 @@ def _client(ns: argparse.Namespace) -> Client:
         auth=auth,
         headers=headers or None,
         env=env or None,
+        **kw,
         timeout=ns.timeout,
         init_timeout=ns.timeout,
         on_stderr=(lambda line: print(line, file=sys.stderr))
@@ -208,8 +254,11 @@ def _describe(kind: str, item: dict[str, Any]) -> str:
         props = _obj(schema.get("properties"))
         required = set(schema.get("required") or [])
         for name, prop in props.items():
+            about = str(_obj(prop).get("description") or "").strip()
             lines.append(
-                f"    {name}: {_param(_obj(prop))}" + (" (required)" if name in required else "")
+                f"    {name}: {_param(_obj(prop))}"
+                + (" (required)" if name in required else "")
+                + (f"  {about.splitlines()[0]}" if about else "")
             )
         return "\n".join(lines)
     if kind == "resources":
@@ -291,17 +340,43 @@ async def _prompt(ns: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- call
 
 
+def _types(prop: Any) -> list[str]:
+    """The JSON types a parameter's schema allows (``anyOf``/``oneOf`` options included)."""
+    prop = _obj(prop)
+    kind = prop.get("type")
+    found = [str(k) for k in kind] if isinstance(kind, list) else [str(kind)] if kind else []
+    for option in prop.get("anyOf") or prop.get("oneOf") or []:
+        found += [t for t in _types(option) if t not in found]
+    return found
+
+
+def _string_array(prop: Any) -> bool:
+    """Whether the schema takes an array of strings (itself or one of its options)."""
+    prop = _obj(prop)
+    if prop.get("type") == "array" and _obj(prop.get("items")).get("type") == "string":
+        return True
+    return any(_string_array(o) for o in prop.get("anyOf") or prop.get("oneOf") or [])
+
+
 def _coerce(name: str, value: str, prop: Any) -> Any:
-    types = prop.get("type") if isinstance(prop, dict) else None
-    types = types if isinstance(types, list) else [types] if types else []
+    types = _types(prop)
     if types == ["string"]:
         return value
+    if _string_array(prop) and not value.lstrip().startswith("[") and value != "null":
+        # tags=a,b: a shell-friendly list; a JSON array still works (tags='["a,b"]').
+        return [part.strip() for part in value.split(",")] if value.strip() else []
     try:
         parsed = orjson.loads(value)
     except orjson.JSONDecodeError:
         if not types or "string" in types:
             return value
-        raise _UsageError(f"argument {name}: {value!r} is not a valid {'/'.join(types)}") from None
+        example = "'[1, 2]'" if "array" in types else """'{"key": 1}'"""
+        hint = (
+            f"; write it as JSON, e.g. {name}={example}" if {"array", "object"} & {*types} else ""
+        )
+        raise _UsageError(
+            f"argument {name}: {value!r} is not a valid {'/'.join(types)}{hint}"
+        ) from None
     return parsed
 
 
@@ -392,14 +467,20 @@ def main(command: str, argv: list[str]) -> int:
     except BaseException as e:  # every error is a message, never a traceback
         if isinstance(e, (SystemExit, GeneratorExit)):
             raise
-        print(f"mcpkit {command}: error: {_message(e)}{_hint(e, ns.target)}", file=sys.stderr)
+        hint = login_hint(e, getattr(ns, "resolved", ns.target))
+        print(f"mcpkit {command}: error: {_message(e)}{hint}", file=sys.stderr)
         return 1
 
 
-def _hint(e: BaseException, target: str) -> str:
-    """What to do about a refusal the user can fix: a server wanting a login."""
+def login_hint(e: BaseException, target: Any) -> str:
+    """What to do about a refusal the user can fix: a server wanting a login (else "").
+
+    Shared with the inspector, which shows it in its page."""
+    group = getattr(e, "exceptions", None)
+    if isinstance(group, (list, tuple)) and group:
+        return login_hint(group[0], target)
     data = getattr(e, "data", None)
-    if isinstance(data, dict) and data.get("httpStatus") == 401:
+    if isinstance(data, dict) and data.get("httpStatus") == 401 and is_url(target):
         return f"\n(the server wants an OAuth login: run `mcpkit auth login {target}`)"
     return ""
 

@@ -39,7 +39,8 @@ from ..types import (
     Tool,
 )
 from ..types._extensions import SkillEntry
-from . import _skills
+from . import _apps, _skills
+from ._apps import AppsClientExtension, LoadedApp
 from ._callbacks import (
     ElicitationCompleteHandler,
     ElicitationHandler,
@@ -69,7 +70,14 @@ from ._taskcalls import ClientTasks
 from ._tasks import TaskHandle, TaskReceiver
 from ._trace import telemetry_active, traced, with_trace
 from ._util import DEFAULT as _DEFAULT
-from ._util import ListKind, ProgressFn, RootsSource, to_root, undeliverable
+from ._util import (
+    ListKind,
+    ProgressFn,
+    RootsSource,
+    answer_lost,
+    to_root,
+    undeliverable,
+)
 from ._util import package_version as _package_version
 from ._util import parse_result as _parse
 from ._util import wire as _wire
@@ -153,7 +161,8 @@ class Client:
     servers are answered in their own revision), ``validate_output`` (check
     ``structuredContent`` against ``outputSchema``; default on), ``on_stderr`` (each stderr
     line of a spawned server; default: copied to ours), ``middleware`` (around every request
-    sent, the first outermost: see :mod:`mcpkit.middleware`).
+    sent, the first outermost: see :mod:`mcpkit.middleware`), ``apps`` (declare the MCP Apps
+    extension: this client is a host that renders views, see docs/apps.md).
     """
 
     def __init__(
@@ -187,6 +196,7 @@ class Client:
         accept_tasks: bool = False,
         middleware: Sequence[Any] = (),
         extensions: Sequence[ClientExtension] = (),
+        apps: bool = False,
     ) -> None:
         self.target = target
         self.middleware = list(middleware)
@@ -244,6 +254,8 @@ class Client:
         if len(given) != len(extensions):
             raise ValueError("an extension id is given twice")
         official: list[ClientExtension] = [TasksClientExtension(), SkillsClientExtension()]
+        if apps:  # a host of MCP Apps (docs/apps.md)
+            official.append(AppsClientExtension())
         self.extensions: dict[str, ClientExtension] = {e.id: e for e in official} | given
         for ext in self.extensions.values():
             ext.attach(self)
@@ -351,6 +363,10 @@ class Client:
             if undeliverable(e):
                 raise TransportError(
                     f"{method}: cannot reach {describe(self._target)}: {e.message}"
+                ) from None
+            if answer_lost(e):  # docs/client.md: unreachable "at connect or later"
+                raise TransportError(
+                    f"{method}: lost {describe(self._target)} before the answer: {e.message}"
                 ) from None
             raise
 
@@ -509,6 +525,21 @@ class Client:
         """Read a skill's ``SKILL.md`` and verify it (size, digest, frontmatter against the
         listing); :class:`~mcpkit.SkillVerificationError` when anything differs."""
         return await _skills.load_skill(self, skill)
+
+    async def read_app(self, target: str | Tool) -> LoadedApp:
+        """An MCP Apps view (a ``ui://`` URI, or a tool's ``_meta.ui.resourceUri``): its
+        HTML, its ``_meta.ui`` and the CSP a host enforces on it."""
+        return await _apps.read_app(self, target)
+
+    async def list_model_tools(self) -> list[Tool]:
+        """The tools a host hands its model: all but the MCP Apps ``["app"]``-only ones."""
+        return await _apps.list_model_tools(self)
+
+    async def call_tool_from_app(
+        self, name: str, arguments: Mapping[str, Any] | None = None
+    ) -> CallToolResult:
+        """Call a tool for a view: -32602 (unknown tool) unless its visibility has "app"."""
+        return await _apps.call_tool_from_app(self, name, arguments)
 
     def task(self, task_id: str, tool: str | None = None) -> TaskHandle | ExtensionTaskHandle:
         """A handle on a task known by its id (e.g. created before a reconnection): a

@@ -16,6 +16,9 @@ the new one is acknowledged, so no change is missed in between.
 * A stream the server closed before ending it is a lost request: it is sent again, as a
   new request with a new id (bounded by ``ClientSession.max_reissues`` breaks in a row; a
   stream that had lived a while starts a new count).
+* A server that declares what a stream would carry but has no ``subscriptions/listen``
+  (-32601) is not asked again on that connection: nothing to listen to, and nothing to warn
+  about (said once at debug level).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.abc import TaskGroup
 
-from .._exceptions import MCPError, ProtocolError
+from .._exceptions import METHOD_NOT_FOUND, MCPError, ProtocolError
 from .._transports._base import RequestId, answer_lost
 
 if TYPE_CHECKING:
@@ -133,6 +136,8 @@ class Listener:
         self.current: Subscription | None = None
         self._open: list[Subscription] = []
         self._generation = 0
+        #: The connection (its task group) whose server has no ``subscriptions/listen``.
+        self._unsupported_in: TaskGroup | None = None
 
     def wanted(self) -> dict[str, Any]:
         """The filter: the resources subscribed to, and the changes of every list the server
@@ -153,7 +158,7 @@ class Listener:
         """Open a stream asking for :meth:`wanted` and wait for its acknowledgement; the
         stream it replaces ends then. Nothing wanted: every stream ends."""
         filt = self.wanted()
-        if not filt or self.tg is None:
+        if not filt or self.tg is None or self._unsupported_in is self.tg:
             for sub in list(self._open):
                 self._close(sub)
             self.current = None
@@ -168,6 +173,9 @@ class Listener:
         except BaseException:
             self._close(sub)
             raise
+        if self._unsupported_in is self.tg:
+            self.current = None  # no such method: nothing listens, as when nothing is wanted
+            return None
         if sub is not self.current and sub.generation == self._generation:
             # It ended unacknowledged (refused; logged): what the older stream asked is stale.
             for other in list(self._open):
@@ -259,10 +267,23 @@ class Listener:
             try:
                 await self._listen(sub)
             except MCPError as e:
-                logger.warning("the subscriptions/listen stream ended: %s", e)
+                if isinstance(e, ProtocolError) and e.code == METHOD_NOT_FOUND:
+                    self._unsupported()
+                else:
+                    logger.warning("the subscriptions/listen stream ended: %s", e)
             finally:
                 # Ended: nobody waits forever for an acknowledgement that will not come.
                 self._close(sub, cancel=False)
+
+    def _unsupported(self) -> None:
+        """The server has no ``subscriptions/listen``: stop asking on this connection (a new
+        one, perhaps to an upgraded server, asks again)."""
+        if self._unsupported_in is not self.tg:
+            self._unsupported_in = self.tg
+            logger.debug(
+                "%s has no subscriptions/listen (-32601): not listening for notifications",
+                self.client.name or "the server",
+            )
 
     async def _listen(self, sub: Subscription) -> None:
         """Hold ``sub``'s listen request open, sending it again when its stream breaks."""

@@ -32,6 +32,7 @@ from ..types import (
     Tool,
 )
 from ..types._extensions import DetailedTask, SkillEntry
+from ._apps import LoadedApp
 from ._client import Client
 from ._extensions import ExtensionTaskHandle
 from ._listen import Subscription
@@ -325,6 +326,23 @@ class SyncClient:
     def read_resource(self, uri: str, *, timeout: float | None = _DEFAULT) -> ReadResourceResult:
         """See :meth:`Client.read_resource`."""
         result: ReadResourceResult = self._run(self.client.read_resource, uri, timeout=timeout)
+        return result
+
+    def read_app(self, target: str | Tool) -> LoadedApp:
+        """See :meth:`Client.read_app`."""
+        result: LoadedApp = self._run(self.client.read_app, target)
+        return result
+
+    def list_model_tools(self) -> list[Tool]:
+        """See :meth:`Client.list_model_tools`."""
+        result: list[Tool] = self._run(self.client.list_model_tools)
+        return result
+
+    def call_tool_from_app(
+        self, name: str, arguments: Mapping[str, Any] | None = None
+    ) -> CallToolResult:
+        """See :meth:`Client.call_tool_from_app`."""
+        result: CallToolResult = self._run(self.client.call_tool_from_app, name, arguments)
         return result
 
     def subscribe(self, uri: str, *, timeout: float | None = _DEFAULT) -> None:

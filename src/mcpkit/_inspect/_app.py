@@ -22,6 +22,7 @@ from urllib.parse import parse_qs
 
 from .._exceptions import MCPError
 from .._http._security import LOCAL_HOSTS, HostOriginPolicy
+from ._apps import load_app
 from ._state import Inspector
 
 logger = logging.getLogger("mcpkit.inspect")
@@ -44,7 +45,8 @@ def page_html() -> str:
     assets = resources.files("mcpkit._inspect") / "assets"
     html = (assets / "index.html").read_text(encoding="utf-8")
     css = (assets / "app.css").read_text(encoding="utf-8")
-    js = (assets / "app.js").read_text(encoding="utf-8")
+    # The MCP Apps host (apps.js) first: app.js installs it.
+    js = "".join((assets / f).read_text(encoding="utf-8") for f in ("apps.js", "app.js"))
     return html.replace("/*STYLE*/", css).replace("/*SCRIPT*/", js)
 
 
@@ -143,6 +145,8 @@ class InspectorApp:
             return await ins.cancel_task(_str(body, "taskId"))
         if name == "read":
             return await ins.read(_str(body, "uri"))
+        if name == "app":  # an MCP Apps view, with the CSP it is rendered under
+            return await load_app(ins.need(), _str(body, "uri"))
         if name == "subscribe":
             return await ins.subscribe(_str(body, "uri"), bool(body.get("on", True)))
         if name == "prompt":

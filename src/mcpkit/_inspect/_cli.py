@@ -17,6 +17,7 @@ import importlib.util
 import json
 import os
 import secrets
+import shlex
 import shutil
 import socket
 import sys
@@ -28,8 +29,9 @@ from typing import Any, NoReturn
 
 import anyio
 
+from .._client._cli import config_target
 from .._client._client import Client
-from .._client._group import load_config
+from .._client._login import stored_login
 from .._client._targets import is_url
 from .._server._reload import POLL, changed, snapshot
 from ._app import InspectorApp
@@ -95,17 +97,10 @@ def _target(ns: argparse.Namespace) -> tuple[Any, dict[str, Any], str]:
     target: Any = ns.target
     kw: dict[str, Any] = {}
     if ns.config:
-        entries = load_config(ns.config)
-        if target not in entries:
-            known = ", ".join(sorted(entries)) or "none"
-            raise _UsageError(f"{ns.config} has no server {target!r} (it has: {known})")
-        entry = entries[target]
-        if "url" in entry:
-            kw["headers"] = entry.get("headers")
-            return entry["url"], kw, f"{target} ({entry['url']})"
-        argv = [entry["command"], *entry.get("args", [])]
-        kw.update(env=entry.get("env"), cwd=entry.get("cwd"), inherit_env=True)
-        return argv, kw, f"{target} ({' '.join(argv)})"
+        try:
+            return config_target(ns.config, target)
+        except ValueError as e:
+            raise _UsageError(str(e)) from None
     if not is_url(target) and not target.strip():
         raise _UsageError("the target is empty: give a command line, a file or a URL")
     if target.endswith(".py") and Path(target).is_file():
@@ -117,7 +112,8 @@ def _target(ns: argparse.Namespace) -> tuple[Any, dict[str, Any], str]:
     if env:
         kw["env"] = env
     kw["inherit_env"] = True
-    return target, kw, target
+    # A command as a person would type it (quoted where a shell needs it), not a list.
+    return target, kw, target if isinstance(target, str) else shlex.join(target)
 
 
 def _listen(port: int) -> socket.socket:
@@ -178,6 +174,10 @@ async def _serve(
     import uvicorn  # checked by main() before anything listens
 
     target, kw, describe = _target(ns)
+    given = any(k.lower() == "authorization" for k in kw.get("headers") or {})
+    if is_url(target) and not given:
+        # A server logged in to with `mcpkit auth login` gets its (refreshed) token.
+        kw = {**kw, "auth": stored_login(target)}
 
     def make_client(**callbacks: Any) -> Client:
         return Client(
@@ -186,12 +186,14 @@ async def _serve(
             timeout=ns.timeout,
             max_timeout=None,
             name="mcpkit-inspector",
+            apps=True,  # a host of MCP Apps: tool views are rendered in the page
             on_stderr=lambda line: print(line, file=sys.stderr),
             **kw,
             **callbacks,
         )
 
     inspector = Inspector(make_client, describe)
+    inspector.login_url = target if is_url(target) else None
     app = InspectorApp(
         inspector,
         token,

@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 
+from .._client._cli import login_hint
 from .._client._client import Client
 from .._exceptions import MCPError, ProtocolError
 
@@ -72,6 +73,8 @@ class Inspector:
         self.roots: list[dict[str, Any]] = []
         self._reconnect = anyio.Event()
         self._closing = False
+        #: The server's URL when it is one: a 401 then says to run ``mcpkit auth login``.
+        self.login_url: str | None = None
 
     # ------------------------------------------------------------------ events
 
@@ -127,7 +130,7 @@ class Inspector:
                     self.post("status", state="connected", info=self.info())
                     await self._reconnect.wait()
             except Exception as e:  # shown in the page; a reconnect tries again
-                self.error = f"{type(e).__name__}: {e}"
+                self.error = f"{type(e).__name__}: {e}{login_hint(e, self.login_url)}"
                 self.post("status", state="error", error=self.error)
                 await self._reconnect.wait()
             finally:

@@ -12,6 +12,8 @@ from ._util import is_base_model, to_wire
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
+    from .._session import Negotiated
+
 
 def parse_elicit_result(
     raw: Any,
@@ -211,3 +213,23 @@ def url_input_requests(
             data={"requiredCapabilities": {"elicitation": {"url": {}}}},
         )
     return requests
+
+
+def missing_capability_reason(why: str, capability: str, negotiated: Negotiated | None) -> str:
+    """The error text for a request to the client it cannot get: ``why``, unless the request
+    came without a handshake at all (a 2025 client of an HTTP app in stateless mode).
+
+    A client always sends ``clientInfo`` in ``initialize``, so a handshake revision with no
+    peer info means the request was served by a throwaway session: whatever the client
+    declared went to another one, and no stream leads back to it. Saying the client did not
+    declare the capability would send people looking at the wrong side.
+    """
+    if negotiated is None or negotiated.stateless or negotiated.peer_info:
+        return why
+    return (
+        f"cannot use the client's {capability!r} capability: this server runs in stateless "
+        f"mode (--stateless, stateless=True), where a protocol {negotiated.protocol_version} "
+        "request has no session, so the server never sees what the client declared and has no "
+        "channel to ask it; serve with sessions (drop stateless), or connect with protocol "
+        "revision 2026-07-28, whose requests carry their capabilities"
+    )

@@ -295,11 +295,19 @@ def main(command: str, argv: list[str]) -> int:
         for key in ("path", "json_response", "stateless"):
             settings.pop(key, None)
     from .._exceptions import BackendUnavailable
+    from ._port import PortInUse
 
     try:
         server.run(transport, **settings)
     except KeyboardInterrupt:
         return 130
+    except PortInUse as e:
+        print(
+            f"mcpkit {command}: port {e.port} on {e.host} is already in use: "
+            "pick another with --port (or MCPKIT_PORT)",
+            file=sys.stderr,
+        )
+        return 1
     except (RuntimeError, ImportError, BackendUnavailable) as e:
         # The [http] or [redis] extra missing, a Redis that refuses: one line.
         print(f"mcpkit {command}: {e}", file=sys.stderr)

@@ -18,6 +18,7 @@ from ._asking import (
     check_form_answer,
     check_tool_results,
     elicitation_schema,
+    missing_capability_reason,
     parse_elicit_result,
     sampling_messages,
 )
@@ -303,7 +304,7 @@ class Context(Generic[StateT]):
                 message=f"Missing required client capability: {why}",
                 data={"requiredCapabilities": needed},
             )
-        raise CapabilityError(why)
+        raise CapabilityError(missing_capability_reason(why, ".".join(path), n))
 
     async def _send(
         self,

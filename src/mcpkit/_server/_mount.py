@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.abc import TaskGroup
 
-from .._exceptions import InvalidParams, MCPError, ProtocolError
+from .._exceptions import InvalidParams, MCPError, ProtocolError, RequestTimeout, TransportError
 from .._middleware import MCPRequest, chain
 from ._context import Context
 from ._relay import Flight, Relay, check_capability, rounds_of
@@ -666,19 +666,27 @@ class RemoteMount(Mount):
     async def _asked(self, method: str, params: dict[str, Any]) -> Any:
         """The parent's client's answer to the mounted server's ``method`` request."""
         ctx = _serving.get()
-        if ctx is not None:
-            # Asked inside the call, in the parent's request's own task (a 2026-07-28
-            # server's input requests): an InputRequired is that request's to answer with.
-            check_capability(ctx, method, params)
-            return await ctx._send(method, params, None)
-        flight = self._flight()
-        if flight is None:
+        try:
+            if ctx is not None:
+                # Asked inside the call, in the parent's request's own task (a 2026-07-28
+                # server's input requests): an InputRequired is that request's to answer with.
+                check_capability(ctx, method, params)
+                return await ctx._send(method, params, None)
+            flight = self._flight()
+            if flight is None:
+                raise ProtocolError(
+                    -32603, f"{method}: no request of the parent's client to ask through"
+                )
+            # Asked the way the parent's client takes it: a request on its stream, or
+            # (2026-07-28) an input request of the relayed call, answered by its retry.
+            return await flight.ask(method, params)
+        except (TransportError, RequestTimeout) as e:
+            # The parent's client left or did not answer: the mounted server is told so. Not
+            # a fault of ours to log with a traceback (a flood of questions would be a flood
+            # of tracebacks).
             raise ProtocolError(
-                -32603, f"{method}: no request of the parent's client to ask through"
-            )
-        # Asked the way the parent's client takes it: a request on its stream, or
-        # (2026-07-28) an input request of the relayed call, answered by the client's retry.
-        return await flight.ask(method, params)
+                -32603, f"{method}: the parent's client could not answer: {e}"
+            ) from None
 
     def _ask(self, method: str) -> Any:
         async def ask(params: Any, _server_rc: Any) -> Any:

@@ -20,6 +20,7 @@ from .._session._server import ServerSession
 from .._stores._tasks import TaskStore
 from .._transports._base import Transport
 from . import _serving
+from ._apps import AppMixin, tool_meta
 from ._context import Context, StateT
 from ._extensions import Extension, Extensions
 from ._func import FuncInfo, context_param_of, describe
@@ -59,7 +60,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 Lifespan = Callable[["Server[StateT]"], AbstractAsyncContextManager[StateT]]
 
 
-class Server(Generic[StateT]):
+class Server(AppMixin, Generic[StateT]):
     """An MCP server: decorate functions to offer them as tools, resources and prompts.
 
     Example::
@@ -320,6 +321,7 @@ class Server(Generic[StateT]):
         output_schema: Mapping[str, Any] | bool | None = None,
         allow_refs: bool = False,
         scopes: Sequence[str] | None = None,
+        app: Any = None,
     ) -> Callable[[F], F]: ...
 
     def tool(self, name: Any = None, **options: Any) -> Any:
@@ -343,7 +345,8 @@ class Server(Generic[StateT]):
         explicit JSON schema, kept exactly as written), ``output_schema`` (a schema, or
         False for none), ``allow_refs`` (let the derived schema use ``$ref``), ``scopes``
         (OAuth scopes a caller needs beyond the server's; over HTTP a token without them
-        gets the 403 step-up challenge).
+        gets the 403 step-up challenge), ``app`` (its MCP Apps view: a ``ui://`` URI or an
+        ``AppToolMeta``; see docs/apps.md).
         """
         if callable(name):
             self.add_tool(name)
@@ -371,6 +374,7 @@ class Server(Generic[StateT]):
         output_schema: Mapping[str, Any] | bool | None = None,
         allow_refs: bool = False,
         scopes: Sequence[str] | None = None,
+        app: Any = None,
     ) -> None:
         """Register ``fn`` as a tool (at any time: connected clients are told the list changed)."""
         tool_name = name if name is not None else name_of(fn)
@@ -388,7 +392,7 @@ class Server(Generic[StateT]):
             output_schema=output_schema,
             annotations=annotations,
             icons=icons,
-            meta=meta,
+            meta=tool_meta(self, meta, app),
             task_support=task_support,
             defer_task=defer_task,
             mask_errors=self.mask_errors,

@@ -61,8 +61,10 @@ def run(server: Server[Any], transport: str, **options: Unpack[RunKeywords]) -> 
         run_loop(server.serve_stdio)
         return
     from ._cli import http_runner
+    from ._port import check_port
 
     kw: dict[str, Any] = dict(options)
+    check_port(kw)  # a busy port in one line naming port=, before uvicorn logs [Errno 98]
     if transport == "sse":
         _legacy_keeps_sessions_here(kw.pop("redis", None))
     else:

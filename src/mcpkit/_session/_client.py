@@ -64,6 +64,9 @@ LATEST_STATELESS_VERSION = STATELESS_PROTOCOL_VERSIONS[0]
 
 logger = logging.getLogger("mcpkit.client")
 
+#: The extension (MCP Apps, ``io.modelcontextprotocol/ui``) declared at ``initialize`` too.
+HANDSHAKE_EXTENSION = "io.modelcontextprotocol/ui"
+
 #: Bound on the ``initialize`` exchange unless the caller sets another.
 DEFAULT_INIT_TIMEOUT = 30.0
 
@@ -184,8 +187,12 @@ class ClientSession:
         asks) when the server answers with a revision we do not speak.
         """
         # Extensions are declared from 2026-07-28 on (in each request's _meta): the
-        # handshake revisions' ClientCapabilities have no `extensions`.
+        # handshake revisions' ClientCapabilities have no `extensions`. MCP Apps is the
+        # exception: its spec (SEP-1865) has hosts declare it at initialize on any revision.
         declared = {k: v for k, v in self.capabilities.items() if k != "extensions"}
+        exts = self.capabilities.get("extensions") or {}
+        if HANDSHAKE_EXTENSION in exts:
+            declared["extensions"] = {HANDSHAKE_EXTENSION: exts[HANDSHAKE_EXTENSION]}
         params: dict[str, Any] | None = {
             "protocolVersion": self.requested_version,
             "capabilities": declared,

@@ -25,6 +25,15 @@ from typing import Any as _Any
 from ._index import WHERE as _LAZY
 
 if _TYPE_CHECKING:
+    from ._apps import (
+        APP_MIME_TYPE,
+        APPS_EXTENSION,
+        AppCsp,
+        AppPermissions,
+        AppResourceMeta,
+        AppToolMeta,
+        app_csp_header,
+    )
     from ._base import (
         Annotations,
         BaseMetadata,
@@ -325,6 +334,8 @@ if _TYPE_CHECKING:
     )
 
 __all__ = [
+    "APPS_EXTENSION",
+    "APP_MIME_TYPE",
     "CLIENT_CAPABILITIES_META_KEY",
     "CLIENT_INFO_META_KEY",
     "DEFAULT_NEGOTIATED_VERSION",
@@ -347,6 +358,10 @@ __all__ = [
     "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
     "Annotations",
+    "AppCsp",
+    "AppPermissions",
+    "AppResourceMeta",
+    "AppToolMeta",
     "AudioContent",
     "BaseMetadata",
     "BlobResourceContents",
@@ -574,6 +589,7 @@ __all__ = [
     "UntitledMultiSelectEnumSchema",
     "UntitledSingleSelectEnumSchema",
     "adapt_outgoing",
+    "app_csp_header",
     "check_skill_name",
     "methods_for",
     "notification_methods_for",

@@ -11,6 +11,13 @@ from __future__ import annotations
 
 #: Public name -> the submodule of :mod:`mcpkit.types` that defines it (relative).
 WHERE: dict[str, str] = {
+    "APPS_EXTENSION": "._apps",
+    "APP_MIME_TYPE": "._apps",
+    "AppCsp": "._apps",
+    "AppPermissions": "._apps",
+    "AppResourceMeta": "._apps",
+    "AppToolMeta": "._apps",
+    "app_csp_header": "._apps",
     "Annotations": "._base",
     "BaseMetadata": "._base",
     "Cursor": "._base",

@@ -5,9 +5,13 @@ too, while a tool call may carry sampling answers (``inputResponses``, 2026-07-2
 way neither module imports the other.
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, GetCoreSchemaHandler
+from pydantic_core import core_schema
 
 from ._base import BaseMetadata, Icons, MCPModel, Meta
 
@@ -20,29 +24,94 @@ __all__ = [
 ]
 
 
-class ToolSchema(MCPModel):
-    """A JSON Schema document as a tool carries it (its ``outputSchema``).
+class ToolSchema(dict[str, Any]):
+    """A JSON Schema document as a tool carries it (its ``outputSchema``): a plain ``dict``.
 
-    2026-07-28 allows any JSON Schema 2020-12 document here (an array, a composition
-    without ``type``, ...); 2025-11-25 required an object schema. Only ``$schema`` and the
-    keywords earlier revisions named are fields; every other keyword is kept as an extra
-    member, and nothing is filled in, so a schema round-trips unchanged.
+    Being a ``dict``, it goes to ``json.dumps``, to an LLM API's tool list or to a validator
+    as it is, exactly as it was read: nothing is filled in, every keyword is kept.
+    2026-07-28 allows any JSON Schema 2020-12 document here (an array, a composition without
+    ``type``, ...); 2025-11-25 required an object schema. The keywords earlier revisions
+    named read as attributes too (``schema.properties``; ``dialect`` is ``$schema``), and
+    keyword arguments build one: ``ToolSchema(type="array", items={"type": "string"})``.
     """
 
-    dialect: str | None = Field(default=None, alias="$schema")
-    type: str | list[str] | None = None
-    properties: dict[str, Any] | None = None
-    required: list[str] | None = None
+    def __init__(
+        self,
+        schema: Mapping[str, Any] | None = None,
+        /,
+        *,
+        dialect: str | None = None,
+        **keywords: Any,
+    ) -> None:
+        super().__init__(schema or {}, **keywords)
+        if dialect is not None:
+            self["$schema"] = dialect
+
+    @property
+    def dialect(self) -> str | None:
+        """``$schema``: the JSON Schema dialect the document declares, if any."""
+        return self.get("$schema")
+
+    @property
+    def type(self) -> str | list[str] | None:
+        """The ``type`` keyword, if present."""
+        return self.get("type")
+
+    @property
+    def properties(self) -> dict[str, Any] | None:
+        """The ``properties`` keyword, if present."""
+        return self.get("properties")
+
+    @property
+    def required(self) -> list[str] | None:
+        """The ``required`` keyword, if present."""
+        return self.get("required")
+
+    def to_wire(self) -> dict[str, Any]:
+        """A plain ``dict`` copy (the name every model of :mod:`mcpkit.types` answers to)."""
+        return dict(self)
+
+    def model_dump(self, **_: Any) -> dict[str, Any]:
+        """A plain ``dict`` copy; kept for code written when this class was a pydantic model."""
+        return dict(self)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({dict.__repr__(self)})"
+
+    @classmethod
+    def _checked(cls, value: dict[str, Any]) -> ToolSchema:
+        return cls(value)
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        # Validated as a dict of any JSON values, then wrapped: read and written unchanged.
+        return core_schema.no_info_after_validator_function(
+            cls._checked,
+            core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema()),
+        )
 
 
 class ObjectSchema(ToolSchema):
     """A JSON Schema describing an object (a tool's input; its output up to 2025-11-25).
 
-    ``type`` is always ``"object"`` and written even when left out. Only the top-level
-    keywords MCP names are fields; every other JSON Schema keyword is kept as an extra member.
+    A plain ``dict`` like :class:`ToolSchema`; ``type`` is always ``"object"``, added when
+    left out (another ``type`` is refused).
     """
 
-    type: Literal["object"] = "object"
+    def __init__(
+        self,
+        schema: Mapping[str, Any] | None = None,
+        /,
+        *,
+        dialect: str | None = None,
+        **keywords: Any,
+    ) -> None:
+        super().__init__(schema, dialect=dialect, **keywords)
+        self.setdefault("type", "object")
+        if self["type"] != "object":
+            raise ValueError(f"an object schema has type 'object', not {self['type']!r}")
 
 
 class ToolAnnotations(MCPModel):

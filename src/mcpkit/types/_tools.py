@@ -1,8 +1,8 @@
 """Tools: listing them and calling them (what a tool looks like is in :mod:`._tooldefs`)."""
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from ._base import (
     NotificationParams,
@@ -64,17 +64,31 @@ class CallToolRequest(_RequestBase):
     params: CallToolRequestParams
 
 
+def _false_for_none(value: Any) -> Any:
+    return False if value is None else value
+
+
 class CallToolResult(Result):
     """Answer to ``tools/call``: content blocks, optional structured output, error flag.
 
     Errors raised by the tool itself belong here with ``is_error=True`` (so the model can
     see them), not in a JSON-RPC error. ``structured_content`` is an object up to
     2025-11-25 and any JSON value from 2026-07-28 (a ``null`` read off the wire is kept).
+    ``is_error`` is ``False`` when the server left ``isError`` out (the schema's default);
+    a result written back leaves it out again unless it was set.
     """
 
     content: list[ContentBlock]
     structured_content: Any | None = Field(default=None, alias="structuredContent")
-    is_error: bool | None = Field(default=None, alias="isError")
+    # A ``null`` some peer sends reads as the default, as it did when the field was optional.
+    is_error: Annotated[bool, BeforeValidator(_false_for_none)] = Field(
+        default=False, alias="isError"
+    )
+
+
+# ``is_error=None`` keeps meaning "absent" when built in Python, like every optional member
+# (its default is not None, so MCPModel does not count it among them).
+CallToolResult._mcp_drop_none = CallToolResult._mcp_drop_none | {"is_error", "isError"}
 
 
 class ToolListChangedNotification(_NotificationBase):

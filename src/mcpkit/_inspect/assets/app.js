@@ -51,6 +51,9 @@
       e.detail && e.detail.code !== undefined && e.detail.code !== null ? " (code " + e.detail.code + ")" : "");
   }
 
+  // The MCP Apps host (apps.js): tool views rendered under their results.
+  const apps = mcpkitApps({ api, el, add, errorBox, state, logLine: (text, cls) => logLine(text, cls) });
+
   // ------------------------------------------------------------------ JSON Schema forms
 
   function resolve(schema, root) {
@@ -394,11 +397,31 @@
     }
   }
 
+  // Past a dozen items a list gets a filter box (name or description, any case). A reload
+  // of the list (a list_changed notification) keeps the box itself, so what is being typed
+  // in it, and its focus, survive.
+  const FILTER_AFTER = 12;
+  function filterBox(container, count, what) {
+    let box = $(".filter", container);
+    if (count <= FILTER_AFTER) { if (box) box.remove(); return; }
+    const apply = () => {
+      const q = box.value.trim().toLowerCase();
+      container.querySelectorAll(".item").forEach((n) => { n.hidden = q !== "" && !n.textContent.toLowerCase().includes(q); });
+    };
+    if (!box) {
+      box = el("input", { type: "search", class: "filter", "aria-label": "Filter " + what, "data-testid": what + "-filter", oninput: apply });
+      container.prepend(box);
+    }
+    box.placeholder = "Filter " + count + " " + what;
+    apply();
+  }
+
   async function loadLists() {
     for (const kind of ["tools", "resources", "templates", "prompts"]) {
       try { state[kind] = await api("list/" + kind); } catch (e) { state[kind] = []; }
     }
     listItems($("#tool-list"), state.tools, "name", selectTool, (t) => t.name);
+    filterBox($("#tool-list"), state.tools.length, "tools");
     const resList = $("#resource-list");
     resList.replaceChildren(el("h3", { text: "Resources" }));
     const resHolder = el("div", {});
@@ -416,6 +439,7 @@
   }
 
   function selectTool(tool) {
+    apps.closeAll("another tool was selected");
     const detail = $("#tool-detail");
     const out = el("div", {});
     const progress = el("div", { class: "progress", "data-testid": "progress" });
@@ -432,6 +456,7 @@
         const result = await api("call", { id, name: tool.name, arguments: args, task: asTask.checked });
         progress.textContent = "done in " + Math.round(performance.now() - started) + " ms";
         out.replaceChildren(renderToolResult(result, tool));
+        apps.show(tool, args, result, out);
       } catch (e) {
         progress.textContent = "";
         out.replaceChildren(errorBox(e));

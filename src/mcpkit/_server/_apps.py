@@ -1,0 +1,283 @@
+"""The MCP Apps extension (``io.modelcontextprotocol/ui``) on the server side.
+
+``server.app_resource(uri, source)`` serves a view: HTML given as a string, a file, or a
+directory bundle whose ``index.html`` gets its local scripts, stylesheets and images
+inlined (a host renders the view from one document, without a network). Files are read
+on each ``resources/read``, so an edited view shows on the next call without a restart.
+``@server.tool(app=...)`` links a tool to its view through ``_meta.ui``.
+
+Visibility: a host (a client declaring the extension) gets every tool and keeps the
+``["app"]``-only ones away from its model itself, as the extension asks of hosts. A client
+that is not a host would hand such a tool to its model, so it does not see it at all:
+``tools/list`` leaves it out and ``tools/call`` answers it as an unknown tool.
+"""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from .._exceptions import InvalidParams
+from .._session._base import RequestContext, RequestHandlerFn
+from ..types._apps import (
+    APP_MIME_TYPE,
+    APPS_EXTENSION,
+    AppCsp,
+    AppPermissions,
+    AppResourceMeta,
+    AppToolMeta,
+)
+from ._extensions import Extension, client_supports
+
+if TYPE_CHECKING:
+    from ._server import Server
+
+#: The page a directory bundle is served from.
+BUNDLE_INDEX = "index.html"
+#: The most bytes a view may have once inlined (a host holds it in memory, whole).
+MAX_APP_BYTES = 8 * 1024 * 1024
+
+_SCRIPT = re.compile(
+    r"<script\b([^>]*?)\bsrc\s*=\s*[\"']([^\"']+)[\"']([^>]*)>\s*</script\s*>", re.IGNORECASE
+)
+_STYLESHEET = re.compile(r"<link\b[^>]*>", re.IGNORECASE)
+_HREF = re.compile(r"\bhref\s*=\s*[\"']([^\"']+)[\"']", re.IGNORECASE)
+_IMG = re.compile(r"(<img\b[^>]*?\bsrc\s*=\s*)([\"'])([^\"']+)\2", re.IGNORECASE)
+_EXTERNAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//|#)", re.IGNORECASE)
+
+
+class AppsExtension(Extension):
+    """Serves ``io.modelcontextprotocol/ui``: declared, in both eras, once a server has an
+    app; hides app-only tools from clients that are not hosts."""
+
+    id = APPS_EXTENSION
+
+    def attach(self, server: Server[Any]) -> None:
+        self.server = server
+        handlers = server._protocol
+        self._core_list: RequestHandlerFn = handlers.tools_list
+        self._core_call: RequestHandlerFn = handlers.tools_call
+
+    def settings(self) -> dict[str, Any] | None:
+        return {"mimeTypes": [APP_MIME_TYPE]}
+
+    def methods(self) -> Mapping[str, RequestHandlerFn]:
+        return {"tools/list": self.tools_list, "tools/call": self.tools_call}
+
+    def app_only(self) -> frozenset[str]:
+        """The tools only views may call (``visibility: ["app"]``)."""
+        hidden = set()
+        for name, tool in self.server.registry.tools.items():
+            ui = AppToolMeta.of(tool.definition.get("_meta"))
+            if ui is not None and not ui.for_model:
+                hidden.add(name)
+        return frozenset(hidden)
+
+    async def tools_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
+        result = await self._core_list(rc, params)
+        if client_supports(rc, APPS_EXTENSION):
+            return result
+        hidden = self.app_only()
+        if not hidden or not isinstance(result, dict):
+            return result
+        shown = [t for t in result.get("tools", ()) if t.get("name") not in hidden]
+        return {**result, "tools": shown}
+
+    async def tools_call(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
+        name = params.get("name") if isinstance(params, dict) else None
+        if (
+            isinstance(name, str)
+            and not client_supports(rc, APPS_EXTENSION)
+            and name in self.app_only()
+        ):
+            # Answered as the core answers a tool it does not have: no hint that it exists.
+            raise InvalidParams(message=f"Unknown tool: {name}", data={"name": name})
+        return await self._core_call(rc, params)
+
+
+def apps_extension(server: Server[Any]) -> AppsExtension:
+    """The server's apps extension, added on first use."""
+    found = server.extensions.get(APPS_EXTENSION)
+    if isinstance(found, AppsExtension):
+        return found
+    if found is not None:
+        raise ValueError(f"another extension is already served as {APPS_EXTENSION!r}")
+    ext = AppsExtension()
+    server.add_extension(ext)
+    return ext
+
+
+def tool_meta(
+    server: Server[Any], meta: Mapping[str, Any] | None, app: Any
+) -> Mapping[str, Any] | None:
+    """``meta`` with the tool's ``ui`` member for ``app`` (a ``ui://`` URI, an
+    :class:`AppToolMeta` or its dict); the extension is declared from then on."""
+    if app is None:
+        return meta
+    if isinstance(app, str):
+        ui = AppToolMeta(resource_uri=app)
+    elif isinstance(app, AppToolMeta):
+        ui = app
+    elif isinstance(app, Mapping):
+        ui = AppToolMeta.model_validate(dict(app))
+    else:
+        raise TypeError("app= takes a ui:// URI, an AppToolMeta or its dict")
+    if ui.resource_uri is not None and not ui.resource_uri.startswith("ui://"):
+        raise ValueError(f"an app's resource URI uses the ui:// scheme (got {ui.resource_uri!r})")
+    if ui.visibility is not None and not ui.visibility:
+        raise ValueError("visibility names who may call the tool: 'model', 'app' or both")
+    apps_extension(server)
+    return {**(meta or {}), "ui": ui.to_wire()}
+
+
+def _typed(value: Any, model: type[Any], what: str) -> Any:
+    if value is None or isinstance(value, model):
+        return value
+    if isinstance(value, Mapping):
+        return model.model_validate(dict(value))
+    raise TypeError(f"{what} takes a {model.__name__} or its dict")
+
+
+class AppMixin:
+    """``Server.app_resource``: kept here with the rest of the extension."""
+
+    def app_resource(
+        self,
+        uri: str,
+        source: str | os.PathLike[str] | Callable[[], str],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        csp: AppCsp | Mapping[str, Any] | None = None,
+        permissions: AppPermissions | Mapping[str, Any] | None = None,
+        domain: str | None = None,
+        prefers_border: bool | None = None,
+        meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] | None = None,
+    ) -> None:
+        """Serve an app's view at ``uri`` (``ui://...``) as ``text/html;profile=mcp-app``.
+
+        ``source``: the HTML as a string; a path to an HTML file; a path to a directory
+        whose ``index.html`` gets its local ``<script src>``, ``<link rel=stylesheet>`` and
+        ``<img src>`` inlined; or a function returning the HTML. ``csp`` (the origins the
+        view may reach; none when omitted), ``permissions``, ``domain`` and
+        ``prefers_border`` are its ``_meta.ui``, listed and sent with every read.
+
+        Example::
+
+            server.app_resource("ui://counter", Path(__file__).parent / "counter.html")
+
+            @server.tool(app="ui://counter")
+            def counter() -> dict: ...
+        """
+        if not isinstance(uri, str) or not uri.startswith("ui://"):
+            raise ValueError(f"an app's resource URI uses the ui:// scheme (got {uri!r})")
+        ui = AppResourceMeta(
+            csp=_typed(csp, AppCsp, "csp"),
+            permissions=_typed(permissions, AppPermissions, "permissions"),
+            domain=domain,
+            prefers_border=prefers_border,
+        ).to_wire()
+        read = _reader(source)
+        contents_meta = {"ui": ui} if ui else None
+
+        def view() -> dict[str, Any]:
+            html = read()
+            if len(html.encode()) > MAX_APP_BYTES:
+                raise ValueError(f"the app {uri} is over {MAX_APP_BYTES} bytes")
+            item: dict[str, Any] = {"uri": uri, "mimeType": APP_MIME_TYPE, "text": html}
+            if contents_meta is not None:
+                item["_meta"] = contents_meta
+            return item
+
+        server = cast("Server[Any]", self)
+        apps_extension(server)
+        server.add_resource(
+            uri,
+            view,
+            name=name or uri[len("ui://") :].strip("/") or "app",
+            title=title,
+            description=description,
+            mime_type=APP_MIME_TYPE,
+            meta={**(meta or {}), **({"ui": ui} if ui else {})} or None,
+            scopes=scopes,
+        )
+
+
+def _reader(source: Any) -> Callable[[], str]:
+    if isinstance(source, str):
+        return lambda: source
+    if isinstance(source, os.PathLike):
+        path = Path(source)
+        if path.is_dir():
+            if not (path / BUNDLE_INDEX).is_file():
+                raise ValueError(f"{path}: an app bundle needs an {BUNDLE_INDEX}")
+            return lambda: inline_bundle(path)
+        if not path.is_file():
+            raise ValueError(f"{path}: no such file or directory")
+        return lambda: path.read_text(encoding="utf-8")
+    if callable(source):
+        return lambda: _text(source())
+    raise TypeError("an app's source is HTML (str), a path, or a function returning HTML")
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError("an app's source function must return the HTML as a str")
+    return value
+
+
+def _local(root: Path, ref: str) -> Path | None:
+    """The bundle file ``ref`` names, or None for a URL, an absolute path or a file
+    outside the bundle (those are left as written: the view's CSP decides)."""
+    if _EXTERNAL.match(ref) or ref.startswith("/"):
+        return None
+    target = (root / ref.split("?", 1)[0].split("#", 1)[0]).resolve()
+    if not target.is_relative_to(root.resolve()) or not target.is_file():
+        return None
+    return target
+
+
+def inline_bundle(root: Path) -> str:
+    """``root/index.html`` with its local scripts, stylesheets and images inlined."""
+    html = (root / BUNDLE_INDEX).read_text(encoding="utf-8")
+
+    def script(m: re.Match[str]) -> str:
+        path = _local(root, m.group(2))
+        if path is None:
+            return m.group(0)
+        code = path.read_text(encoding="utf-8").replace("</script", "<\\/script")
+        attrs = (m.group(1) + m.group(3)).strip()
+        return f"<script{' ' + attrs if attrs else ''}>{code}</script>"
+
+    def stylesheet(m: re.Match[str]) -> str:
+        tag = m.group(0)
+        href = _HREF.search(tag)
+        if not re.search(r"\brel\s*=\s*[\"']?stylesheet", tag, re.IGNORECASE) or href is None:
+            return tag
+        path = _local(root, href.group(1))
+        if path is None:
+            return tag
+        return (
+            "<style>"
+            + path.read_text(encoding="utf-8").replace("</style", "<\\/style")
+            + "</style>"
+        )
+
+    def image(m: re.Match[str]) -> str:
+        path = _local(root, m.group(3))
+        if path is None:
+            return m.group(0)
+        mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        return f"{m.group(1)}{m.group(2)}data:{mime};base64,{data}{m.group(2)}"
+
+    html = _SCRIPT.sub(script, html)
+    html = _STYLESHEET.sub(stylesheet, html)
+    return _IMG.sub(image, html)
