@@ -20,13 +20,17 @@ sessions: at most ``max_children`` at once (past it a new client is refused; ove
 ``503`` and ``Retry-After`` when served by :meth:`Proxy.http_app`), and a client whose
 connection has had no request for ``child_idle_timeout`` seconds is ended, its child with it
 (an HTTP client then gets ``404`` and starts a new session, as the spec has it).
+
+With ``share_child=True`` one upstream connection (one child) serves every client instead,
+for an upstream server that keeps no state per client; the routing of what it sends back
+is described in ``_proxyshare``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -35,6 +39,16 @@ import orjson
 
 from ._client._targets import HTTPTarget, StdioTarget, describe, open_target, target_of
 from ._exceptions import ConnectionClosed, ProtocolError
+from ._proxyshare import (
+    CLIENT_NOTIFICATIONS,
+    CLIENT_REQUESTS,
+    SERVER_NOTIFICATIONS,
+    SERVER_REQUESTS,
+    UPSTREAM_CAPABILITIES,
+    SharedLink,
+    SharedUpstream,
+    without_progress_token,
+)
 from ._session._base import RequestContext
 from ._session._client import ClientSession
 from ._session._server import ServerSession
@@ -43,44 +57,6 @@ from .types._revisions import HANDSHAKE_PROTOCOL_VERSIONS
 
 logger = logging.getLogger("mcpkit.proxy")
 
-#: Requests a client may send, forwarded as they are (the upstream server answers what it
-#: does not serve; the proxy declares only what upstream declared).
-CLIENT_REQUESTS = (
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-    "logging/setLevel",
-    "tasks/get",
-    "tasks/result",
-    "tasks/list",
-    "tasks/cancel",
-)
-#: Requests the upstream server may send to the client.
-SERVER_REQUESTS = ("sampling/createMessage", "elicitation/create", "roots/list")
-SERVER_NOTIFICATIONS = (
-    "notifications/message",
-    "notifications/resources/updated",
-    "notifications/resources/list_changed",
-    "notifications/tools/list_changed",
-    "notifications/prompts/list_changed",
-    "notifications/tasks/status",
-    "notifications/elicitation/complete",
-)
-CLIENT_NOTIFICATIONS = ("notifications/roots/list_changed", "notifications/tasks/status")
-#: What the proxy declares upstream: all a client can do (a request the proxy's own client
-#: cannot answer is refused by that client's session, with the reason).
-UPSTREAM_CAPABILITIES: dict[str, Any] = {
-    "sampling": {},
-    "elicitation": {"form": {}, "url": {}},
-    "roots": {"listChanged": True},
-}
 #: Bound on one forwarded request (reset by each progress report).
 REQUEST_TIMEOUT = 600.0
 #: Child processes (one per client of a command upstream) at once, by default. Each is a
@@ -119,6 +95,7 @@ class Proxy:
         request_timeout: float = REQUEST_TIMEOUT,
         max_children: int = MAX_CHILDREN,
         child_idle_timeout: float | None = CHILD_IDLE_TIMEOUT,
+        share_child: bool = False,
     ) -> None:
         if max_children < 1:
             raise ValueError(f"max_children must be at least 1, not {max_children}")
@@ -142,15 +119,31 @@ class Proxy:
         self.children = 0
         #: New clients' first POSTs being served by :meth:`http_app` (each may open one).
         self.admitting = 0
+        #: The one upstream connection every client shares (``share_child``), else None.
+        self.shared: SharedUpstream | None = None
+        if share_child:
+            self.shared = SharedUpstream(
+                self._open_upstream,
+                what=describe(self.target),
+                name=name,
+                init_timeout=init_timeout,
+                request_timeout=request_timeout,
+                linger=child_idle_timeout,
+            )
+
+    async def _open_upstream(self, stack: AsyncExitStack[bool | None]) -> Transport:
+        return await open_target(stack, self.target)
 
     def full(self) -> bool:
-        """True when a new client would need a child past ``max_children``."""
-        return self.children >= self.max_children
+        """True when a new client would need a child past ``max_children`` (never when
+        the clients share one)."""
+        return self.shared is None and self.children >= self.max_children
 
     def http_app(self, **kwargs: Any) -> Any:
         """The Streamable HTTP app serving this proxy (``kwargs``: as for
         :func:`mcpkit.create_http_app`), answering ``503`` with ``Retry-After`` to a new
-        client while every child is taken (before any session is made for it)."""
+        client while every child is taken (before any session is made for it). With
+        ``share_child``, the app's lifespan (or ``async with app``) hosts the shared child."""
         from ._app import create_http_app
 
         return _ChildGate(create_http_app(self, **kwargs), self)
@@ -162,14 +155,18 @@ class Proxy:
         return self._session(transport, self.child_idle_timeout, **kw)
 
     def _session(self, transport: Transport, idle: float | None, **kw: Any) -> ServerSession:
-        link = _Link(self, transport, idle)
+        link: _Link | SharedLink = (
+            _Link(self, transport, idle)
+            if self.shared is None
+            else SharedLink(self.shared, transport, idle)
+        )
         kw.setdefault("supported_versions", HANDSHAKE_PROTOCOL_VERSIONS)
         session = ServerSession(
             transport,
             server_info={"name": self.name, "version": "0"},
             capabilities={},
             handlers={m: link.forward for m in CLIENT_REQUESTS},
-            notification_handlers={m: _notify_upstream(link, m) for m in CLIENT_NOTIFICATIONS},
+            notification_handlers={m: link.notify_upstream(m) for m in CLIENT_NOTIFICATIONS},
             around_run=link.running,
             **kw,
         )
@@ -179,7 +176,12 @@ class Proxy:
     async def serve(self, transport: Transport) -> None:
         """Serve one client over ``transport`` until it disconnects."""
         # The one client of a connection served this way is never ended for being idle.
-        await self._session(transport, None).run()
+        session = self._session(transport, None)
+        if self.shared is None or self.shared.is_hosted:
+            await session.run()
+            return
+        async with self.shared.hosted():
+            await session.run()
 
 
 class _ChildGate:
@@ -193,8 +195,37 @@ class _ChildGate:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.app, name)  # the app's own (aclose, options, ...)
 
+    async def __aenter__(self) -> _ChildGate:
+        self._stack = stack = AsyncExitStack()
+        async with stack:
+            if self.proxy.shared is not None:
+                await stack.enter_async_context(self.proxy.shared.hosted())
+            await stack.enter_async_context(self.app)
+            self._stack = stack.pop_all()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self._stack.aclose()
+
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         proxy = self.proxy
+        shared = proxy.shared
+        if shared is not None:
+            if scope.get("type") == "lifespan" and not shared.is_hosted:
+
+                async def announce(message: Any) -> None:
+                    if message.get("type", "").startswith("lifespan.shutdown."):
+                        # The ASGI server may end this task once told: end the child first.
+                        with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                            await shared.stop()
+                    await send(message)
+
+                # The shared child lives in a task of the app's whole life.
+                async with shared.hosted():
+                    await self.app(scope, receive, announce)
+                return
+            await self.app(scope, receive, send)  # one child whatever the clients: no gate
+            return
         if (
             scope.get("type") != "http"
             or scope.get("method") != "POST"
@@ -229,14 +260,6 @@ class _ChildGate:
             await self.app(scope, receive, send)
         finally:
             proxy.admitting -= 1
-
-
-def _notify_upstream(link: _Link, method: str) -> Any:
-    async def forward(params: dict[str, Any] | None) -> None:
-        if link.upstream is not None:
-            await link.upstream.notify(method, params)
-
-    return forward
 
 
 class _Link:
@@ -331,7 +354,7 @@ class _Link:
         try:
             return await upstream.send_request(
                 rc.request.method,
-                _without_progress_token(params),
+                without_progress_token(params),
                 timeout=self.proxy.request_timeout,
                 on_progress=progress if rc.request.progress_token is not None else None,
                 reset_timeout_on_progress=True,
@@ -359,6 +382,15 @@ class _Link:
                 -32603, f"the proxy's client could not answer {method}: {e}"
             ) from None
 
+    def notify_upstream(self, method: str) -> Any:
+        """A client's notification, sent upstream."""
+
+        async def forward(params: dict[str, Any] | None) -> None:
+            if self.upstream is not None:
+                await self.upstream.notify(method, params)
+
+        return forward
+
     def tell_client(self, method: str) -> Any:
         async def forward(params: dict[str, Any] | None) -> None:
             downstream = self.downstream
@@ -371,20 +403,6 @@ class _Link:
                 await downstream.notify(method, params)
 
         return forward
-
-
-def _without_progress_token(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The client's params, minus its progress token (upstream gets one of ours)."""
-    if params is None:
-        return None
-    meta = params.get("_meta")
-    if not isinstance(meta, dict) or "progressToken" not in meta:
-        return dict(params)
-    rest = {k: v for k, v in meta.items() if k != "progressToken"}
-    out = {k: v for k, v in params.items() if k != "_meta"}
-    if rest:
-        out["_meta"] = rest
-    return out
 
 
 def _parser(command: str) -> Any:
@@ -439,6 +457,12 @@ def _parser(command: str) -> Any:
         metavar="SECONDS",
         help=f"HTTP: end a client (and its child) idle this long (default {CHILD_IDLE_TIMEOUT:g})",
     )
+    p.add_argument(
+        "--share-child",
+        action="store_true",
+        help="HTTP: one upstream connection (one child) serves every client; only for a "
+        "server that keeps no per-client state",
+    )
     return p
 
 
@@ -464,7 +488,12 @@ def _proxy_of(ns: Any) -> Proxy:
         raise ValueError("--header applies to an http(s) upstream only")
     if env and not isinstance(target, StdioTarget):
         raise ValueError("--env applies to a command upstream only")
-    return Proxy(target, max_children=ns.max_children, child_idle_timeout=ns.child_idle_timeout)
+    return Proxy(
+        target,
+        max_children=ns.max_children,
+        child_idle_timeout=ns.child_idle_timeout,
+        share_child=ns.share_child,
+    )
 
 
 def _serve_http(proxy: Proxy, ns: Any) -> None:
@@ -497,6 +526,7 @@ def main(command: str, argv: list[str]) -> int:
             ("--path", ns.path is not None),
             ("--stateless", ns.stateless),
             ("--allowed-host", bool(ns.allowed_host)),
+            ("--share-child", ns.share_child),
         )
         if given
     ]
