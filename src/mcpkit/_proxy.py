@@ -37,6 +37,7 @@ from typing import Any
 import anyio
 import orjson
 
+from ._client._cli import parse_pairs
 from ._client._targets import HTTPTarget, StdioTarget, describe, open_target, target_of
 from ._exceptions import ConnectionClosed, ProtocolError
 from ._proxyshare import (
@@ -466,19 +467,9 @@ def _parser(command: str) -> Any:
     return p
 
 
-def _pairs(items: list[str], sep: str, what: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in items:
-        name, found, value = item.partition(sep)
-        if not found or not name.strip():
-            raise ValueError(f"{what} must look like NAME{sep}VALUE, got {item!r}")
-        out[name.strip()] = value.strip() if sep == ":" else value
-    return out
-
-
 def _proxy_of(ns: Any) -> Proxy:
-    headers = _pairs(ns.header, ":", "--header")
-    env = _pairs(ns.env, "=", "--env")
+    headers = parse_pairs(ns.header, ":", "--header")
+    env = parse_pairs(ns.env, "=", "--env")
     # A command the user gave runs as if they ran it: with their environment, plus --env.
     target = target_of(
         ns.target, env=env or None, cwd=None, inherit_env=True, on_stderr=None,

@@ -31,6 +31,7 @@ from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 import orjson
 
+from .._http._asgi import serve_lifespan
 from .._http._security import LOCAL_HOSTS, HostOriginPolicy
 
 #: Longest lifetime of a minted token (a day): a development token should not outlive it.
@@ -267,7 +268,7 @@ class DevIssuer:
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
+            await serve_lifespan(receive, send)
             return
         if scope["type"] != "http":
             return
@@ -357,13 +358,3 @@ async def _send(send: Any, status: int, payload: Any, location: str | None = Non
         headers.append((b"location", location.encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
-
-
-async def _lifespan(receive: Any, send: Any) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return

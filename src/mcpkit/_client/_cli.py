@@ -39,8 +39,8 @@ KINDS = {
 }
 
 
-class _UsageError(Exception):
-    pass
+class _UsageError(ValueError):
+    """A command line the user must change (exit 2, one line)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -121,7 +121,10 @@ def _parser(command: str) -> _Parser:
     return p
 
 
-def _pairs(items: list[str], sep: str, what: str) -> dict[str, str]:
+def parse_pairs(items: list[str], sep: str, what: str) -> dict[str, str]:
+    """``NAME{sep}VALUE`` command-line items as a dict (a header's value stripped); a
+    malformed one is a usage error (a :class:`ValueError`) naming ``what``. Shared by every
+    command taking ``--header``/``--env``."""
     out: dict[str, str] = {}
     for item in items:
         name, found, value = item.partition(sep)
@@ -160,8 +163,8 @@ def config_target(config: str, name: str) -> tuple[Any, dict[str, Any], str]:
 
 def _client(ns: argparse.Namespace) -> Client:
     target: Any = ns.target
-    headers = _pairs(ns.header, ":", "--header")
-    env = _pairs(ns.env, "=", "--env")
+    headers = parse_pairs(ns.header, ":", "--header")
+    env = parse_pairs(ns.env, "=", "--env")
     kw: dict[str, Any] = {}
     if ns.config:
         try:
@@ -322,7 +325,7 @@ async def _read(ns: argparse.Namespace) -> int:
 
 
 async def _prompt(ns: argparse.Namespace) -> int:
-    args = _pairs(ns.args, "=", "an argument")
+    args = parse_pairs(ns.args, "=", "an argument")
     async with _client(ns) as client:
         raw = await client.send_request("prompts/get", {"name": ns.name, "arguments": args})
     if ns.format == "json":
@@ -390,7 +393,7 @@ async def _call(ns: argparse.Namespace) -> int:
         if not isinstance(loaded, dict):
             raise _UsageError("--json must be a JSON object")
         args.update(loaded)
-    pairs = _pairs(ns.args, "=", "an argument")
+    pairs = parse_pairs(ns.args, "=", "an argument")
     async with _client(ns) as client:
         if pairs:
             props: dict[str, Any] = {}

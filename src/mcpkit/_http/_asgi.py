@@ -167,6 +167,17 @@ def error_body(code: int, message: str, id: Any = None) -> bytes:
     return orjson.dumps({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 
 
+async def serve_lifespan(receive: Receive, send: Send) -> None:
+    """Answer the ASGI lifespan protocol for an app with nothing to start or stop."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
 async def respond(
     send: Send,
     status: int,

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from .._exceptions import MCPError
+from .._http._asgi import serve_lifespan
 from .._http._security import LOCAL_HOSTS, HostOriginPolicy
 from ._apps import load_app
 from ._state import Inspector
@@ -70,7 +71,7 @@ class InspectorApp:
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
+            await serve_lifespan(receive, send)
             return
         if scope["type"] != "http":
             return
@@ -242,13 +243,3 @@ async def _send_page(send: Any, html: str) -> None:
         }
     )
     await send({"type": "http.response.body", "body": body})
-
-
-async def _lifespan(receive: Any, send: Any) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return

@@ -45,8 +45,10 @@ end
 return {raw, 0}
 """
 
-# Save a task unless the stored one is terminal (a lost race); its worker is kept.
-# ARGV[1]: the new status; ARGV[2]: the record JSON. Returns 1 when written.
+# Save a task unless the stored one is terminal (a lost race); its worker is kept. ARGV[1]:
+# the new status; ARGV[2]: the record JSON; ARGV[3], when given: the JSON read before the
+# change, saved over only if still stored (compare-and-set: an edit made on two workers at
+# once must not lose one). Returns 1 written, 0 terminal or gone, -1 changed meanwhile.
 _UPDATE = """
 local raw = redis.call('GET', KEYS[1])
 if not raw then return 0 end
@@ -54,22 +56,7 @@ local status, worker = string.match(raw, '^(%S+) (%S+) ')
 if status == 'completed' or status == 'failed' or status == 'cancelled' then
   return 0
 end
-redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. worker .. ' ' .. ARGV[2], 'KEEPTTL')
-return 1
-"""
-
-# Save a task if the stored one is still the one read (compare-and-set: an edit made on
-# two workers at once must not lose one), unless it is terminal. ARGV[1]: the new status;
-# ARGV[2]: the record JSON; ARGV[3]: the JSON read. Returns 1 written, 0 terminal or gone,
-# -1 changed meanwhile.
-_REPLACE = """
-local raw = redis.call('GET', KEYS[1])
-if not raw then return 0 end
-local status, worker = string.match(raw, '^(%S+) (%S+) ')
-if status == 'completed' or status == 'failed' or status == 'cancelled' then
-  return 0
-end
-if string.sub(raw, #status + #worker + 3) ~= ARGV[3] then return -1 end
+if ARGV[3] and string.sub(raw, #status + #worker + 3) ~= ARGV[3] then return -1 end
 redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. worker .. ' ' .. ARGV[2], 'KEEPTTL')
 return 1
 """
@@ -163,7 +150,7 @@ class RedisTaskStore:
         async with b.guard("update task"):
             written = int(
                 await b.client.eval(
-                    _REPLACE,
+                    _UPDATE,
                     1,
                     self._key(record.task_id),
                     record.status,
