@@ -46,9 +46,9 @@ from ._proxyshare import (
     SERVER_NOTIFICATIONS,
     SERVER_REQUESTS,
     UPSTREAM_CAPABILITIES,
+    LinkBase,
     SharedLink,
     SharedUpstream,
-    without_progress_token,
 )
 from ._session._base import RequestContext
 from ._session._client import ClientSession
@@ -263,21 +263,19 @@ class _ChildGate:
             proxy.admitting -= 1
 
 
-class _Link:
+class _Link(LinkBase):
     """One client's pair of sessions: downstream (we serve it) and upstream (we are its client)."""
 
     def __init__(self, proxy: Proxy, transport: Transport, idle: float | None) -> None:
+        super().__init__(transport, idle)
         self.proxy = proxy
-        self.transport = transport
-        self.idle_timeout = idle
-        #: When the last forwarded request ended (or the connection opened).
-        self.last_active = 0.0
         #: The client subscribed to resources: its connection is not idle while it waits.
         self.subscribed = False
-        self.downstream: ServerSession | None = None
         self.upstream: ClientSession | None = None
-        #: The downstream requests being forwarded (to tie server requests to one).
-        self.in_flight: dict[Any, RequestContext] = {}
+
+    def waiting(self) -> bool:
+        """A client holding subscriptions waits for their updates: not idle."""
+        return bool(self.in_flight or self.subscribed)
 
     @contextlib.asynccontextmanager
     async def running(self, session: ServerSession) -> AsyncIterator[None]:
@@ -300,20 +298,6 @@ class _Link:
                         tg.cancel_scope.cancel()
         finally:
             proxy.children -= 1
-
-    async def _end_when_idle(self, timeout: float) -> None:
-        """End the client's connection (and the child with it) once it has gone ``timeout``
-        seconds without a request in flight."""
-        self.last_active = anyio.current_time()
-        while True:
-            left = self.last_active + timeout - anyio.current_time()
-            if self.in_flight or self.subscribed:
-                left = timeout
-            if left <= 0:
-                logger.info("proxy: a client idle for %g s; its connection ends", timeout)
-                await self.transport.aclose()
-                return
-            await anyio.sleep(left)
 
     async def _open(self, stack: AsyncExitStack, session: ServerSession) -> None:
         """Open upstream (a child, for a command) and adopt its identity."""
@@ -344,25 +328,9 @@ class _Link:
         upstream = self.upstream
         if upstream is None:
             raise ConnectionClosed("the upstream server is not connected")
-        key = rc.request.id
-        self.in_flight[key] = rc
         if rc.request.method == "resources/subscribe":
             self.subscribed = True
-
-        async def progress(value: float, total: float | None, message: str | None) -> None:
-            await rc.report_progress(value, total, message)
-
-        try:
-            return await upstream.send_request(
-                rc.request.method,
-                without_progress_token(params),
-                timeout=self.proxy.request_timeout,
-                on_progress=progress if rc.request.progress_token is not None else None,
-                reset_timeout_on_progress=True,
-            )
-        finally:
-            self.in_flight.pop(key, None)
-            self.last_active = anyio.current_time()
+        return await self.relay(rc, params, upstream, self.proxy.request_timeout)
 
     async def ask_client(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
         """The upstream server's request (sampling, elicitation, roots), asked of the client."""

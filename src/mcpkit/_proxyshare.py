@@ -459,19 +459,77 @@ class SharedUpstream:
                 tg.start_soon(send, link)
 
 
-class SharedLink:
+class LinkBase:
+    """What a proxy's link to one client is, however its upstream is held: its transport,
+    its requests being forwarded, and the end of its connection once idle."""
+
+    def __init__(self, transport: Transport, idle: float | None) -> None:
+        self.transport = transport
+        self.idle_timeout = idle
+        #: When the last forwarded request ended (or the connection opened).
+        self.last_active = 0.0
+        self.downstream: ServerSession | None = None
+        #: The downstream requests being forwarded (to tie server requests to one).
+        self.in_flight: dict[Any, RequestContext] = {}
+
+    def waiting(self) -> bool:
+        """Whether the client waits for something (then it is not idle)."""
+        return bool(self.in_flight)
+
+    async def _end_when_idle(self, timeout: float) -> None:
+        """End the client's connection once it has gone ``timeout`` seconds without a
+        request in flight or anything else it waits for."""
+        self.last_active = anyio.current_time()
+        while True:
+            left = self.last_active + timeout - anyio.current_time()
+            if self.waiting():
+                left = timeout
+            if left <= 0:
+                logger.info("proxy: a client idle for %g s; its connection ends", timeout)
+                await self.transport.aclose()
+                return
+            await anyio.sleep(left)
+
+    async def relay(
+        self,
+        rc: RequestContext,
+        params: dict[str, Any] | None,
+        client: ClientSession,
+        timeout: float | None,
+    ) -> Any:
+        """Send the client's request on ``client``, its progress reported back as its own."""
+        key = rc.request.id
+        self.in_flight[key] = rc
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            await rc.report_progress(value, total, message)
+
+        try:
+            return await client.send_request(
+                rc.request.method,
+                without_progress_token(params),
+                timeout=timeout,
+                on_progress=progress if rc.request.progress_token is not None else None,
+                reset_timeout_on_progress=True,
+            )
+        finally:
+            self.in_flight.pop(key, None)
+            self.last_active = anyio.current_time()
+
+
+class SharedLink(LinkBase):
     """One client of a proxy sharing its upstream: what it asked, and its requests in flight."""
 
     def __init__(self, shared: SharedUpstream, transport: Transport, idle: float | None) -> None:
+        super().__init__(transport, idle)
         self.shared = shared
-        self.transport = transport
-        self.idle_timeout = idle
-        self.downstream: ServerSession | None = None
-        self.in_flight: dict[Any, RequestContext] = {}
         self.subscriptions: set[str] = set()
         #: The level this client asked for (None: never asked; it gets every level).
         self.level: str | None = None
-        self.last_active = 0.0
+
+    def waiting(self) -> bool:
+        """A client holding subscriptions waits for their updates: not idle."""
+        return bool(self.in_flight or self.subscriptions)
 
     @contextlib.asynccontextmanager
     async def running(self, session: ServerSession) -> AsyncIterator[None]:
@@ -495,20 +553,6 @@ class SharedLink:
         finally:
             with anyio.CancelScope(shield=True):
                 await shared.leave(self)
-
-    async def _end_when_idle(self, timeout: float) -> None:
-        """End the client's connection once it has gone ``timeout`` seconds without a
-        request in flight (a client holding subscriptions is not idle)."""
-        self.last_active = anyio.current_time()
-        while True:
-            left = self.last_active + timeout - anyio.current_time()
-            if self.in_flight or self.subscriptions:
-                left = timeout
-            if left <= 0:
-                logger.info("proxy: a client idle for %g s; its connection ends", timeout)
-                await self.transport.aclose()
-                return
-            await anyio.sleep(left)
 
     async def forward(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
         """A client's request: kept here (subscriptions, log level) or sent upstream."""
@@ -535,23 +579,7 @@ class SharedLink:
     async def _send(
         self, rc: RequestContext, params: dict[str, Any] | None, client: ClientSession
     ) -> Any:
-        key = rc.request.id
-        self.in_flight[key] = rc
-
-        async def progress(value: float, total: float | None, message: str | None) -> None:
-            await rc.report_progress(value, total, message)
-
-        try:
-            result = await client.send_request(
-                rc.request.method,
-                without_progress_token(params),
-                timeout=self.shared.request_timeout,
-                on_progress=progress if rc.request.progress_token is not None else None,
-                reset_timeout_on_progress=True,
-            )
-        finally:
-            self.in_flight.pop(key, None)
-            self.last_active = anyio.current_time()
+        result = await self.relay(rc, params, client, self.shared.request_timeout)
         task = result.get("task") if isinstance(result, dict) else None
         if isinstance(task, dict) and isinstance(task.get("taskId"), str):
             self.shared.owners[task["taskId"]] = self  # its status goes to this client only
