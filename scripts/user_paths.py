@@ -23,7 +23,6 @@ import subprocess
 import sys
 import tempfile
 import venv
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,29 +103,16 @@ def wheel(build_python: str) -> None:
         _run([build_python, "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT)], ROOT)
         (whl,) = dist.glob("mcpkit-*.whl")
         print(f"ok: built {whl.name}")
-        # The venvs are independent: made, filled and checked a few at a time (mostly waits
-        # on pip's downloads and unpacking), reported in order.
-        with ThreadPoolExecutor(max_workers=4) as pool:
-            runs = [
-                pool.submit(_wheel_flavor, whl, Path(tmp), extra, flavor)
-                for extra, flavor in FLAVORS.items()
-            ]
-            for run in runs:
-                print(run.result(), end="")
-
-
-def _wheel_flavor(whl: Path, tmp: Path, extra: str, flavor: str) -> str:
-    """A fresh venv with the wheel (and ``extra``) alone, checked; what the checks said."""
-    env_dir = tmp / f"venv-{flavor}"
-    venv.create(env_dir, with_pip=True)
-    py = str(env_dir / "bin" / "python")
-    spec = f"{whl}[{extra}]" if extra else str(whl)
-    _run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", spec], ROOT)
-    # Run from a scratch directory of its own, so the checkout's src/ cannot be imported.
-    scratch = tmp / f"run-{flavor}"
-    scratch.mkdir()
-    out = _run([py, str(ROOT / "scripts" / "installed_checks.py"), flavor], scratch)
-    return out + f"ok: the wheel installed as {spec.split('/')[-1]} alone\n"
+        for extra, flavor in FLAVORS.items():
+            env_dir = Path(tmp) / f"venv-{flavor}"
+            venv.create(env_dir, with_pip=True)
+            py = str(env_dir / "bin" / "python")
+            spec = f"{whl}[{extra}]" if extra else str(whl)
+            _run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", spec], ROOT)
+            # Run from a scratch directory, so the checkout's src/ cannot be imported instead.
+            out = _run([py, str(ROOT / "scripts" / "installed_checks.py"), flavor], Path(tmp))
+            print(out, end="")
+            print(f"ok: the wheel installed as {spec.split('/')[-1]} alone")
 
 
 def main(argv: list[str]) -> None:

@@ -326,6 +326,7 @@ PARAMS = [
 ]
 
 
+@pytest.mark.loop_dependent  # the driver checks each Server on MCPKIT_TEST_BACKEND
 @pytest.mark.parametrize("block", PARAMS)
 def test_block_runs(block: Block) -> None:
     code, out, err = _runs()[block.id].result(timeout=10 * TIMEOUT)

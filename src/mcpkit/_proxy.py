@@ -468,7 +468,8 @@ def _serve_http(proxy: Proxy, ns: Any) -> None:
     app = proxy.http_app(**options_from_env(options))
     host = ns.host or "127.0.0.1"
     where = (f"Streamable HTTP proxy of {describe(proxy.target)}", ns.path or "/mcp")
-    run(lambda: serve_app(app, host=host, port=ns.port or 8000, announce=where))
+    port = 8000 if ns.port is None else ns.port  # 0: any free port, as `mcpkit run` takes it
+    run(lambda: serve_app(app, host=host, port=port, announce=where))
 
 
 def main(command: str, argv: list[str]) -> int:

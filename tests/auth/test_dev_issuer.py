@@ -277,6 +277,7 @@ def pkce() -> tuple[str, str]:
     return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
+@pytest.mark.loop_dependent  # runs the issuer on the suite's backend
 def test_the_code_flow_checks_pkce_redirect_and_single_use() -> None:
     issuer = DevIssuer("http://127.0.0.1:9400", subject="bob")
     verifier, challenge = pkce()
@@ -319,6 +320,7 @@ def test_the_code_flow_checks_pkce_redirect_and_single_use() -> None:
     anyio.run(main, backend=BACKEND)
 
 
+@pytest.mark.loop_dependent  # runs the issuer on the suite's backend
 def test_what_the_issuer_refuses() -> None:
     issuer = DevIssuer("http://127.0.0.1:9400", registration=False)
 

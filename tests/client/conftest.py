@@ -66,8 +66,12 @@ def everything_js() -> str:
 
 
 def _children() -> set[int]:
-    """Live (non-zombie) processes whose parent is this test process."""
+    """Live (non-zombie) processes whose parent is this test process, but for those of the
+    runs started early in the background (tests/_early.py)."""
+    from tests import _early
+
     me = str(os.getpid())
+    theirs = _early.pids()
     found: set[int] = set()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -77,7 +81,7 @@ def _children() -> set[int]:
                 fields = f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if fields[1] == me and fields[0] != "Z":
+        if fields[1] == me and fields[0] != "Z" and int(entry) not in theirs:
             found.add(int(entry))
     return found
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.conftest import BACKEND
@@ -164,6 +165,7 @@ HANDSHAKE = [
 
 
 @FUZZ
+@pytest.mark.loop_dependent  # the scenario runs on the suite's backend
 @given(st.lists(messages(), max_size=25), st.booleans())
 def test_server_answers_every_request_exactly_once(
     items: list[tuple[bytes, Any]], initialized: bool
@@ -207,6 +209,7 @@ def test_server_answers_every_request_exactly_once(
 
 
 @FUZZ
+@pytest.mark.loop_dependent  # the scenario runs on the suite's backend
 @given(st.lists(st.binary(max_size=30) | JSON.map(orjson.dumps), max_size=12))
 def test_client_survives_whatever_the_server_sends(junk: list[bytes]) -> None:
     """A client whose server answers its handshake and then sends anything at all."""
@@ -270,6 +273,7 @@ class _Discard:
 
 
 @FUZZ
+@pytest.mark.loop_dependent  # the scenario runs on the suite's backend
 @given(st.lists(JSON.map(orjson.dumps), max_size=10), st.data())
 def test_stdio_framing_is_independent_of_how_bytes_are_split(
     lines: list[bytes], data: st.DataObject
@@ -340,6 +344,7 @@ HTTP_HEADERS = st.fixed_dictionaries(
 
 
 @FUZZ
+@pytest.mark.loop_dependent  # the scenario runs on the suite's backend
 @given(
     st.sampled_from(["POST", "GET", "DELETE", "PUT"]),
     HTTP_HEADERS,

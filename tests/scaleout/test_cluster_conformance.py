@@ -42,10 +42,10 @@ def start_early(item: pytest.Item) -> None:
         _early.start(item.nodeid, partial(_three_workers, tmp))
 
 
-def _three_workers(tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], str]:
+def _three_workers(tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
     """run.sh against three workers on a Redis of their own: the process, the worker logs."""
     (tmp_path / "redis").mkdir(exist_ok=True)
-    with redis_server(tmp_path / "redis") as redis:
+    with redis_server(tmp_path / "redis") as redis, _early.owning(redis.proc.pid):
         command = " ".join(
             shlex.quote(a)
             for a in (sys.executable, str(CLUSTER), "--redis", redis.url, "--logdir", str(tmp_path))
@@ -65,6 +65,7 @@ def _three_workers(tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], st
             env={**os.environ, "CONFORMANCE_VERSION": "0.2.0-alpha.12"},
             timeout=1100,
         )
+        redis.stop()  # while it still counts as the job's
     return proc, tmp_path
 
 

@@ -24,17 +24,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .._exceptions import InvalidParams
 from .._session._base import RequestContext, RequestHandlerFn
-from ..types._apps import (
-    APP_MIME_TYPE,
-    APPS_EXTENSION,
-    AppCsp,
-    AppPermissions,
-    AppResourceMeta,
-    AppToolMeta,
-)
+from ..types._appconst import APP_MIME_TYPE, APPS_EXTENSION
 from ._extensions import Extension, client_supports
 
 if TYPE_CHECKING:
+    # The models need pydantic: imported where a server has an app (a plain server that
+    # serves none never loads pydantic, tests/server/test_scalar_signatures.py).
+    from ..types._apps import AppCsp, AppPermissions
     from ._server import Server
 
 #: The page a directory bundle is served from.
@@ -71,6 +67,8 @@ class AppsExtension(Extension):
 
     def app_only(self) -> frozenset[str]:
         """The tools only views may call (``visibility: ["app"]``)."""
+        from ..types._apps import AppToolMeta
+
         hidden = set()
         for name, tool in self.server.registry.tools.items():
             ui = AppToolMeta.of(tool.definition.get("_meta"))
@@ -119,6 +117,8 @@ def tool_meta(
     :class:`AppToolMeta` or its dict); the extension is declared from then on."""
     if app is None:
         return meta
+    from ..types._apps import AppToolMeta
+
     if isinstance(app, str):
         ui = AppToolMeta(resource_uri=app)
     elif isinstance(app, AppToolMeta):
@@ -178,6 +178,8 @@ class AppMixin:
         """
         if not isinstance(uri, str) or not uri.startswith("ui://"):
             raise ValueError(f"an app's resource URI uses the ui:// scheme (got {uri!r})")
+        from ..types._apps import AppCsp, AppPermissions, AppResourceMeta
+
         ui = AppResourceMeta(
             csp=_typed(csp, AppCsp, "csp"),
             permissions=_typed(permissions, AppPermissions, "permissions"),

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from ._appconst import APP_MIME_TYPE, APPS_EXTENSION
 from ._base import MCPModel
 
 __all__ = [
@@ -26,10 +27,6 @@ __all__ = [
     "app_csp_header",
 ]
 
-#: The extension's identifier (``capabilities.extensions``).
-APPS_EXTENSION = "io.modelcontextprotocol/ui"
-#: The MIME type of an app's HTML.
-APP_MIME_TYPE = "text/html;profile=mcp-app"
 #: The key, in ``_meta``, of the deprecated flat form of ``ui.resourceUri``.
 _FLAT_RESOURCE_URI = "ui/resourceUri"
 
