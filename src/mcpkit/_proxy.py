@@ -69,6 +69,8 @@ MAX_CHILDREN = 16
 CHILD_IDLE_TIMEOUT = 300.0
 #: ``Retry-After`` (seconds) of the 503 answering a client past ``max_children``.
 RETRY_AFTER = 5
+#: Seconds a new client waits for the child of the idle client ended to make room for it.
+EVICT_WAIT = 5.0
 
 
 class ProxyBusy(ConnectionClosed):
@@ -118,6 +120,8 @@ class Proxy:
         self.child_idle_timeout = child_idle_timeout
         #: Upstream connections open now.
         self.children = 0
+        #: The clients holding one now (each with its child).
+        self.links: set[_Link] = set()
         #: New clients' first POSTs being served by :meth:`http_app` (each may open one).
         self.admitting = 0
         #: The one upstream connection every client shares (``share_child``), else None.
@@ -139,6 +143,24 @@ class Proxy:
         """True when a new client would need a child past ``max_children`` (never when
         the clients share one)."""
         return self.shared is None and self.children >= self.max_children
+
+    async def make_room(self) -> bool:
+        """End the client idle the longest (nothing in flight, no subscription: a client
+        that left without saying so, most often) and wait, bounded, for its child to exit;
+        False when every client is busy. Its client, if it comes back, gets 404 and starts
+        a new session, as after the idle timeout."""
+        idle = [link for link in self.links if not link.waiting() and not link.ending]
+        if not idle:
+            return False
+        link = min(idle, key=lambda candidate: candidate.last_active)
+        link.ending = True
+        logger.info(
+            "proxy: all %d children in use; the longest idle client ends", self.max_children
+        )
+        await link.transport.aclose()
+        with anyio.move_on_after(EVICT_WAIT):
+            await link.ended.wait()
+        return link.ended.is_set()
 
     def http_app(self, **kwargs: Any) -> Any:
         """The Streamable HTTP app serving this proxy (``kwargs``: as for
@@ -236,7 +258,9 @@ class _ChildGate:
             return
         # Counted from here, not from when the child starts: a flood of first POSTs all
         # pass a check of the children alone before any of them has started one.
-        if proxy.children + proxy.admitting >= proxy.max_children:
+        while proxy.children + proxy.admitting >= proxy.max_children:
+            if await proxy.make_room():
+                continue
             body = orjson.dumps(
                 {
                     "jsonrpc": "2.0",
@@ -272,6 +296,9 @@ class _Link(LinkBase):
         #: The client subscribed to resources: its connection is not idle while it waits.
         self.subscribed = False
         self.upstream: ClientSession | None = None
+        #: Being ended to make room for a new client; set once its child is gone.
+        self.ending = False
+        self.ended = anyio.Event()
 
     def waiting(self) -> bool:
         """A client holding subscriptions waits for their updates: not idle."""
@@ -286,6 +313,8 @@ class _Link(LinkBase):
                 f"all {proxy.max_children} upstream connections of the proxy are in use"
             )
         proxy.children += 1
+        proxy.links.add(self)
+        self.last_active = anyio.current_time()
         try:
             async with AsyncExitStack() as stack:
                 await self._open(stack, session)
@@ -298,6 +327,8 @@ class _Link(LinkBase):
                         tg.cancel_scope.cancel()
         finally:
             proxy.children -= 1
+            proxy.links.discard(self)
+            self.ended.set()
 
     async def _open(self, stack: AsyncExitStack, session: ServerSession) -> None:
         """Open upstream (a child, for a command) and adopt its identity."""

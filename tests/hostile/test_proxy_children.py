@@ -1,6 +1,8 @@
 """``mcpkit proxy "<command>" -t http``: unauthenticated ``initialize`` floods cannot fork the
-host to death. Child processes are bounded apart from sessions (``--max-children``; 503 with
-``Retry-After`` past it) and a client idle for ``--child-idle-timeout`` ends with its child.
+host to death. Child processes are bounded apart from sessions (``--max-children``): a new
+client takes the place of the client idle the longest, and gets 503 with ``Retry-After``
+while every client has a request in flight; a client idle for ``--child-idle-timeout`` ends
+with its child.
 
 Before: every ``initialize`` spawned one more upstream process (40 POSTs, 40 processes),
 bounded only by ``max_sessions`` (10,000) and the sessions' 30 min idle timeout. A real
@@ -25,7 +27,7 @@ from tests.http._http_helpers import HEADERS, INIT_PARAMS
 pytestmark = pytest.mark.anyio
 MCPKIT = str(Path(sys.executable).with_name("mcpkit"))
 UPSTREAM = """
-from mcpkit import Server
+from mcpkit import Context, Server
 
 server = Server("upstream")
 
@@ -33,6 +35,14 @@ server = Server("upstream")
 def hello() -> str:
     \"\"\"Says hello.\"\"\"
     return "hello"
+
+@server.tool()
+async def hold(ctx: Context) -> str:
+    \"\"\"Says it started, then runs until the proxy ends.\"\"\"
+    import anyio
+    await ctx.report_progress(1, 2)
+    await anyio.sleep(3600)
+    return "never"
 """
 INIT = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS})
 
@@ -76,6 +86,32 @@ def _wait_exit(pid: int, timeout: float) -> bool:
         os.close(fd)
 
 
+def _session_headers(response: httpx2.Response) -> dict[str, str]:
+    return {**HEADERS, "mcp-session-id": response.headers["mcp-session-id"]}
+
+
+async def _ready(http: httpx2.AsyncClient, url: str) -> dict[str, str]:
+    """A new session, initialized: its headers."""
+    opened = await http.post(url, headers=HEADERS, content=INIT)
+    assert opened.status_code == 200, opened.text
+    h = _session_headers(opened)
+    note = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert (await http.post(url, headers=h, content=note)).status_code == 202
+    return h
+
+
+async def _hold(
+    http: httpx2.AsyncClient, url: str, h: dict[str, str], started: anyio.Event
+) -> None:
+    """Call ``hold`` on session ``h``; ``started`` once its progress shows it runs."""
+    call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call"}
+    call["params"] = {"name": "hold", "arguments": {}, "_meta": {"progressToken": 1}}
+    async with http.stream("POST", url, headers=h, content=orjson.dumps(call)) as r:
+        async for line in r.aiter_lines():
+            if "notifications/progress" in line:
+                started.set()
+
+
 async def test_forty_initializes_make_at_most_max_children_processes(tmp_path: Path) -> None:
     with _proxy(tmp_path, "--max-children", "4") as proc:
         served = Served(proc)
@@ -91,15 +127,48 @@ async def test_forty_initializes_make_at_most_max_children_processes(tmp_path: P
                     async with anyio.create_task_group() as tg:
                         for _ in range(40):
                             tg.start_soon(initialize)
-            ok = [r for r in statuses if r.status_code == 200]
-            refused = [r for r in statuses if r.status_code == 503]
-            assert len(statuses) == 40 and len(ok) + len(refused) == 40
-            assert 1 <= len(ok) <= 4, [r.status_code for r in statuses]
-            for r in refused:
-                assert int(r.headers["retry-after"]) > 0
-                assert "upstream server processes are in use" in r.json()["error"]["message"]
-            # One child per session, and no more than the bound.
-            assert len(_children(proc.pid)) == len(ok) <= 4
+                ok = [r for r in statuses if r.status_code == 200]
+                refused = [r for r in statuses if r.status_code == 503]
+                assert len(statuses) == 40 and len(ok) + len(refused) == 40
+                for r in refused:
+                    assert int(r.headers["retry-after"]) > 0
+                # Never more children than the bound: idle clients made room for new ones.
+                assert 1 <= len(_children(proc.pid)) <= 4
+                # Four clients with a call in flight each: nobody is idle, the fifth waits.
+                with anyio.fail_after(60):
+                    async with anyio.create_task_group() as tg:
+                        for _ in range(4):
+                            started = anyio.Event()
+                            tg.start_soon(_hold, http, url, await _ready(http, url), started)
+                            await started.wait()
+                        refused_now = await http.post(url, headers=HEADERS, content=INIT)
+                        tg.cancel_scope.cancel()
+                assert refused_now.status_code == 503, refused_now.text
+                assert int(refused_now.headers["retry-after"]) > 0
+                message = refused_now.json()["error"]["message"]
+                assert "upstream server processes are in use" in message
+                assert len(_children(proc.pid)) <= 4
+        finally:
+            proc.terminate()
+            await anyio.to_thread.run_sync(proc.wait, 30)
+
+
+async def test_a_new_client_takes_the_place_of_the_longest_idle_one(tmp_path: Path) -> None:
+    with _proxy(tmp_path, "--max-children", "1") as proc:
+        served = Served(proc)
+        try:
+            url = await anyio.to_thread.run_sync(served.url, 30)
+            async with httpx2.AsyncClient(timeout=60) as http:
+                with anyio.fail_after(60):
+                    first = await _ready(http, url)
+                    (child,) = _children(proc.pid)
+                    second = await _ready(http, url)
+                    # The first client's child is gone, and its session with it.
+                    assert await anyio.to_thread.run_sync(_wait_exit, child, 30)
+                    ping = orjson.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+                    assert (await http.post(url, headers=first, content=ping)).status_code == 404
+                    assert (await http.post(url, headers=second, content=ping)).status_code == 200
+                    assert len(_children(proc.pid)) == 1
         finally:
             proc.terminate()
             await anyio.to_thread.run_sync(proc.wait, 30)
@@ -115,8 +184,6 @@ async def test_an_idle_client_ends_and_frees_its_child(tmp_path: Path) -> None:
                     first = await http.post(url, headers=HEADERS, content=INIT)
                     assert first.status_code == 200
                     (child,) = _children(proc.pid)
-                    busy = await http.post(url, headers=HEADERS, content=INIT)
-                    assert busy.status_code == 503 and "retry-after" in busy.headers
                     # Idle past the timeout: the session ends, the child with it.
                     assert await anyio.to_thread.run_sync(_wait_exit, child, 30)
                     gone = {**HEADERS, "mcp-session-id": first.headers["mcp-session-id"]}
