@@ -29,7 +29,7 @@ import os
 import shlex
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -210,6 +210,26 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
+def yaml_comments(text: str) -> bool:
+    """Whether the YAML ``text`` has comments (which a rewrite through PyYAML drops): a
+    ``#`` outside every scalar (``a#b``, ``"x # y"`` and block scalars are not comments)."""
+    import yaml
+
+    if "#" not in text:
+        return False
+    try:
+        spans = [
+            (t.start_mark.index, t.end_mark.index)
+            for t in yaml.scan(text, Loader=yaml.SafeLoader)
+            if isinstance(t, yaml.ScalarToken)
+        ]
+    except yaml.YAMLError:
+        return False  # not read either: _read_yaml refuses it
+    return any(
+        not any(start <= i < end for start, end in spans) for i, c in enumerate(text) if c == "#"
+    )
+
+
 def _read(path: Path) -> dict[str, Any]:
     """The document in ``path`` ({} when there is none); refused unless strict JSON
     (YAML for a ``.yaml`` file: goose's)."""
@@ -308,6 +328,7 @@ def install(
     project: str | None = None,
     scope: str | None = None,
     dry_run: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> tuple[str, Path | None, dict[str, Any]]:
     """Add ``target`` to ``host``'s configuration: ``(status, path, document)``.
 
@@ -315,6 +336,7 @@ def install(
     written (None when nothing is written: ``mcp-json`` without ``config``, or ``dry_run``
     when the path is unknown); ``document`` the whole configuration as written.
     ``scope`` (``"project"`` or ``"user"``) picks the file of a host that reads both.
+    ``warn`` is told (one line) when a rewrite loses something: a YAML file's comments.
     """
     if host not in HOSTS:
         raise InstallError(f"unknown host {host!r} (one of: {', '.join(HOSTS)})")
@@ -336,7 +358,10 @@ def install(
         document = _read(real)
         status = _merge(document, key, name, entry, path)
         if status != "unchanged":
+            lossy = _is_yaml(real) and real.exists() and yaml_comments(real.read_text("utf-8"))
             _write(real, document)
+            if lossy and warn is not None:
+                warn(f"{path} had comments; they are not kept (the YAML is rewritten whole)")
     return status, path, document
 
 
@@ -386,6 +411,7 @@ def main(command: str, argv: list[str]) -> int:
         status, path, document = install(
             ns.host, ns.target, name=ns.name, env=env, config=ns.config,
             project=ns.project, scope=ns.scope, dry_run=ns.dry_run,
+            warn=lambda line: print(f"mcpkit {command}: warning: {line}", file=sys.stderr),
         )  # fmt: skip
     except UsageError as e:
         print(f"mcpkit {command}: {e}", file=sys.stderr)

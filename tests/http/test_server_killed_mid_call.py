@@ -14,6 +14,7 @@ from tests._served import Served
 
 from mcpkit import Client, ProtocolError, TransportError
 from mcpkit._client._util import answer_lost
+from mcpkit._http._client_common import lost_server_error
 from mcpkit._transports._base import ANSWER_LOST, LOST
 
 pytestmark = pytest.mark.anyio
@@ -72,7 +73,9 @@ async def test_a_killed_server_is_a_transport_error(tmp_path: Path, revision: st
 
 
 def test_which_errors_count_as_a_lost_server() -> None:
-    assert answer_lost(ProtocolError(-32000, "gave up resuming the stream after 5 attempts"))
+    gone = lost_server_error(1, "gave up resuming the stream after 5 attempts")["error"]
+    assert answer_lost(ProtocolError(gone["code"], gone["message"], gone["data"]))  # marked
+    assert not answer_lost(ProtocolError(-32000, "gave up resuming the stream after 5 attempts"))
     assert answer_lost(ProtocolError(-32000, "x", {ANSWER_LOST: LOST}))  # 2026, marked
     assert not answer_lost(ProtocolError(-32000, "the server closed the response stream"))
     # What a server answers stays a ProtocolError, even with the transport's key forged.

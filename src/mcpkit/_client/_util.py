@@ -12,6 +12,8 @@ from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 from .._exceptions import InvalidResponse, ProtocolError
+from .._http._client_common import server_lost
+from .._transports._base import answer_lost as marked_lost
 from ..types import Root
 
 M = TypeVar("M", bound=BaseModel)
@@ -92,19 +94,9 @@ def undeliverable(e: ProtocolError) -> bool:
     return e.code == TRANSPORT_FAILURE and e.message.startswith("HTTP request failed")
 
 
-#: How the HTTP transport's own errors begin when a 2025 response stream broke before the
-#: answer and could not be resumed: the server was lost mid-request. (A 2026 stream that
-#: broke carries the transport's unforgeable mark instead.)
-_STREAM_LOST = ("gave up resuming the stream", "the server closed the stream before answering")
-
-
 def answer_lost(e: ProtocolError) -> bool:
     """True for the error the HTTP transport reports when the connection to the server was
     lost before the answer came (a killed or restarted server; a 2026 request re-sent as
-    often as allowed): a transport failure, not an answer of the server. A 2025 server
-    sending those very words gets a TransportError too, no worse."""
-    from .._transports._base import answer_lost as marked_lost
-
-    if marked_lost(e):
-        return True
-    return e.code == TRANSPORT_FAILURE and e.message.startswith(_STREAM_LOST)
+    often as allowed): a transport failure, not an answer of the server. Only the marks the
+    transport sets count -- a server sending the transport's words is still answering."""
+    return marked_lost(e) or server_lost(e)

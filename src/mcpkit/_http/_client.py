@@ -35,6 +35,7 @@ from ._client_common import (
     _redirect_text,
     _Sink,
     broken_stream_error,
+    lost_server_error,
     read_limited,
 )
 from ._client_sse import SSEClientTransport, open_sse
@@ -408,7 +409,7 @@ class StreamableHTTPClientTransport:
         while True:
             if last_id is None:
                 await self._sink.put(
-                    _error(
+                    lost_server_error(
                         rid,
                         "the server closed the stream before answering (no event id to resume from)",
                     )
@@ -416,7 +417,7 @@ class StreamableHTTPClientTransport:
                 return
             if attempts >= self.max_reconnects:
                 await self._sink.put(
-                    _error(rid, f"gave up resuming the stream after {attempts} attempts")
+                    lost_server_error(rid, f"gave up resuming the stream after {attempts} attempts")
                 )
                 return
             attempts += 1

@@ -47,6 +47,37 @@ def broken_stream_error(rid: RequestId) -> dict[str, Any]:
     return msg
 
 
+#: The key under which the HTTP transport marks, in the ``data`` of the error it gives a
+#: 2025 request whose response stream broke and could not be resumed, that the server was
+#: lost before answering: a transport failure, unlike any error the server itself sends.
+CONNECTION_LOST = "connectionLost"
+
+
+class _GoneMark(str):
+    """The mark's value: a ``str`` (it serializes as one), of a type no JSON parser makes,
+    so a server cannot forge it to pass its own error off as a lost connection."""
+
+    __slots__ = ()
+
+
+_GONE = _GoneMark("the server was lost before the answer")
+
+
+def lost_server_error(rid: RequestId, message: str) -> dict[str, Any]:
+    """The error of a 2025 request whose answer never came: its stream broke and could not
+    be resumed. Unlike :func:`broken_stream_error`, the request is not to be sent again (a
+    2025 server may have acted on it)."""
+    msg = _error(rid, message)
+    msg["error"]["data"] = {CONNECTION_LOST: _GONE}
+    return msg
+
+
+def server_lost(error: Exception) -> bool:
+    """True for the error of :func:`lost_server_error` (the mark, never the text)."""
+    data = getattr(error, "data", None)
+    return isinstance(data, dict) and isinstance(data.get(CONNECTION_LOST), _GoneMark)
+
+
 async def read_limited(resp: Any, limit: int) -> bytes:
     """The whole body, refused as soon as it exceeds ``limit`` (never buffered past it)."""
     declared = resp.headers.get("content-length", "")

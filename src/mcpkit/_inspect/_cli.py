@@ -29,7 +29,7 @@ from typing import Any, NoReturn
 
 import anyio
 
-from .._client._cli import config_target
+from .._client._cli import config_target, parse_pairs
 from .._client._client import Client
 from .._client._login import stored_login
 from .._client._targets import is_url
@@ -75,16 +75,6 @@ def _parser(command: str) -> _Parser:
     return p
 
 
-def _pairs(items: list[str], sep: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in items:
-        name, found, value = item.partition(sep)
-        if not found or not name.strip():
-            raise _UsageError(f"expected NAME{sep}VALUE, got {item!r}")
-        out[name.strip()] = value.strip()
-    return out
-
-
 def _target(ns: argparse.Namespace) -> tuple[Any, dict[str, Any], str]:
     """What the client connects to, its keywords, and how to name it."""
     if ns.command == "dev":
@@ -106,7 +96,11 @@ def _target(ns: argparse.Namespace) -> tuple[Any, dict[str, Any], str]:
     if target.endswith(".py") and Path(target).is_file():
         # A server file, served as `mcpkit run` serves it (no `server.run()` needed in it).
         target = [sys.executable, "-m", "mcpkit", "run", target]
-    headers, env = _pairs(ns.header, ":"), _pairs(ns.env, "=")
+    try:
+        headers = parse_pairs(ns.header, ":", "--header")
+        env = parse_pairs(ns.env, "=", "--env")
+    except ValueError as e:
+        raise _UsageError(str(e)) from None
     if headers:
         kw["headers"] = headers
     if env:
@@ -194,6 +188,7 @@ async def _serve(
 
     inspector = Inspector(make_client, describe)
     inspector.login_url = target if is_url(target) else None
+    inspector.tell = lambda line: print(f"mcpkit {ns.command}: {line}", file=sys.stderr)
     app = InspectorApp(
         inspector,
         token,

@@ -75,6 +75,9 @@ class Inspector:
         self._closing = False
         #: The server's URL when it is one: a 401 then says to run ``mcpkit auth login``.
         self.login_url: str | None = None
+        #: Writes one line on the terminal: what to run when the first connection is refused
+        #: for want of a login (the page says it too, but the user may not look there).
+        self.tell: Callable[[str], None] | None = None
 
     # ------------------------------------------------------------------ events
 
@@ -112,6 +115,7 @@ class Inspector:
                 tg.cancel_scope.cancel()
 
     async def _keep_connected(self) -> None:
+        first = True
         while True:
             self._reconnect = anyio.Event()
             try:
@@ -130,10 +134,14 @@ class Inspector:
                     self.post("status", state="connected", info=self.info())
                     await self._reconnect.wait()
             except Exception as e:  # shown in the page; a reconnect tries again
-                self.error = f"{type(e).__name__}: {e}{login_hint(e, self.login_url)}"
+                hint = login_hint(e, self.login_url)
+                self.error = f"{type(e).__name__}: {e}{hint}"
                 self.post("status", state="error", error=self.error)
+                if first and hint and self.tell is not None:
+                    self.tell(hint.strip().removeprefix("(").removesuffix(")"))
                 await self._reconnect.wait()
             finally:
+                first = False
                 self.client = None
                 for q in self._questions.values():
                     q.done.set()  # nobody can answer them any more

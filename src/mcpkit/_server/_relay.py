@@ -163,6 +163,8 @@ class RelayedCall(Flight):
         self.outcome: Any = None
         self.error: Exception | None = None
         self.finished = False
+        #: Until when an outcome that came between rounds waits for the client's retry.
+        self.kept_until = math.inf
         self.changed = anyio.Event()
 
     # -------------------------------------------------- the mounted server's side
@@ -214,8 +216,21 @@ class RelayedCall(Flight):
             question.settle(error=InternalError(message="the call this request belongs to ended"))
         self.questions.clear()
         self.changed.set()
-        if self.ctx is None:  # no round waits for it: nobody will come for the outcome
-            self.relay.forget(self)
+        if self.ctx is None:
+            # Ended between rounds (an upstream that gave up waiting for its answers, or
+            # answered without them): the client is still coming back with them, within
+            # the wait for its next round, and gets the outcome then. Past that wait (the
+            # call was cancelled for it), nobody will come.
+            self.kept_until = min(
+                self.scope.deadline, anyio.current_time() + self.relay.wait_seconds()
+            )
+            self.relay.mount.in_flight.discard(self)  # asks nothing any more
+            if self.expired():
+                self.relay.forget(self)
+
+    def expired(self) -> bool:
+        """Ended between rounds, and its client did not come back for it in time."""
+        return self.finished and self.ctx is None and anyio.current_time() >= self.kept_until
 
     # -------------------------------------------------- the parent's side
 
@@ -302,8 +317,11 @@ class Relay:
         return float(self.mount.parent.stateless.state_ttl)
 
     def waiting(self) -> int:
-        """The calls waiting now for their clients' next rounds."""
-        return sum(1 for c in self.calls.values() if c.ctx is None and not c.finished)
+        """The calls waiting now for their clients' next rounds (ended ones included, kept
+        for their clients: they count against :data:`MAX_WAITING` too)."""
+        for call in [c for c in self.calls.values() if c.expired()]:
+            self.forget(call)
+        return sum(1 for c in self.calls.values() if c.ctx is None)
 
     def forget(self, call: RelayedCall) -> None:
         self.calls.pop(call.id, None)
@@ -314,6 +332,7 @@ class Relay:
         server, or the answers to the questions of the one its input responses name."""
         call = self._find(rounds)
         if call is None:
+            self.waiting()  # forgets the ended calls nobody came back for
             call = RelayedCall(self, ctx, rounds)
             self.calls[call.id] = call
             self.mount.in_flight.add(call)
@@ -333,7 +352,10 @@ class Relay:
         if found is None:
             return None
         call = self.calls.get(found)
-        if call is None or call.finished:
+        if call is not None and call.expired():
+            self.forget(call)
+            call = None
+        if call is None or (call.finished and call.ctx is not None):
             raise InvalidParams(
                 message="Invalid params: the mounted server's call these input responses "
                 "answer is no longer waiting (its client took too long, or another process "
