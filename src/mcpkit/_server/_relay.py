@@ -17,7 +17,9 @@ waits again for the call's end or its next questions.
 
 Bounded: a call waits for its client's next round as long as the ``requestState`` given with
 the questions stays valid (``StatelessSettings.state_ttl``), then it is cancelled (the mounted
-server is told) and forgotten; at most :data:`MAX_WAITING` calls of one mount wait at once
+server is told) and forgotten. A call that ends while its client is away (the mounted server
+gave up waiting for its answers) is kept as long, for the retry to get its outcome; at most
+:data:`MAX_WAITING` calls of one mount wait at once, those included
 (beyond, the mounted server's question is refused with an error and the call goes on). A
 question the client cannot take (a capability it did not declare) is refused at once with a
 clear error. Whatever happens, the mounted server gets an answer or an error, never the
