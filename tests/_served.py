@@ -8,8 +8,10 @@ Foreign servers (node, the official SDK) announce nothing; their tests poll the 
 
 from __future__ import annotations
 
+import os
 import queue
 import re
+import select
 import subprocess
 import threading
 
@@ -64,3 +66,17 @@ class Served:
         assert not self._thread.is_alive(), "stderr still open: is the process still running?"
         assert self.proc.stderr is not None
         self.proc.stderr.close()
+
+
+def wait_gone(pid: int, timeout: float) -> bool:
+    """Whether process ``pid`` (not necessarily our child) has exited or does within
+    ``timeout`` seconds: a pidfd turns readable when it ends (no polling)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout)
+        return bool(ready)
+    finally:
+        os.close(fd)

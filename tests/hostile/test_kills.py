@@ -21,7 +21,7 @@ from typing import Any
 
 import anyio
 import pytest
-from tests._served import Served
+from tests._served import Served, wait_gone
 
 from mcpkit import Client, MCPError
 
@@ -58,19 +58,6 @@ def server_file(tmp_path: Path) -> Path:
     path = tmp_path / "victim.py"
     path.write_text(SERVER)
     return path
-
-
-def _wait_gone(pid: int, timeout: float) -> bool:
-    """Whether process ``pid`` (not our child) exits within ``timeout``: a pidfd, no polling."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        ready, _, _ = select.select([fd], [], [], timeout)
-        return bool(ready)
-    finally:
-        os.close(fd)
 
 
 async def _kill_at_step(client: Client, kill_step: int, kill: Any) -> BaseException:
@@ -175,7 +162,7 @@ def test_stdio_client_killed_mid_call_leaves_no_server_behind(
         client.kill()
         client.wait(timeout=10)
         # Its stdin closed with the client: the server drains, cancels the call, exits.
-        assert _wait_gone(server_pid, timeout=15), "the orphaned server is still running"
+        assert wait_gone(server_pid, timeout=15), "the orphaned server is still running"
     finally:
         if client.poll() is None:
             client.kill()

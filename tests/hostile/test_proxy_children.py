@@ -12,7 +12,6 @@ bounded only by ``max_sessions`` (10,000) and the sessions' 30 min idle timeout.
 from __future__ import annotations
 
 import os
-import select
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +20,7 @@ import anyio
 import httpx2
 import orjson
 import pytest
-from tests._served import Served
+from tests._served import Served, wait_gone
 from tests.http._http_helpers import HEADERS, INIT_PARAMS
 
 pytestmark = pytest.mark.anyio
@@ -71,19 +70,6 @@ def _proxy(tmp_path: Path, *flags: str) -> subprocess.Popen[bytes]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-
-
-def _wait_exit(pid: int, timeout: float) -> bool:
-    """Wait (no polling: a pidfd turns readable when the process ends) for ``pid`` to end."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        ready, _, _ = select.select([fd], [], [], timeout)
-        return bool(ready)
-    finally:
-        os.close(fd)
 
 
 def _session_headers(response: httpx2.Response) -> dict[str, str]:
@@ -164,7 +150,7 @@ async def test_a_new_client_takes_the_place_of_the_longest_idle_one(tmp_path: Pa
                     (child,) = _children(proc.pid)
                     second = await _ready(http, url)
                     # The first client's child is gone, and its session with it.
-                    assert await anyio.to_thread.run_sync(_wait_exit, child, 30)
+                    assert await anyio.to_thread.run_sync(wait_gone, child, 30)
                     ping = orjson.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"})
                     assert (await http.post(url, headers=first, content=ping)).status_code == 404
                     assert (await http.post(url, headers=second, content=ping)).status_code == 200
@@ -185,7 +171,7 @@ async def test_an_idle_client_ends_and_frees_its_child(tmp_path: Path) -> None:
                     assert first.status_code == 200
                     (child,) = _children(proc.pid)
                     # Idle past the timeout: the session ends, the child with it.
-                    assert await anyio.to_thread.run_sync(_wait_exit, child, 30)
+                    assert await anyio.to_thread.run_sync(wait_gone, child, 30)
                     gone = {**HEADERS, "mcp-session-id": first.headers["mcp-session-id"]}
                     ping = orjson.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"})
                     # The session ends with its child (a moment apart): bounded retries.

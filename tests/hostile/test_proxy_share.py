@@ -23,8 +23,8 @@ from typing import Any
 
 import anyio
 import pytest
-from tests._served import Served
-from tests.hostile.test_proxy_children import _children, _wait_exit
+from tests._served import Served, wait_gone
+from tests.hostile.test_proxy_children import _children
 
 from mcpkit import Client, MCPError
 
@@ -158,7 +158,7 @@ async def test_a_dead_child_fails_its_calls_and_is_started_again() -> None:
                     tg.start_soon(call)
                     await asked.wait()  # the call is in flight upstream
                     os.kill(child, signal.SIGKILL)
-                assert await anyio.to_thread.run_sync(_wait_exit, child, 30)
+                assert await anyio.to_thread.run_sync(wait_gone, child, 30)
                 release.set()
                 assert failure and "is gone" in str(failure[0]), failure
                 # Started again: both sessions are served by a new child.

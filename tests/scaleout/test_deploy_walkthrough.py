@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import select
 import shutil
 import signal
 import socket
@@ -21,6 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests._served import wait_gone
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -39,18 +39,6 @@ def _listening(port: int) -> bool:
     with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
         return True
     return False
-
-
-def _exits(pid: int, within: float) -> bool:
-    """Whether process ``pid`` (not our child) has exited or does within ``within`` s."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        return bool(select.select([fd], [], [], within)[0])
-    finally:
-        os.close(fd)
 
 
 def _stop_leftovers(where: Path) -> None:
@@ -107,5 +95,5 @@ def test_a_deployer_follows_the_walkthrough(tmp_path: Path) -> None:
             "sessions in Redis 127.0.0.1:16379/0" in (tmp_path / f"worker-{port}.log").read_text()
         )
     for pid in pids:
-        assert _exits(pid, 30), f"process {pid} still runs 30 s after the stop block"
+        assert wait_gone(pid, 30), f"process {pid} still runs 30 s after the stop block"
     assert not [p for p in PORTS if _listening(p)], "the stop block left something listening"
