@@ -318,13 +318,8 @@ class _Link(LinkBase):
         try:
             async with AsyncExitStack() as stack:
                 await self._open(stack, session)
-                async with anyio.create_task_group() as tg:
-                    if self.idle_timeout is not None:
-                        tg.start_soon(self._end_when_idle, self.idle_timeout)
-                    try:
-                        yield
-                    finally:
-                        tg.cancel_scope.cancel()
+                async with self.idle_watch():
+                    yield
         finally:
             proxy.children -= 1
             proxy.links.discard(self)

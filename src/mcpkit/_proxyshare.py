@@ -476,6 +476,17 @@ class LinkBase:
         """Whether the client waits for something (then it is not idle)."""
         return bool(self.in_flight)
 
+    @contextlib.asynccontextmanager
+    async def idle_watch(self) -> AsyncIterator[None]:
+        """While in it, the connection ends once idle for :attr:`idle_timeout` (if set)."""
+        async with anyio.create_task_group() as tg:
+            if self.idle_timeout is not None:
+                tg.start_soon(self._end_when_idle, self.idle_timeout)
+            try:
+                yield
+            finally:
+                tg.cancel_scope.cancel()
+
     async def _end_when_idle(self, timeout: float) -> None:
         """End the client's connection once it has gone ``timeout`` seconds without a
         request in flight or anything else it waits for."""
@@ -543,13 +554,8 @@ class SharedLink(LinkBase):
                 instructions=shared.init.get("instructions"),
                 capabilities=dict(shared.init.get("capabilities") or {}),
             )
-            async with anyio.create_task_group() as tg:
-                if self.idle_timeout is not None:
-                    tg.start_soon(self._end_when_idle, self.idle_timeout)
-                try:
-                    yield
-                finally:
-                    tg.cancel_scope.cancel()
+            async with self.idle_watch():
+                yield
         finally:
             with anyio.CancelScope(shield=True):
                 await shared.leave(self)

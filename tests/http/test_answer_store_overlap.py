@@ -1,4 +1,5 @@
-"""The event of an answer is written to the event store while it goes out, not before.
+"""The event of an answer is written to an event store outside the process (Redis) while it
+goes out, not before; the in-process store is written first (it costs nothing).
 
 A call's time holds one store round trip less (what a Redis event store costs), and a
 client that lost its connection still finds the answer when it resumes: the write is
@@ -22,12 +23,14 @@ from mcpkit._http import InMemoryEventStore
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 
 
-class HeldStore(InMemoryEventStore):
-    """Keeps every event, but holds the writes of answers (``result``) at ``gate``. The
-    server runs on its own thread and loop: thread events, waited for in worker threads."""
+class HeldStore:
+    """A store of its own (not the in-process one, which is written first: it costs
+    nothing): keeps events in an in-memory store, but holds the writes of answers
+    (``result``) at ``gate``. The server runs on its own thread and loop: thread events,
+    waited for in worker threads."""
 
     def __init__(self) -> None:
-        super().__init__()
+        self.kept = InMemoryEventStore()
         self.gate = threading.Event()
         self.answer_write_started = threading.Event()
         self.answer_kept = threading.Event()
@@ -37,10 +40,16 @@ class HeldStore(InMemoryEventStore):
         if answer and message["result"].get("protocolVersion") is None:  # not initialize's
             self.answer_write_started.set()
             await anyio.to_thread.run_sync(self.gate.wait, 10)
-            await super().store_event(session_key, stream_id, seq, message)
+            await self.kept.store_event(session_key, stream_id, seq, message)
             self.answer_kept.set()
             return
-        await super().store_event(session_key, stream_id, seq, message)
+        await self.kept.store_event(session_key, stream_id, seq, message)
+
+    async def events_after(self, session_key: str, stream_id: str, seq: int) -> Any:
+        return await self.kept.events_after(session_key, stream_id, seq)
+
+    async def forget_session(self, session_key: str) -> None:
+        await self.kept.forget_session(session_key)
 
 
 async def test_an_answer_reaches_its_client_while_its_event_is_being_kept(serve: Any) -> None:

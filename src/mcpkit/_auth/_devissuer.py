@@ -31,7 +31,7 @@ from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 import orjson
 
-from .._http._asgi import serve_lifespan
+from .._http._asgi import header_map, serve_lifespan
 from .._http._security import LOCAL_HOSTS, HostOriginPolicy
 
 #: Longest lifetime of a minted token (a day): a development token should not outlive it.
@@ -272,7 +272,7 @@ class DevIssuer:
             return
         if scope["type"] != "http":
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        headers = header_map(scope)  # a repeated Host joined: refused by host_ok
         if not self._policy.host_ok(headers.get("host", "")):
             await _send(send, 403, _error("access_denied", "the dev issuer answers on loopback"))
             return

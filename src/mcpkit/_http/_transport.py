@@ -19,7 +19,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from .._exceptions import TransportError
 from .._transports._base import Incoming, Message, RequestId, TransportInfo
 from .._transports._memory import receive_now, send_now
-from ._events import EventStore
+from ._events import EventStore, InMemoryEventStore
 from ._sse import encode_event
 
 logger = logging.getLogger("mcpkit.http")
@@ -153,6 +153,12 @@ class HTTPServerTransport:
         self.stream_prefix = stream_prefix if stream_prefix is not None else f"{key}."
         self.json_response = json_response
         self.event_store = event_store
+        # A store outside this process (Redis) costs a round trip per event: an answer's
+        # event is written while it goes out. The in-process one costs nothing: written
+        # first, as every other event (no task per answer on the default path).
+        self._overlap_answers = event_store is not None and not isinstance(
+            event_store, InMemoryEventStore
+        )
         self.stateless = stateless
         self.retry_ms = retry_ms
         self._in_send, self._in_recv = anyio.create_memory_object_stream[Incoming](1024)
@@ -392,7 +398,7 @@ class HTTPServerTransport:
             stream.done_event.set()
             return
         store = self.event_store
-        if store is not None and final and stream.conn is not None:
+        if store is not None and final and stream.conn is not None and self._overlap_answers:
             # The answer, to a client still connected: its event is written to the store
             # while it goes out, not before (one store round trip less in every call's
             # time). The write is sent first: a client that lost the connection can only

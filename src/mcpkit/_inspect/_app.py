@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from .._exceptions import MCPError
-from .._http._asgi import serve_lifespan
+from .._http._asgi import header_map, serve_lifespan
 from .._http._security import LOCAL_HOSTS, HostOriginPolicy
 from ._apps import load_app
 from ._state import Inspector
@@ -75,7 +75,7 @@ class InspectorApp:
             return
         if scope["type"] != "http":
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        headers = header_map(scope)  # a repeated Host joined: refused by host_ok
         host, origin = headers.get("host", ""), headers.get("origin")
         if not self._policy.host_ok(host):
             await _send(send, 403, {"error": "the inspector answers on localhost only"})

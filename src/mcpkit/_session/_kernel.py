@@ -177,10 +177,13 @@ class Kernel:
     async def serve(self, rc: RequestContext) -> Any:
         """The result of the request ``rc`` serves (a ProtocolError becomes its error)."""
         meta = rc.request.meta
-        token = meta.get("progressToken") if meta is not None else None
-        if token is not None and (type(token) is not str and type(token) is not int):
-            # The schema's ProgressToken is string | integer: anything else (an object, a
-            # float, a bool) is refused here, once, rather than echoed in notifications.
+        if (
+            meta is not None
+            and meta.get("progressToken") is not None
+            and rc.request.progress_token is None
+        ):
+            # Given, but not a token the engine reads as one (the schema's ProgressToken is
+            # string | integer): refused here, once, rather than silently ignored.
             raise InvalidParams(
                 message="Invalid params: _meta.progressToken must be a string or an integer"
             )
