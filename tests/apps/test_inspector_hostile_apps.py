@@ -14,7 +14,13 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from tests.apps._schema import RESULTS, SENT, check
 from tests.conftest import BACKEND
-from tests.inspect._browser_harness import browser_page, inspected, mcpkit_command, tab
+from tests.inspect._browser_harness import (
+    BROWSER_WAIT_MS,
+    browser_page,
+    inspected,
+    mcpkit_command,
+    tab,
+)
 
 pytestmark = pytest.mark.skipif(
     BACKEND != "asyncio",
@@ -64,7 +70,7 @@ def tally(page: Page) -> dict[str, int]:
 
 def probe_report(page: Page, tool: str) -> dict[str, str]:
     view = call(page, tool, origin=page.origin)
-    view.locator('body[data-done="1"]').wait_for(timeout=20_000)
+    view.locator('body[data-done="1"]').wait_for(timeout=BROWSER_WAIT_MS)
     report: dict[str, str] = json.loads(view.locator("#report").text_content() or "{}")
     return report
 
@@ -125,7 +131,7 @@ def test_a_message_flood_is_dropped_and_the_page_stays_responsive(page: Page) ->
 def test_what_the_host_sends_validates_against_the_ext_apps_schema(page: Page) -> None:
     p = page.page
     view = call(page, "recorder")
-    view.locator('body[data-ready="1"]').wait_for(timeout=20_000)
+    view.locator('body[data-ready="1"]').wait_for(timeout=BROWSER_WAIT_MS)
     link = p.locator('[data-testid="app-link"]')
     assert link.get_attribute("href") == "https://example.com/docs"
     assert link.get_attribute("rel") == "noopener noreferrer"

@@ -132,6 +132,10 @@ def inspected(
         running.stop()
 
 
+#: How long a page may take for anything it is asked to do (ms).
+BROWSER_WAIT_MS = 60_000
+
+
 @contextlib.contextmanager
 def browser_page(url: str) -> Iterator[tuple[Any, list[str]]]:
     """A Chromium page at ``url`` and the list of every URL it requested."""
@@ -143,7 +147,9 @@ def browser_page(url: str) -> Iterator[tuple[Any, list[str]]]:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.set_default_timeout(20_000)
+            # Generous: under pytest-xdist the browser shares 2 cores with three other
+            # workers' tests; a page that never gets there still fails, only later.
+            page.set_default_timeout(BROWSER_WAIT_MS)
             page.on("request", lambda request: requested.append(request.url))
             page.goto(url)
             yield page, requested
