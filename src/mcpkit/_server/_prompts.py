@@ -35,7 +35,7 @@ class PromptDef:
         self.name = name
         self.info = info
         self.context_param = info.context_param
-        self._call = make_caller(fn)
+        self._call = make_caller(fn, inline=self.context_param is None)
         d: dict[str, Any] = {"name": name}
         if title is not None:
             d["title"] = title

@@ -86,7 +86,9 @@ class ResourceDef:
                     f"resource {uri!r}: a static resource's function takes no arguments "
                     f"(it has {', '.join(info.required)}); use a URI template like 'scheme://x/{{id}}'"
                 )
-            self._call: Callable[[dict[str, Any]], Any] | None = make_caller(fn)
+            self._call: Callable[[dict[str, Any]], Any] | None = make_caller(
+                fn, inline=self.context_param is None
+            )
         else:
             self._call = None
         self._value = value
@@ -148,7 +150,7 @@ class TemplateDef:
             raise TypeError(
                 f"resource template {template!r}: variables {sorted(unknown)} have no parameter in the function"
             )
-        self._call = make_caller(fn)
+        self._call = make_caller(fn, inline=self.context_param is None)
         self.definition = _describe(
             {"uriTemplate": template, "name": name},
             title=title,

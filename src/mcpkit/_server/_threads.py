@@ -1,6 +1,15 @@
-"""Running sync user functions in worker threads, cheaply.
+"""Running sync user functions in worker threads, cheaply, or inline once shown short.
 
-Sync tools must not block the connection, so each call goes to a worker thread. On
+Sync tools must not block the connection, so a call goes to a worker thread. A function that
+has shown itself short (:data:`INLINE_AFTER` calls in a row, each under :data:`INLINE_UNDER`
+in its thread) is then called on the event loop itself: the hop to a thread and back costs
+more than such a function (a third of a sequential stdio call's time). One inline call over
+:data:`INLINE_LIMIT` sends the function back to threads for good, so a function that only
+sometimes blocks holds the loop once at most. A function given the request's Context is
+never run inline: it may call ``anyio.from_thread.run(ctx.info, ...)``, which needs a
+worker thread (:class:`SyncRunner`).
+
+On
 asyncio this uses a small pool of our own: a job is one queue put and one
 ``call_soon_threadsafe``, about half the cost of ``anyio.to_thread.run_sync`` (which also
 manages cancel scopes and a capacity limiter per call). Under trio, anyio's is used.
@@ -20,11 +29,19 @@ import queue
 import threading
 import weakref
 from collections.abc import Callable
+from time import perf_counter
 from typing import Any
 
 import anyio.to_thread
 
 from .._backend import asyncio_loop, start_detached
+
+#: A sync function runs inline after this many calls in a row that were each short.
+INLINE_AFTER = 8
+#: What counts as short, in seconds, measured around the function in its worker thread.
+INLINE_UNDER = 0.0002
+#: An inline call longer than this (seconds) sends its function back to threads for good.
+INLINE_LIMIT = 0.002
 
 #: Threads per event loop at most; more jobs wait in the queue.
 MAX_THREADS = 40
@@ -176,3 +193,76 @@ async def run_sync(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     if pool is None:
         pool = _pools[loop] = _Pool(loop)
     return await pool.submit(call)
+
+
+def names_from_thread(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn``'s own code names ``from_thread`` (``anyio.from_thread.run(...)``): such a
+    function needs a worker thread, never the loop. A static look at the function's code and
+    the functions defined in it; a call through another module is not seen (docs/server.md
+    says to take the Context then)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    fn = getattr(fn, "__wrapped__", fn)
+    code = getattr(fn, "__code__", None) or getattr(getattr(fn, "__call__", None), "__code__", None)  # noqa: B004
+    todo = [code] if code is not None else []
+    while todo:
+        c = todo.pop()
+        if "from_thread" in c.co_names:
+            return True
+        todo.extend(k for k in c.co_consts if hasattr(k, "co_names"))
+    return False
+
+
+class SyncRunner:
+    """Calls one sync function: in a worker thread (:func:`run_sync`) until it has shown
+    itself short, then inline on the event loop (see the module's docstring).
+
+    ``inline=False`` keeps every call in a thread (a function taking the request's Context).
+    """
+
+    __slots__ = ("_allowed", "_fn", "_inline", "_short")
+
+    def __init__(self, fn: Callable[..., Any], *, inline: bool) -> None:
+        self._fn = fn
+        self._allowed = inline and not names_from_thread(fn)
+        self._inline = False
+        self._short = 0
+
+    @property
+    def inline(self) -> bool:
+        """Whether calls now run on the event loop."""
+        return self._inline
+
+    async def __call__(self, kwargs: dict[str, Any]) -> Any:
+        fn = self._fn
+        if self._inline:
+            start = perf_counter()
+            try:
+                return contextvars.copy_context().run(fn, **kwargs)
+            finally:
+                if perf_counter() - start > INLINE_LIMIT:
+                    self._inline = self._allowed = False
+        if not self._allowed:
+            return await run_sync(fn, kwargs)
+        took: list[float] = []
+
+        def timed(**kw: Any) -> Any:
+            start = perf_counter()
+            try:
+                return fn(**kw)
+            finally:
+                took.append(perf_counter() - start)
+
+        try:
+            return await run_sync(timed, kwargs)
+        finally:
+            if took:  # not when cancelled before it ran
+                self._note(took[0])
+
+    def _note(self, seconds: float) -> None:
+        if seconds >= INLINE_UNDER:
+            self._short = 0
+        else:
+            self._short += 1
+            if self._short >= INLINE_AFTER and self._allowed:
+                self._inline = True

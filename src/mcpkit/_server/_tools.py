@@ -100,7 +100,7 @@ class ToolDef:
         self.task_support = task_support
         #: Under the tasks extension, run in the request until ``ctx.begin_task()``.
         self.defer_task = defer_task
-        self._call = make_caller(fn)
+        self._call = make_caller(fn, inline=self.context_param is None)
         if input_schema is not None:
             # An explicit schema is kept exactly as written; arguments are then checked
             # against it with jsonschema instead of the signature.

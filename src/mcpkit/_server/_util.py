@@ -114,11 +114,15 @@ def is_async_callable(fn: Any) -> bool:
 _PLAIN = frozenset({str, dict, list, tuple, int, float, bool, bytes, type(None)})
 
 
-def make_caller(fn: Callable[..., Any]) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+def make_caller(
+    fn: Callable[..., Any], *, inline: bool = False
+) -> Callable[[dict[str, Any]], Awaitable[Any]]:
     """A coroutine function calling ``fn(**kwargs)``: on the loop when async, else in a worker thread.
 
     Sync functions go to a worker thread so that a slow or blocking tool never stalls the
-    connection (other requests, cancellation, pings keep flowing).
+    connection (other requests, cancellation, pings keep flowing). With ``inline=True`` one
+    that has shown itself short runs on the loop instead (``_threads.SyncRunner``); callers
+    pass False for a function that takes the request's Context.
     """
     if is_async_callable(fn):
 
@@ -127,10 +131,12 @@ def make_caller(fn: Callable[..., Any]) -> Callable[[dict[str, Any]], Awaitable[
 
         return call_async
 
-    from ._threads import run_sync
+    from ._threads import SyncRunner
+
+    run = SyncRunner(fn, inline=inline)
 
     async def call_sync(kwargs: dict[str, Any]) -> Any:
-        result = await run_sync(fn, kwargs)
+        result = await run(kwargs)
         if type(result) not in _PLAIN and inspect.isawaitable(result):
             # A sync function returning an awaitable (e.g. a lambda around a coroutine).
             result = await result
