@@ -638,8 +638,9 @@ class JSONRPCEngine:
             BrokenPipeError,
             ConnectionError,
         ) as e:
-            self._shutdown("the transport is closed")
-            raise ConnectionClosed(f"cannot send: {e or type(e).__name__}") from e
+            reason = f"cannot send: {e or type(e).__name__}"
+            self._shutdown(reason)  # later senders are told the same
+            raise ConnectionClosed(reason) from e
 
     async def _reply_error(
         self, rid: RequestId | None, code: int, message: str, batch: _Batch | None

@@ -203,3 +203,18 @@ async def test_environment_is_a_safe_subset_unless_asked(monkeypatch: pytest.Mon
                 data = await transport._reader.read()
             assert data.decode() == repr(want)
     assert os.environ["MCPKITENV_SECRET_TOKEN"] == "s3cret"
+
+
+async def test_sending_to_a_server_that_exited_says_how_it_ended() -> None:
+    """A server that printed a line and exited before reading anything: the failed send
+    says how it ended (exit code, stderr), not only that the pipe is closed; a lost race
+    between our first message and its exit once made the CLI say just "the pipe is closed"."""
+    script = "import sys; print('Server starting...'); sys.stderr.write('bye now\\n')"
+    async with spawn_stdio(sys.executable, ["-c", script]) as transport:
+        with anyio.fail_after(10):
+            await transport.process.wait()
+            with pytest.raises(BrokenPipeError) as caught:
+                for _ in range(1000):  # the first writes may still land in the pipe's buffer
+                    await transport.send({"jsonrpc": "2.0", "method": "ping", "id": 1})
+    assert "the server process exited with code 0" in str(caught.value)
+    assert "bye now" in str(caught.value)

@@ -27,7 +27,7 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 
-from ._base import Incoming
+from ._base import Incoming, Message, RequestId
 from ._stream import (
     DEFAULT_MAX_MESSAGE_SIZE,
     AnyioStreamReader,
@@ -171,11 +171,30 @@ class StdioClientTransport(LineTransport):
         self._argv = list(argv)
         #: Set once the server's stderr reached its end (all of it is in the tail).
         self.stderr_done = anyio.Event()
+        self._stdout_done = anyio.Event()
+
+    async def send(
+        self, message: Message, /, *, related_request_id: RequestId | None = None
+    ) -> None:
+        try:
+            await super().send(message, related_request_id=related_request_id)
+        except (BrokenPipeError, ConnectionError, anyio.BrokenResourceError):
+            # The server is gone before reading what we send (it printed a line and
+            # exited, say): wait a moment for how it ended and for what it wrote (the
+            # reader is still reading it), so that the error says the same as when the
+            # server's exit is seen first, instead of a bare "the pipe is closed".
+            with anyio.move_on_after(1):
+                if self.process.returncode is None:
+                    await self.process.wait()
+                await self.stderr_done.wait()
+                await self._stdout_done.wait()
+            raise BrokenPipeError(self.close_reason) from None
 
     async def receive(self) -> Incoming:
         try:
             return await super().receive()
         except anyio.EndOfStream:
+            self._stdout_done.set()
             # stdout closing usually means the process is exiting: give it a moment so
             # the error can say how it ended.
             with anyio.move_on_after(1):
