@@ -96,3 +96,89 @@ def test_http_transport_hook(
     monkeypatch.setattr(mcpkit._app, "run", no_uvicorn)
     assert main("run", [str(path), "--transport", "http"]) == 1
     assert "needs uvicorn" in capsys.readouterr().err
+
+
+AUTH = ["--auth-issuer", "http://127.0.0.1:9400", "--auth-resource", "https://mcp.example.com/mcp"]
+
+
+def test_auth_options_protect_the_served_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--auth-issuer``/``--auth-resource``/``--auth-scope``: the server is served with a
+    ``ResourceServer`` checking JWTs of that issuer for that resource (docs/deploy.md runs it
+    for real, behind nginx, with the development issuer)."""
+    from mcpkit.auth import JWTVerifier, ResourceServer
+
+    path = write(tmp_path, "srv_auth.py", "from mcpkit import Server\nserver = Server('a')\n")
+    calls: list[dict[str, object]] = []
+
+    import mcpkit._app
+
+    def fake_run(server: object, transport: str, **options: object) -> None:
+        calls.append(options)
+
+    monkeypatch.setattr(mcpkit._app, "run", fake_run)
+    argv = [str(path), "-t", "http", *AUTH, "--auth-scope", "mcp:tools", "--auth-scope", "x"]
+    assert main("run", argv) == 0
+    auth = calls[0]["auth"]
+    assert isinstance(auth, ResourceServer)
+    assert auth.resource == "https://mcp.example.com/mcp"
+    assert auth.authorization_servers == ["http://127.0.0.1:9400"]
+    assert auth.scopes == ("mcp:tools", "x")
+    assert auth.metadata_url == "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
+    assert isinstance(auth.verifier, JWTVerifier)
+    assert (auth.verifier.issuer, auth.verifier.audience) == (
+        "http://127.0.0.1:9400",
+        "https://mcp.example.com/mcp",
+    )
+    # The legacy transport takes it too; without the options nothing is protected.
+    assert main("run", [str(path), "-t", "sse", *AUTH]) == 0
+    assert isinstance(calls[1]["auth"], ResourceServer)
+    assert main("run", [str(path), "-t", "http"]) == 0
+    assert "auth" not in calls[2]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--auth-issuer", "http://127.0.0.1:9400"], "--auth-issuer needs --auth-resource URL"),
+        (["--auth-resource", "https://mcp.example.com/mcp"], "go with --auth-issuer URL"),
+        (["--auth-scope", "mcp:tools"], "go with --auth-issuer URL"),
+        (["--auth-issuer", "auth.example.com", "--auth-resource", "https://m/mcp"], "http(s) URL"),
+        (
+            ["--auth-issuer", "http://127.0.0.1:9400", "--auth-resource", "/mcp"],
+            "--auth-resource: resource must be an absolute http(s) URL",
+        ),
+    ],
+)
+def test_auth_options_incomplete_or_malformed_are_usage_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    path = write(tmp_path, "srv_auth_bad.py", "from mcpkit import Server\nserver = Server('b')\n")
+    assert main("run", [str(path), "-t", "http", *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+
+
+def test_auth_options_are_refused_where_they_cannot_apply(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # over stdio there is no bearer token (a local server's credentials are its environment)
+    path = write(tmp_path, "srv_auth_io.py", "from mcpkit import Server\nserver = Server('c')\n")
+    assert main("run", [str(path), *AUTH]) == 2
+    assert "--auth-issuer, --auth-resource apply to HTTP transports only" in capsys.readouterr().err
+    # a server that sets its own auth= is not silently given another one
+    own = write(
+        tmp_path,
+        "srv_auth_own.py",
+        """
+        from mcpkit import Server
+        from mcpkit.auth import ResourceServer, StaticTokenVerifier
+        server = Server(
+            "own",
+            auth=ResourceServer(StaticTokenVerifier({"t": []}), resource="http://127.0.0.1/mcp"),
+        )
+        """,
+    )
+    assert main("run", [str(own), "-t", "http", *AUTH]) == 2
+    assert "sets its own auth=" in capsys.readouterr().err

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 from .._exceptions import InvalidResponse, ProtocolError
-from .._http._client_common import server_lost
+from .._http._client_common import not_delivered, server_lost
 from .._transports._base import answer_lost as marked_lost
 from ..types import Root
 
@@ -85,13 +85,11 @@ def to_root(value: RootLike) -> Root:
     return root
 
 
-#: The code of the error response a transport delivers when a request could not be sent.
-TRANSPORT_FAILURE = -32000
-
-
 def undeliverable(e: ProtocolError) -> bool:
-    """True for the error the HTTP transport reports when the request never got through."""
-    return e.code == TRANSPORT_FAILURE and e.message.startswith("HTTP request failed")
+    """True for the error the HTTP transport reports when the request never got through
+    (a server it could not connect to, or lost before any answer). Only the mark the
+    transport sets counts -- a server sending the transport's words is still answering."""
+    return not_delivered(e)
 
 
 def answer_lost(e: ProtocolError) -> bool:

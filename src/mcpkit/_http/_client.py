@@ -37,6 +37,7 @@ from ._client_common import (
     broken_stream_error,
     lost_server_error,
     read_limited,
+    undelivered_error,
 )
 from ._client_sse import SSEClientTransport, open_sse
 from ._errors import HTTPStatusFailure, SessionExpired
@@ -239,7 +240,8 @@ class StreamableHTTPClientTransport:
             with scope:
                 await self._exchange(message, rid, is_init)
         except HTTPError as e:
-            await self._sink.put(_error(rid, f"HTTP request failed: {type(e).__name__}: {e}"))
+            failed = f"HTTP request failed: {type(e).__name__}: {e}"
+            await self._sink.put(undelivered_error(rid, failed))
         except MessageTooLarge as e:
             await self._sink.put(_error(rid, str(e)))
         except AuthError as e:  # the auth= hook could not get a token (OAuth)

@@ -78,6 +78,35 @@ def server_lost(error: Exception) -> bool:
     return isinstance(data, dict) and isinstance(data.get(CONNECTION_LOST), _GoneMark)
 
 
+#: The key under which the HTTP transport marks, in the ``data`` of the error it gives a
+#: request whose HTTP exchange failed (no connection, refused, cut before an answer), that
+#: the request never got through: unlike any error the server itself sends.
+NOT_DELIVERED = "notDelivered"
+
+
+class _NotSentMark(str):
+    """The mark's value: a ``str`` (it serializes as one), of a type no JSON parser makes,
+    so a server cannot forge it to pass its own error off as an unreachable server."""
+
+    __slots__ = ()
+
+
+_NOT_SENT = _NotSentMark("the request did not get through to the server")
+
+
+def undelivered_error(rid: RequestId, message: str) -> dict[str, Any]:
+    """The error of a request whose HTTP exchange failed: the server was not reached."""
+    msg = _error(rid, message)
+    msg["error"]["data"] = {NOT_DELIVERED: _NOT_SENT}
+    return msg
+
+
+def not_delivered(error: Exception) -> bool:
+    """True for the error of :func:`undelivered_error` (the mark, never the text)."""
+    data = getattr(error, "data", None)
+    return isinstance(data, dict) and isinstance(data.get(NOT_DELIVERED), _NotSentMark)
+
+
 async def read_limited(resp: Any, limit: int) -> bytes:
     """The whole body, refused as soon as it exceeds ``limit`` (never buffered past it)."""
     declared = resp.headers.get("content-length", "")

@@ -9,7 +9,11 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from .._auth._resource import ResourceServer
 
 #: Names tried, in order, when FILE has no ``:OBJECT`` part.
 DEFAULT_OBJECTS = ("server", "mcp", "app")
@@ -117,6 +121,9 @@ _HTTP_OPTIONS = (
     "allowed_host",
     "allowed_origin",
     "redis",
+    "auth_issuer",
+    "auth_resource",
+    "auth_scope",
 )
 
 
@@ -154,7 +161,48 @@ def run_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[s
         out["allowed_origins"] = list(args.allowed_origin)
     if args.redis:
         out["redis"] = args.redis  # else MCPKIT_REDIS_URL, read where every entry point reads it
+    auth = auth_settings(args)
+    if auth is not None:
+        out["auth"] = auth
     return out
+
+
+def auth_settings(args: argparse.Namespace) -> ResourceServer | None:
+    """The bearer-token check of ``--auth-issuer URL --auth-resource URL [--auth-scope S]``:
+    JWT access tokens from that issuer (its keys found through its metadata, as
+    :class:`~mcpkit.auth.JWTVerifier` does), issued for that resource. None without them.
+
+    Raises ValueError for an incomplete or malformed set (a usage error), ImportError when
+    the ``[auth]`` extra is missing."""
+    issuer = getattr(args, "auth_issuer", None)
+    resource = getattr(args, "auth_resource", None)
+    scopes: list[str] = list(getattr(args, "auth_scope", None) or [])
+    if issuer is None:
+        if resource is not None or scopes:
+            raise ValueError(
+                "--auth-resource and --auth-scope go with --auth-issuer URL "
+                "(the authorization server whose tokens to accept)"
+            )
+        return None
+    if resource is None:
+        raise ValueError(
+            "--auth-issuer needs --auth-resource URL: this server's URL as clients reach it "
+            "(https://mcp.example.com/mcp), the audience its tokens must name"
+        )
+    if urlsplit(issuer).scheme not in ("http", "https") or not urlsplit(issuer).netloc:
+        raise ValueError(f"--auth-issuer {issuer!r}: an absolute http(s) URL, the issuer's")
+    from .._auth._jwt import JWTVerifier
+    from .._auth._resource import ResourceServer
+
+    try:
+        return ResourceServer(
+            JWTVerifier(issuer=issuer, audience=resource),
+            resource=resource,
+            authorization_servers=[issuer],
+            scopes=scopes,
+        )
+    except ValueError as e:
+        raise ValueError(f"--auth-resource: {e}") from None
 
 
 def _configure_logging(level: str) -> None:
@@ -237,6 +285,28 @@ def _parser(command: str) -> argparse.ArgumentParser:
         "(redis://host:6379/0; default: $MCPKIT_REDIS_URL, else this process only)",
     )
     parser.add_argument(
+        "--auth-issuer",
+        default=None,
+        metavar="URL",
+        help="HTTP: require a bearer token on every request, a JWT access token from this "
+        "OAuth authorization server (its keys found through its metadata; the [auth] "
+        "extra); needs --auth-resource",
+    )
+    parser.add_argument(
+        "--auth-resource",
+        default=None,
+        metavar="URL",
+        help="HTTP: with --auth-issuer, this server's URL as clients reach it "
+        "(https://mcp.example.com/mcp): the audience tokens must name",
+    )
+    parser.add_argument(
+        "--auth-scope",
+        action="append",
+        default=None,
+        metavar="SCOPE",
+        help="HTTP: with --auth-issuer, a scope every request needs (repeatable)",
+    )
+    parser.add_argument(
         "--log-level",
         choices=("debug", "info", "warning", "error"),
         default=None,
@@ -258,6 +328,9 @@ def main(command: str, argv: list[str]) -> int:
     except ValueError as e:
         print(f"mcpkit {command}: {e}", file=sys.stderr)
         return 2
+    except ImportError as e:  # --auth-issuer without the [auth] extra
+        print(f"mcpkit {command}: --auth-issuer: {e}", file=sys.stderr)
+        return 1
     if args.reload:
         return _reloading(command, argv, args.target, settings["transport"])
     level = settings.get("log_level")
@@ -271,6 +344,13 @@ def main(command: str, argv: list[str]) -> int:
     except LoadFailed as e:
         print(f"mcpkit {command}: {e}", file=sys.stderr)
         return 1
+    if "auth" in settings and getattr(server, "auth", None) is not None:
+        print(
+            f"mcpkit {command}: {args.target} sets its own auth= (Server(auth=...)): "
+            "drop --auth-issuer, or the server's auth=",
+            file=sys.stderr,
+        )
+        return 2
     transport = settings.pop("transport")
     if transport == "stdio":
         http_only = [f"--{k.replace('_', '-')}" for k in _HTTP_OPTIONS if getattr(args, k)]
