@@ -7,6 +7,7 @@ threaded fallback for what the loop cannot watch (regular files).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import selectors
 import stat
@@ -186,7 +187,13 @@ class _AsyncioPipeReader:
 
 
 class AsyncioPipeWriter:
-    """Writes an asyncio ``StreamWriter`` (a pipe) without yielding unless its buffer is full."""
+    """Writes an asyncio ``StreamWriter`` (a pipe) without yielding unless its buffer is full.
+
+    The first message of a loop iteration is written at once; the ones after it in the same
+    iteration are joined and written together when the next iteration starts. With many
+    requests in flight that is one ``write`` system call for a burst instead of one per
+    message (each also wakes the reader on the other side); a lone message is not delayed.
+    """
 
     # StreamWriter.write only appends to the transport's buffer, so concurrent senders
     # cannot interleave bytes; draining is needed only when the buffer grows.
@@ -195,18 +202,50 @@ class AsyncioPipeWriter:
     def __init__(self, writer: Any) -> None:
         self._writer = writer
         self._transport = writer.transport
+        loop = asyncio_loop()
+        assert loop is not None, "an asyncio writer is made on its loop"
+        self._loop = loop
         self._drain_lock = anyio.Lock()
+        #: Set while an iteration that wrote is not over: later writes wait in ``_pending``.
+        self._turn = False
+        self._pending: list[bytes] = []
+        self._pending_size = 0
 
     async def write(self, data: bytes) -> None:
         if self._transport.is_closing():
             raise BrokenPipeError("the pipe is closed")
-        self._writer.write(data)
+        if not self._turn:
+            self._turn = True
+            self._loop.call_soon(self._end_turn)
+            self._writer.write(data)
+        else:
+            self._pending.append(data)
+            self._pending_size += len(data)
+            if self._pending_size <= self._HIGH_WATER:
+                return
+            self._flush()  # a burst this large goes out now, and is drained below
         if self._transport.get_write_buffer_size() > self._HIGH_WATER:
             async with self._drain_lock:
                 await self._writer.drain()
 
+    def _flush(self) -> None:
+        pending = self._pending
+        if not pending:
+            return
+        data = pending[0] if len(pending) == 1 else b"".join(pending)
+        pending.clear()
+        self._pending_size = 0
+        if not self._transport.is_closing():
+            self._writer.write(data)
+
+    def _end_turn(self) -> None:
+        # Until this runs, every write joins _pending: the order of messages is kept.
+        self._turn = False
+        self._flush()
+
     async def aclose(self) -> None:
         try:
+            self._flush()
             if not self._transport.is_closing():
                 with anyio.move_on_after(2):
                     await self._writer.drain()
@@ -310,7 +349,6 @@ async def open_fd_reader(fd: int) -> ByteReader:
         return _ThreadFdReader(fd)
     if loop is None:
         return _TrioFdReader(fd)
-    import asyncio
 
     reader = asyncio.StreamReader(limit=_CHUNK, loop=loop)
     await loop.connect_read_pipe(
@@ -326,7 +364,6 @@ async def open_fd_writer(fd: int) -> ByteWriter:
         return _ThreadFdWriter(fd)
     if loop is None:
         return _TrioFdWriter(fd)
-    import asyncio
     from asyncio.streams import FlowControlMixin
 
     transport, protocol = await loop.connect_write_pipe(
