@@ -87,3 +87,26 @@ def test_duration_metrics(run: tuple[str, dict[str, Any]]) -> None:
     assert "mcp.client.session.duration" in by_name
     if revision == "2025-11-25":  # a stateless server keeps no session
         assert "mcp.server.session.duration" in by_name
+
+
+def test_a_program_that_never_imports_opentelemetry_does_not_pay_for_it() -> None:
+    """mcpkit imports OpenTelemetry's API only once the application has (it must, to
+    configure a provider): a server or client that never does starts without it."""
+    program = (
+        "import sys, anyio\n"
+        "from mcpkit import Client, Server\n"
+        "server = Server('plain')\n"
+        "@server.tool()\n"
+        "def add(a: int, b: int) -> int:\n"
+        "    return a + b\n"
+        "async def main():\n"
+        "    async with Client(server) as c:\n"
+        "        assert (await c.call_tool('add', {'a': 1, 'b': 2})).structured_content == {'result': 3}\n"
+        "anyio.run(main)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
