@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 import anyio
 from typing_extensions import Unpack
 
-from .._auth._resource import ResourceServer
 from .._exceptions import MCPError
 from .._middleware import MiddlewareFn, wrap_handlers
 from .._session._base import RequestHandlerFn
@@ -41,7 +40,6 @@ from ._mrtr import StatelessSettings
 from ._prompts import PromptDef
 from ._registry import Registry
 from ._resources import register_resource
-from ._serving import RunKeywords, ServerAppKeywords
 from ._session import state_of
 from ._skills import SkillsExtension
 from ._taskext import TasksExtension
@@ -51,6 +49,8 @@ from ._util import cache_hints, name_of, to_wire
 
 if TYPE_CHECKING:
     from .._app import StreamableHTTPApp
+    from .._auth._resource import ResourceServer
+    from ._serving import RunKeywords, ServerAppKeywords
 
 logger = logging.getLogger("mcpkit.server")
 

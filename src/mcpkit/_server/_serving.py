@@ -9,36 +9,39 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Unpack
 
-from .._app._options import HTTPAppKeywords
 from . import _shared
 
 if TYPE_CHECKING:
     from .._app import StreamableHTTPApp
+    from .._app._options import HTTPAppKeywords
     from ._server import Server
 
 logger = logging.getLogger("mcpkit.server")
 
 
-class ServerAppKeywords(HTTPAppKeywords, total=False):
-    """The keywords of ``Server.http_app``: those of :func:`mcpkit.create_http_app`, and
-    ``redis`` (a URL: sessions, events and tasks shared by many workers in Redis)."""
+# Only read by the type checker (``Unpack[...]`` of the entry points): at run time these
+# would import the whole HTTP stack (``mcpkit._app``) into every stdio server's start.
+if TYPE_CHECKING:
 
-    redis: str | None
+    class ServerAppKeywords(HTTPAppKeywords, total=False):
+        """The keywords of ``Server.http_app``: those of :func:`mcpkit.create_http_app`, and
+        ``redis`` (a URL: sessions, events and tasks shared by many workers in Redis)."""
 
+        redis: str | None
 
-class RunKeywords(ServerAppKeywords, total=False):
-    """The keywords of ``Server.run`` over HTTP: where and how uvicorn serves (``host``,
-    ``port``, ``log_level``, ``header_timeout``, ``uvicorn_options``), the endpoint
-    (``path``; ``sse_path`` and ``message_path`` for the legacy transport), and the app's."""
+    class RunKeywords(ServerAppKeywords, total=False):
+        """The keywords of ``Server.run`` over HTTP: where and how uvicorn serves (``host``,
+        ``port``, ``log_level``, ``header_timeout``, ``uvicorn_options``), the endpoint
+        (``path``; ``sse_path`` and ``message_path`` for the legacy transport), and the app's."""
 
-    host: str
-    port: int
-    log_level: str
-    header_timeout: float | None
-    uvicorn_options: dict[str, Any] | None
-    path: str | None
-    sse_path: str
-    message_path: str
+        host: str
+        port: int
+        log_level: str
+        header_timeout: float | None
+        uvicorn_options: dict[str, Any] | None
+        path: str | None
+        sse_path: str
+        message_path: str
 
 
 def http_app(

@@ -9,12 +9,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import sqlite3
 import threading
 import time
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio.to_thread
+
+if TYPE_CHECKING:
+    import sqlite3
 
 #: The statuses a task never leaves.
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
@@ -187,6 +189,8 @@ class SQLiteTaskStore:
             return
 
         def connect() -> sqlite3.Connection:
+            import sqlite3  # here: a program without this store does not import it
+
             conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             conn.execute("PRAGMA journal_mode=WAL")
             # In WAL mode NORMAL survives a crash of the process (not of the machine) and
