@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import math
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -408,3 +409,79 @@ async def test_cancelled_error_raised_by_the_handler_itself_is_told_apart() -> N
             handlers.start("a", awaits_a_cancelled_future)
             await handlers.finished["a"].wait()
     assert handlers.log == [("a", None)]  # absorbed, though nobody cancelled it
+
+
+# ---------------------------------------------------------------------- response waiters
+#
+# What a request waits on (response_waiter()): asyncio's future and timer, anyio's event in
+# a cancel scope elsewhere. The same contract for both, each on the suite's backend (the
+# asyncio one only where asyncio runs).
+
+
+def _waiters() -> list[str]:
+    return ["for the backend", "anyio"] if BACKEND == "asyncio" else ["for the backend"]
+
+
+@pytest.fixture(params=_waiters())
+def make_waiter(request: pytest.FixtureRequest) -> Any:
+    from mcpkit._backend import AnyioResponseWaiter, response_waiter
+
+    return response_waiter if request.param == "for the backend" else AnyioResponseWaiter
+
+
+@pytest.mark.anyio
+async def test_a_waiter_set_before_or_during_its_wait_returns_true(make_waiter: Any) -> None:
+    early = make_waiter()
+    early.set()
+    with anyio.fail_after(5):
+        assert await early.wait(math.inf) is True and early.is_set()
+    late = make_waiter()
+    async with anyio.create_task_group() as tg:
+        got: list[bool] = []
+
+        async def wait() -> None:
+            got.append(await late.wait(anyio.current_time() + 30))
+
+        tg.start_soon(wait)
+        await anyio.wait_all_tasks_blocked()
+        assert not late.is_set()
+        late.set()
+    assert got == [True]
+
+
+@pytest.mark.anyio
+async def test_a_waiter_past_its_deadline_returns_false(make_waiter: Any) -> None:
+    waiter = make_waiter()
+    with anyio.fail_after(5):
+        assert await waiter.wait(anyio.current_time()) is False
+    assert not waiter.is_set()
+
+
+@pytest.mark.anyio
+async def test_a_moved_deadline_is_kept(make_waiter: Any) -> None:
+    waiter = make_waiter()
+    async with anyio.create_task_group() as tg:
+        got: list[bool] = []
+
+        async def wait() -> None:
+            got.append(await waiter.wait(anyio.current_time() + 0.05))
+
+        tg.start_soon(wait)
+        await anyio.wait_all_tasks_blocked()
+        waiter.move_deadline(anyio.current_time() + 30)  # as a progress report does
+        # The first deadline passes (time must: the loop's clock is the one deadlines use)
+        # without ending the wait.
+        await anyio.sleep(0.2)
+        assert got == []
+        waiter.set()
+    assert got == [True]
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_wait_is_cancelled_and_a_later_set_is_harmless(make_waiter: Any) -> None:
+    waiter = make_waiter()
+    with anyio.move_on_after(0.01) as scope:
+        await waiter.wait(anyio.current_time() + 30)
+    assert scope.cancelled_caught and not waiter.is_set()
+    waiter.set()  # the response arriving after the caller gave up
+    assert waiter.is_set()

@@ -1,8 +1,8 @@
 """The one place that asks which event loop runs us, for the measured asyncio fast paths.
 
 mcpkit is written against anyio and runs on asyncio and trio alike. A few hot paths go
-faster when they use asyncio directly (the engine's handler tasks, the stdio pipe readers,
-the worker-thread pool), and one thing only asyncio allows (a task that outlives the request
+faster when they use asyncio directly (the engine's handler tasks and response waits, the
+stdio pipe readers and writers, the worker-thread pool), and one thing only asyncio allows (a task that outlives the request
 that started it: an HTTP app hosting its sessions without a lifespan). Those places ask here,
 or live here (:class:`HandlerTasks`), and nowhere else, so the fork is in one module with its
 own contract tests (``tests/test_backend.py``); everything else is plain anyio.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol, TypeVar
@@ -320,3 +321,108 @@ class Slots:
             self.waiters.popleft().set()
         else:
             self.free += 1
+
+
+# ---------------------------------------------------------------------- response waiters
+
+
+class ResponseWaiter(Protocol):
+    """What a request waits on until its response comes, or its deadline passes.
+
+    ``wait(deadline)`` returns True once :meth:`set` was called, False when the deadline
+    (``anyio.current_time()`` clock; ``math.inf`` for none) passed first;
+    ``move_deadline`` moves the deadline of a wait under way (a progress report).
+    Cancelling the waiting task cancels the wait, as any await.
+    """
+
+    def set(self) -> None: ...
+
+    def is_set(self) -> bool: ...
+
+    async def wait(self, deadline: float) -> bool: ...
+
+    def move_deadline(self, deadline: float) -> None: ...
+
+
+class AsyncioResponseWaiter:
+    """asyncio's: a future, and a timer handle when there is a deadline (an ``anyio.Event``
+    in a ``CancelScope`` costs two objects, a scope's enter/exit and the same timer)."""
+
+    __slots__ = ("_done", "_future", "_loop", "_timer")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._done = False
+        self._future: asyncio.Future[bool] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    def set(self) -> None:
+        self._done = True
+        future = self._future
+        if future is not None and not future.done():
+            future.set_result(True)
+
+    def is_set(self) -> bool:
+        return self._done
+
+    async def wait(self, deadline: float) -> bool:
+        if self._done:
+            return True
+        future: asyncio.Future[bool] = self._loop.create_future()
+        self._future = future
+        if deadline != math.inf:
+            self._timer = self._loop.call_at(deadline, self._expire)
+        try:
+            return await future
+        finally:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+    def _expire(self) -> None:
+        future = self._future
+        if future is not None and not future.done():
+            future.set_result(False)
+
+    def move_deadline(self, deadline: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = self._loop.call_at(deadline, self._expire)
+
+
+class AnyioResponseWaiter:
+    """Any backend's: an ``anyio.Event``, in a ``CancelScope`` with the deadline."""
+
+    __slots__ = ("_event", "_scope")
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+        self._scope: anyio.CancelScope | None = None
+
+    def set(self) -> None:
+        self._event.set()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    async def wait(self, deadline: float) -> bool:
+        if deadline == math.inf:
+            await self._event.wait()
+            return True
+        with anyio.CancelScope(deadline=deadline) as scope:
+            self._scope = scope
+            await self._event.wait()
+        self._scope = None
+        return self._event.is_set()
+
+    def move_deadline(self, deadline: float) -> None:
+        if self._scope is not None:
+            self._scope.deadline = deadline
+
+
+def response_waiter() -> ResponseWaiter:
+    """A waiter for the running backend (call it on the loop)."""
+    loop = asyncio_loop()
+    if loop is None:
+        return AnyioResponseWaiter()
+    return AsyncioResponseWaiter(loop)

@@ -20,7 +20,7 @@ import anyio
 import orjson
 from anyio.abc import TaskGroup
 
-from ._backend import HandlerTasks, Slots, handler_tasks
+from ._backend import HandlerTasks, Slots, handler_tasks, response_waiter
 from ._exceptions import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -169,14 +169,13 @@ def _handler_cancelled(req: IncomingRequest) -> dict[str, Any]:
 class _Pending:
     """Our own request, waiting for its response."""
 
-    __slots__ = ("error", "event", "max_deadline", "on_progress", "result", "scope", "timeout")
+    __slots__ = ("error", "event", "max_deadline", "on_progress", "result", "timeout")
 
     def __init__(self) -> None:
-        self.event = anyio.Event()
+        self.event = response_waiter()
         self.result: Any = None
         self.error: BaseException | None = None
         self.on_progress: ProgressCallback | None = None
-        self.scope: anyio.CancelScope | None = None
         self.timeout: float | None = None
         self.max_deadline = math.inf
 
@@ -557,8 +556,8 @@ class JSONRPCEngine:
             p = self._progress.get(token) if isinstance(token, (str, int)) else None
             if p is None:
                 return
-            if p.scope is not None and p.timeout is not None:
-                p.scope.deadline = min(anyio.current_time() + p.timeout, p.max_deadline)
+            if p.timeout is not None:
+                p.event.move_deadline(min(anyio.current_time() + p.timeout, p.max_deadline))
             if p.on_progress is not None:
                 progress = params.get("progress")
                 if isinstance(progress, (int, float)):
@@ -716,7 +715,7 @@ class JSONRPCEngine:
         try:
             await self._send(msg, related_request_id)
             if timeout is None and max_timeout is None:
-                await p.event.wait()
+                await p.event.wait(math.inf)
             else:
                 now = anyio.current_time()
                 if max_timeout is not None:
@@ -724,10 +723,7 @@ class JSONRPCEngine:
                 if reset_timeout_on_progress:
                     p.timeout = timeout
                 deadline = min(now + timeout if timeout is not None else math.inf, p.max_deadline)
-                with anyio.CancelScope(deadline=deadline) as scope:
-                    p.scope = scope
-                    await p.event.wait()
-                if scope.cancelled_caught and not p.event.is_set():
+                if not await p.event.wait(deadline) and not p.event.is_set():
                     if cancellable:
                         await self._cancel_remote(rid, "timed out", related_request_id)
                     raise RequestTimeout(
