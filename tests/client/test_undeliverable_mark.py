@@ -1,7 +1,8 @@
 """Issue 33: the client reports a server it could not reach (``TransportError``, "cannot
 reach ...") on the mark the HTTP transport sets on its own error when a request's HTTP
 exchange failed, never on the error's text: a server answering with the transport's very
-words is still answering, and its error stays a ``ProtocolError``."""
+words is still answering, and its error stays a ``ProtocolError``
+(tests/http/test_lost_server_mark.py, with the words of a lost server)."""
 
 from __future__ import annotations
 
@@ -26,12 +27,7 @@ REVISIONS = pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
 
 
 def _server() -> Server:
-    server = Server("mimic")
-
-    @server.tool()
-    async def mimic() -> str:
-        """Fails with the words the HTTP transport uses for a server it could not reach."""
-        raise ProtocolError(-32000, WORDS)
+    server = Server("answers")
 
     @server.tool()
     def ok() -> str:
@@ -94,19 +90,6 @@ async def test_a_server_never_reached_is_a_transport_error() -> None:
                 async with Client(http(URL, http_client=plug)):
                     pass  # pragma: no cover
     assert f"cannot reach {URL}: HTTP request failed: HTTPConnectError" in str(caught.value)
-
-
-@REVISIONS
-async def test_a_server_using_the_transports_words_is_still_answering(revision: str) -> None:
-    with anyio.fail_after(20):
-        async with (
-            ASGIClient(_server().http_app()) as h,
-            Client(http(URL, http_client=h), protocol_version=revision) as client,
-        ):
-            with pytest.raises(ProtocolError) as caught:
-                await client.call_tool("mimic")
-    assert not isinstance(caught.value, TransportError)
-    assert caught.value.code == -32000 and caught.value.message == WORDS
 
 
 def test_only_the_transports_mark_counts() -> None:

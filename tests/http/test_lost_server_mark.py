@@ -1,6 +1,7 @@
-"""Issue 33: the client raises TransportError for a server lost mid-call only on the mark
-the HTTP transport sets on its own error -- a server answering with the transport's very
-words is still answering, and its error stays a ProtocolError."""
+"""Issue 33: the client raises TransportError for a server lost mid-call (or never reached,
+tests/client/test_undeliverable_mark.py) only on the mark the HTTP transport sets on its own
+error -- a server answering with the transport's very words is still answering, and its
+error stays a ProtocolError."""
 
 from __future__ import annotations
 
@@ -16,30 +17,35 @@ from mcpkit.lowlevel import ASGIClient
 pytestmark = pytest.mark.anyio
 URL = "http://127.0.0.1/mcp"
 WORDS = "gave up resuming the stream after 5 attempts"
+#: The transport's words for a server it could not reach (an undelivered request).
+UNREACHED = "HTTP request failed: HTTPConnectError: could not connect to 127.0.0.1:9"
 
 
 def _server() -> Server:
     server = Server("mimic")
 
     @server.tool()
-    async def mimic() -> str:
-        """Fails with the words the HTTP transport uses for a lost server."""
-        raise ProtocolError(-32000, WORDS)
+    async def mimic(words: str) -> str:
+        """Fails with the words the HTTP transport uses for a lost or unreached server."""
+        raise ProtocolError(-32000, words)
 
     return server
 
 
+@pytest.mark.parametrize("words", [WORDS, UNREACHED])
 @pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
-async def test_a_server_using_the_transports_words_is_still_answering(revision: str) -> None:
+async def test_a_server_using_the_transports_words_is_still_answering(
+    revision: str, words: str
+) -> None:
     with anyio.fail_after(20):
         async with (
             ASGIClient(_server().http_app()) as h,
             Client(http(URL, http_client=h), protocol_version=revision) as client,
         ):
             with pytest.raises(ProtocolError) as caught:
-                await client.call_tool("mimic")
+                await client.call_tool("mimic", {"words": words})
     assert not isinstance(caught.value, TransportError)
-    assert caught.value.code == -32000 and caught.value.message == WORDS
+    assert caught.value.code == -32000 and caught.value.message == words
 
 
 def test_only_the_transports_marks_count() -> None:

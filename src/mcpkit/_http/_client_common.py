@@ -47,64 +47,58 @@ def broken_stream_error(rid: RequestId) -> dict[str, Any]:
     return msg
 
 
-#: The key under which the HTTP transport marks, in the ``data`` of the error it gives a
-#: 2025 request whose response stream broke and could not be resumed, that the server was
-#: lost before answering: a transport failure, unlike any error the server itself sends.
-CONNECTION_LOST = "connectionLost"
-
-
-class _GoneMark(str):
-    """The mark's value: a ``str`` (it serializes as one), of a type no JSON parser makes,
-    so a server cannot forge it to pass its own error off as a lost connection."""
+class _TransportMark(str):
+    """A mark's value in an error the HTTP transport makes itself: a ``str`` (it serializes
+    as one), of a type no JSON parser makes, so a server cannot forge it to pass its own
+    error off as a transport failure."""
 
     __slots__ = ()
 
 
-_GONE = _GoneMark("the server was lost before the answer")
+def _marked_error(rid: RequestId, message: str, key: str, mark: _TransportMark) -> dict[str, Any]:
+    msg = _error(rid, message)
+    msg["error"]["data"] = {key: mark}
+    return msg
+
+
+def _has_mark(error: Exception, key: str) -> bool:
+    data = getattr(error, "data", None)
+    return isinstance(data, dict) and isinstance(data.get(key), _TransportMark)
+
+
+#: The key under which the HTTP transport marks, in the ``data`` of the error it gives a
+#: 2025 request whose response stream broke and could not be resumed, that the server was
+#: lost before answering: a transport failure, unlike any error the server itself sends.
+CONNECTION_LOST = "connectionLost"
+_GONE = _TransportMark("the server was lost before the answer")
+
+#: The key under which the HTTP transport marks, in the ``data`` of the error it gives a
+#: request whose HTTP exchange failed (no connection, refused, cut before an answer), that
+#: the request never got through: unlike any error the server itself sends.
+NOT_DELIVERED = "notDelivered"
+_NOT_SENT = _TransportMark("the request did not get through to the server")
 
 
 def lost_server_error(rid: RequestId, message: str) -> dict[str, Any]:
     """The error of a 2025 request whose answer never came: its stream broke and could not
     be resumed. Unlike :func:`broken_stream_error`, the request is not to be sent again (a
     2025 server may have acted on it)."""
-    msg = _error(rid, message)
-    msg["error"]["data"] = {CONNECTION_LOST: _GONE}
-    return msg
+    return _marked_error(rid, message, CONNECTION_LOST, _GONE)
 
 
 def server_lost(error: Exception) -> bool:
     """True for the error of :func:`lost_server_error` (the mark, never the text)."""
-    data = getattr(error, "data", None)
-    return isinstance(data, dict) and isinstance(data.get(CONNECTION_LOST), _GoneMark)
-
-
-#: The key under which the HTTP transport marks, in the ``data`` of the error it gives a
-#: request whose HTTP exchange failed (no connection, refused, cut before an answer), that
-#: the request never got through: unlike any error the server itself sends.
-NOT_DELIVERED = "notDelivered"
-
-
-class _NotSentMark(str):
-    """The mark's value: a ``str`` (it serializes as one), of a type no JSON parser makes,
-    so a server cannot forge it to pass its own error off as an unreachable server."""
-
-    __slots__ = ()
-
-
-_NOT_SENT = _NotSentMark("the request did not get through to the server")
+    return _has_mark(error, CONNECTION_LOST)
 
 
 def undelivered_error(rid: RequestId, message: str) -> dict[str, Any]:
     """The error of a request whose HTTP exchange failed: the server was not reached."""
-    msg = _error(rid, message)
-    msg["error"]["data"] = {NOT_DELIVERED: _NOT_SENT}
-    return msg
+    return _marked_error(rid, message, NOT_DELIVERED, _NOT_SENT)
 
 
 def not_delivered(error: Exception) -> bool:
     """True for the error of :func:`undelivered_error` (the mark, never the text)."""
-    data = getattr(error, "data", None)
-    return isinstance(data, dict) and isinstance(data.get(NOT_DELIVERED), _NotSentMark)
+    return _has_mark(error, NOT_DELIVERED)
 
 
 async def read_limited(resp: Any, limit: int) -> bytes:
