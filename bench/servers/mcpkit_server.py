@@ -74,6 +74,12 @@ def main() -> None:
     parser.add_argument("--stateless", action="store_true", help="HTTP: no sessions")
     parser.add_argument("--tools", type=int, default=0)
     parser.add_argument("--async-tools", action="store_true")
+    parser.add_argument(
+        "--parser",
+        choices=["h11", "httptools"],
+        default=None,
+        help="HTTP: uvicorn's HTTP parser (default: uvicorn's choice, httptools when installed)",
+    )
     args = parser.parse_args()
     setup(args.tools, args.async_tools)
     if args.http is None:
@@ -84,6 +90,8 @@ def main() -> None:
         options["json_response"] = True
     if args.stateless:
         options["stateless"] = True
+    if args.parser is not None:
+        options["uvicorn_options"] = {"http": args.parser}
     server.run("http", **options)
 
 
