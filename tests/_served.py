@@ -30,6 +30,26 @@ class Served:
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
 
+    @classmethod
+    def start(
+        cls,
+        argv: list[str],
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        env: dict[str, str] | None = None,
+    ) -> Served:
+        """Start ``argv`` (a server that announces its URL) with no stdin, stdout dropped
+        and stderr read; the caller ends the process, then calls :meth:`close`."""
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        return cls(proc)
+
     def _read(self) -> None:
         assert self.proc.stderr is not None
         for raw in self.proc.stderr:

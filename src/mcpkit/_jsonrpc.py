@@ -169,10 +169,10 @@ def _handler_cancelled(req: IncomingRequest) -> dict[str, Any]:
 class _Pending:
     """Our own request, waiting for its response."""
 
-    __slots__ = ("error", "event", "max_deadline", "on_progress", "result", "timeout")
+    __slots__ = ("error", "max_deadline", "on_progress", "result", "timeout", "waiter")
 
     def __init__(self) -> None:
-        self.event = response_waiter()
+        self.waiter = response_waiter()
         self.result: Any = None
         self.error: BaseException | None = None
         self.on_progress: ProgressCallback | None = None
@@ -354,7 +354,7 @@ class JSONRPCEngine:
         err = ConnectionClosed(reason)
         for p in self._pending.values():
             p.error = err
-            p.event.set()
+            p.waiter.set()
         self._pending.clear()
         self._progress.clear()
 
@@ -400,7 +400,7 @@ class JSONRPCEngine:
             await self._send_error(rid, PARSE_ERROR, text)
         elif (p := self._pending.pop(rid, None)) is not None:
             p.error = ProtocolError(PARSE_ERROR, f"the response could not be read: {text}")
-            p.event.set()
+            p.waiter.set()
 
     @property
     def running(self) -> bool:
@@ -557,7 +557,7 @@ class JSONRPCEngine:
             if p is None:
                 return
             if p.timeout is not None:
-                p.event.move_deadline(min(anyio.current_time() + p.timeout, p.max_deadline))
+                p.waiter.move_deadline(min(anyio.current_time() + p.timeout, p.max_deadline))
             if p.on_progress is not None:
                 progress = params.get("progress")
                 if isinstance(progress, (int, float)):
@@ -582,7 +582,7 @@ class JSONRPCEngine:
             p.error = ProtocolError.from_error(msg["error"])
         else:
             p.result = msg.get("result")
-        p.event.set()
+        p.waiter.set()
 
     async def _handle_batch(self, items: list[Any]) -> None:
         if self._allow_batch is None or not self._allow_batch():
@@ -715,7 +715,7 @@ class JSONRPCEngine:
         try:
             await self._send(msg, related_request_id)
             if timeout is None and max_timeout is None:
-                await p.event.wait(math.inf)
+                await p.waiter.wait(math.inf)
             else:
                 now = anyio.current_time()
                 if max_timeout is not None:
@@ -723,7 +723,7 @@ class JSONRPCEngine:
                 if reset_timeout_on_progress:
                     p.timeout = timeout
                 deadline = min(now + timeout if timeout is not None else math.inf, p.max_deadline)
-                if not await p.event.wait(deadline) and not p.event.is_set():
+                if not await p.waiter.wait(deadline) and not p.waiter.is_set():
                     if cancellable:
                         await self._cancel_remote(rid, "timed out", related_request_id)
                     raise RequestTimeout(
@@ -731,7 +731,7 @@ class JSONRPCEngine:
                     )
         except BaseException as e:
             if (
-                not p.event.is_set()
+                not p.waiter.is_set()
                 and not isinstance(e, RequestTimeout)
                 and cancellable
                 and not self._closed

@@ -360,22 +360,7 @@ class _Link(LinkBase):
 
     async def ask_client(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
         """The upstream server's request (sampling, elicitation, roots), asked of the client."""
-        downstream = self.downstream
-        assert downstream is not None
-        method = rc.request.method
-        related = next(iter(self.in_flight.values())) if len(self.in_flight) == 1 else None
-        try:
-            if related is not None:
-                return await related.send_request(
-                    method, params, timeout=self.proxy.request_timeout
-                )
-            return await downstream.send_request(method, params, timeout=self.proxy.request_timeout)
-        except ProtocolError:
-            raise
-        except Exception as e:  # the client cannot answer (no capability, gone): say why
-            raise ProtocolError(
-                -32603, f"the proxy's client could not answer {method}: {e}"
-            ) from None
+        return await self.ask(rc.request.method, params, self.proxy.request_timeout)
 
     def notify_upstream(self, method: str) -> Any:
         """A client's notification, sent upstream."""

@@ -401,17 +401,7 @@ class SharedUpstream:
             )
         if method == "elicitation/create" and isinstance((params or {}).get("elicitationId"), str):
             self.owners[(params or {})["elicitationId"]] = link
-        related = next(iter(link.in_flight.values())) if len(link.in_flight) == 1 else None
-        try:
-            if related is not None:
-                return await related.send_request(method, params, timeout=self.request_timeout)
-            return await link.downstream.send_request(method, params, timeout=self.request_timeout)
-        except ProtocolError:
-            raise
-        except Exception as e:  # the client cannot answer (no capability, gone): say why
-            raise ProtocolError(
-                -32603, f"the proxy's client could not answer {method}: {e}"
-            ) from None
+        return await link.ask(method, params, self.request_timeout)
 
     def _tell(self, method: str) -> Callable[[dict[str, Any] | None], Awaitable[None]]:
         async def tell(params: dict[str, Any] | None) -> None:
@@ -475,6 +465,24 @@ class LinkBase:
     def waiting(self) -> bool:
         """Whether the client waits for something (then it is not idle)."""
         return bool(self.in_flight)
+
+    async def ask(self, method: str, params: dict[str, Any] | None, timeout: float | None) -> Any:
+        """An upstream server's request (sampling, elicitation, roots) asked of this client:
+        as part of its one request in flight when there is one (what the client's SDK ties
+        it to), else on its connection. A failure that is not the client's answer says why."""
+        downstream = self.downstream
+        assert downstream is not None
+        related = next(iter(self.in_flight.values())) if len(self.in_flight) == 1 else None
+        try:
+            if related is not None:
+                return await related.send_request(method, params, timeout=timeout)
+            return await downstream.send_request(method, params, timeout=timeout)
+        except ProtocolError:
+            raise
+        except Exception as e:  # the client cannot answer (no capability, gone): say why
+            raise ProtocolError(
+                -32603, f"the proxy's client could not answer {method}: {e}"
+            ) from None
 
     @contextlib.asynccontextmanager
     async def idle_watch(self) -> AsyncIterator[None]:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,7 +31,7 @@ def served(auth_server: AuthorizationServer) -> Iterator[str]:
         "MCPKIT_AUTH_ISSUER": auth_server.issuer,
         "MCPKIT_AUTH_RESOURCE": resource,
     }
-    proc = subprocess.Popen(
+    out = Served.start(
         [
             sys.executable,
             "-m",
@@ -45,11 +44,8 @@ def served(auth_server: AuthorizationServer) -> Iterator[str]:
             str(port),
         ],
         env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
     )
-    out = Served(proc)
+    proc = out.proc
     try:
         assert out.url().startswith(f"http://127.0.0.1:{port}")
         yield resource

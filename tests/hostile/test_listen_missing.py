@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import logging
 import sys
-import textwrap
 from pathlib import Path
 
 import anyio
 import pytest
+from tests._rawserver import PRELUDE
 
 from mcpkit import Client
 
@@ -22,17 +22,12 @@ pytestmark = pytest.mark.anyio
 
 # Serves server/discover, tools/list and tools/call (whose text is how many
 # subscriptions/listen requests it got); anything else is -32601.
-SCRIPT = """
-import json, sys
-
+SCRIPT = (
+    PRELUDE
+    + """
 listens = 0
 
-def send(message):
-    sys.stdout.write(json.dumps(message) + "\\n")
-    sys.stdout.flush()
-
-for line in sys.stdin:
-    req = json.loads(line)
+for req in messages():
     method, rid = req.get("method"), req.get("id")
     if rid is None:
         continue
@@ -53,13 +48,14 @@ for line in sys.stdin:
     listens += method == "subscriptions/listen"
     send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
 """
+)
 
 
 async def test_no_listen_method_means_no_warning_and_no_second_ask(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     script = tmp_path / "nolisten.py"
-    script.write_text(textwrap.dedent(SCRIPT))
+    script.write_text(SCRIPT)
     caplog.set_level(logging.DEBUG, logger="mcpkit.client")
 
     async def on_change(kind: str) -> None:

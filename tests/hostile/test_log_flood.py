@@ -14,7 +14,6 @@ import logging
 import queue
 import subprocess
 import sys
-import textwrap
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 
 import anyio
 import pytest
+from tests._rawserver import PRELUDE
 from tests._served import ANNOUNCEMENT
 
 from mcpkit import Client
@@ -31,24 +31,14 @@ pytestmark = pytest.mark.anyio
 
 # Answers the handshake and tools/list; inside its one tool call it sends 500 sampling
 # requests and 1,500 malformed notifications of three kinds, then the call's answer.
-FLOOD = """
-import json, sys
-
-def send(message):
-    sys.stdout.write(json.dumps(message) + "\\n")
-    sys.stdout.flush()
-
-for line in sys.stdin:
-    msg = json.loads(line)
+FLOOD = (
+    PRELUDE
+    + """
+for msg in messages():
     method, rid = msg.get("method"), msg.get("id")
-    if method == "initialize":
-        send({"jsonrpc": "2.0", "id": rid, "result": {
-            "protocolVersion": msg["params"]["protocolVersion"],
-            "capabilities": {"tools": {}}, "serverInfo": {"name": "flood", "version": "1"}}})
-    elif method == "tools/list":
-        send({"jsonrpc": "2.0", "id": rid, "result": {
-            "tools": [{"name": "boom", "inputSchema": {"type": "object"}}]}})
-    elif method == "tools/call":
+    if handshake(msg, "flood", ["boom"]):
+        continue
+    if method == "tools/call":
         for i in range(500):
             send({"jsonrpc": "2.0", "id": f"s{i}", "method": "sampling/createMessage",
                   "params": {"messages": [], "maxTokens": 1}})
@@ -59,9 +49,10 @@ for line in sys.stdin:
                   "params": {"uri": i}})
         send({"jsonrpc": "2.0", "id": rid, "result": {
             "content": [{"type": "text", "text": "done"}]}})
-    elif rid is not None and method is not None:
-        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no"}})
+    else:
+        not_found(msg)
 """
+)
 AGGREGATE = "times in the last"
 
 
@@ -117,7 +108,7 @@ def _start(hub: Path) -> subprocess.Popen[bytes]:
 async def test_an_upstream_flooding_one_call_gets_a_few_lines_and_a_count(
     tmp_path: Path,
 ) -> None:
-    (tmp_path / "flood.py").write_text(textwrap.dedent(FLOOD))
+    (tmp_path / "flood.py").write_text(FLOOD)
     hub = tmp_path / "hub.py"
     hub.write_text(
         "from mcpkit import Client, Server\n"

@@ -4,7 +4,6 @@ eras (issue 33) -- not a ProtocolError about resuming a stream."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -38,14 +37,11 @@ async def wait(ctx: Context) -> str:
 @pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
 async def test_a_killed_server_is_a_transport_error(tmp_path: Path, revision: str) -> None:
     (tmp_path / "doomed.py").write_text(SERVER)
-    proc = subprocess.Popen(  # noqa: ASYNC220 - started once, before any await
+    served = Served.start(  # started once, before any await
         [sys.executable, "-m", "mcpkit", "run", "doomed.py", "-t", "http", "--port", "0"],
         cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
     )
-    served = Served(proc)
+    proc = served.proc
     try:
         url = served.url()
         started = anyio.Event()

@@ -5,7 +5,6 @@ connection is refused with 401 (a real ``examples/protected_server.py`` process)
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -26,15 +25,8 @@ def test_a_401_at_the_first_connection_prints_the_login_command(tmp_path: Path) 
     env["MCPKIT_AUTH_ISSUER"] = "http://127.0.0.1:9/issuer"
     env["MCPKIT_AUTH_RESOURCE"] = "http://127.0.0.1:8000/mcp"
     run = ["run", "examples/protected_server.py", "-t", "http", "--port", "0"]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "mcpkit", *run],
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    served = Served(server)
+    served = Served.start([sys.executable, "-m", "mcpkit", *run], cwd=ROOT, env=env)
+    server = served.proc
     try:
         url = served.url()
         with inspected(["inspect", url], env=env) as inspector:

@@ -20,6 +20,7 @@ import anyio
 import pytest
 from anyio.abc import SocketAttribute
 from anyio.streams.buffered import BufferedByteReceiveStream
+from tests._rawserver import PRELUDE
 from tests._served import Served
 
 from mcpkit import Client
@@ -31,27 +32,19 @@ pytestmark = pytest.mark.anyio
 # the test, which holds the client's answer meanwhile) answers the call without waiting for
 # the sampling answer. The hub answers the sampling request with an error once the call has
 # ended there; that answer tells the test so.
-UPSTREAM = """
-import json, socket, sys
+UPSTREAM = (
+    PRELUDE
+    + """
+import socket
 
 link = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 told = link.makefile("r")
 
-def send(message):
-    sys.stdout.write(json.dumps(message) + "\\n")
-    sys.stdout.flush()
-
-for line in sys.stdin:
-    msg = json.loads(line)
+for msg in messages():
     method, rid = msg.get("method"), msg.get("id")
-    if method == "initialize":
-        send({"jsonrpc": "2.0", "id": rid, "result": {
-            "protocolVersion": msg["params"]["protocolVersion"],
-            "capabilities": {"tools": {}}, "serverInfo": {"name": "hasty", "version": "1"}}})
-    elif method == "tools/list":
-        send({"jsonrpc": "2.0", "id": rid, "result": {
-            "tools": [{"name": "ask", "inputSchema": {"type": "object"}}]}})
-    elif method == "tools/call":
+    if handshake(msg, "hasty", ["ask"]):
+        continue
+    if method == "tools/call":
         send({"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage",
               "params": {"messages": [], "maxTokens": 1}})
         assert told.readline() == "go\\n"
@@ -59,9 +52,10 @@ for line in sys.stdin:
             "content": [{"type": "text", "text": "answered without it"}]}})
     elif rid == "s1" and method is None:
         link.sendall(b"ended\\n" if "error" in msg else b"answered\\n")
-    elif rid is not None and method is not None:
-        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no"}})
+    else:
+        not_found(msg)
 """
+)
 
 HUB = """
 import sys
