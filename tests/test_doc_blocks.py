@@ -327,6 +327,9 @@ PARAMS = [
 
 
 @pytest.mark.loop_dependent  # the driver checks each Server on MCPKIT_TEST_BACKEND
+# One xdist worker runs them all: the first test starts every block (_runs), so blocks
+# spread over workers would each run once per worker (4x the CPU, measured).
+@pytest.mark.xdist_group("doc-blocks")
 @pytest.mark.parametrize("block", PARAMS)
 def test_block_runs(block: Block) -> None:
     code, out, err = _runs()[block.id].result(timeout=10 * TIMEOUT)

@@ -59,6 +59,10 @@ EXTENSIONS = [
 ]
 ALL = DISCOVERY + SCOPES + REGISTRATION + DRAFT + LEGACY + EXTENSIONS
 
+# One xdist worker runs the module: its `scenarios` fixture starts every selected scenario,
+# so tests spread over workers would run each scenario once per worker (4x the CPU).
+pytestmark = pytest.mark.xdist_group("auth-conformance-client")
+
 
 @pytest.fixture(scope="module")
 def harness() -> tuple[str, str]:
