@@ -485,3 +485,67 @@ async def test_a_cancelled_wait_is_cancelled_and_a_later_set_is_harmless(make_wa
     assert scope.cancelled_caught and not waiter.is_set()
     waiter.set()  # the response arriving after the caller gave up
     assert waiter.is_set()
+
+
+@pytest.mark.anyio
+async def test_many_waiters_end_in_deadline_order_each_at_its_own(make_waiter: Any) -> None:
+    # asyncio keeps the deadlines of all waits in one heap behind one timer: a later wait
+    # with an earlier deadline must still end first, and each ends at (not before) its own.
+    now = anyio.current_time()
+    offsets = [0.12, 0.03, 0.09, 0.0, 0.06, 0.03]
+    ended: list[tuple[int, float]] = []
+
+    async def wait(i: int) -> None:
+        assert await make_waiter().wait(now + offsets[i]) is False
+        ended.append((i, anyio.current_time() - now))
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            for i in range(len(offsets)):
+                tg.start_soon(wait, i)
+    assert [offsets[i] for i, _ in ended] == sorted(offsets)  # equal deadlines: any order
+    assert all(took >= offsets[i] for i, took in ended)
+
+
+@pytest.mark.anyio
+async def test_a_deadline_moved_earlier_ends_the_wait_then(make_waiter: Any) -> None:
+    waiter = make_waiter()
+    got: list[bool] = []
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+
+            async def wait() -> None:
+                got.append(await waiter.wait(anyio.current_time() + 30))
+
+            tg.start_soon(wait)
+            await anyio.wait_all_tasks_blocked()
+            waiter.move_deadline(anyio.current_time() + 0.01)
+    assert got == [False]
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # asyncio's deadline heap
+@pytest.mark.anyio
+async def test_answered_waits_leave_no_entries_behind(anyio_backend: str) -> None:
+    # Answered requests leave their entries in the heap (lazy deletion); the heap is rebuilt
+    # when stale ones outnumber the live ones, so its size follows the waits under way.
+    import asyncio
+
+    from mcpkit._backend import _deadlines_of, response_waiter
+
+    queue = _deadlines_of(asyncio.get_running_loop())
+    for _ in range(5000):
+        waiter = response_waiter()
+        asyncio.get_running_loop().call_soon(waiter.set)
+        assert await waiter.wait(anyio.current_time() + 60) is True
+        assert len(queue._heap) <= 2 * 1 + 64 + 1  # one wait at a time
+    assert queue.waiting == 0
+
+
+@pytest.mark.anyio
+async def test_a_waiters_clock_is_the_one_deadlines_use(make_waiter: Any) -> None:
+    # The engine reads its deadlines off the waiter's clock (one backend question less per
+    # request): it must be anyio.current_time()'s.
+    waiter = make_waiter()
+    before = anyio.current_time()
+    now = waiter.now()
+    assert before <= now <= anyio.current_time()

@@ -20,7 +20,7 @@ import anyio
 import orjson
 from anyio.abc import TaskGroup
 
-from ._backend import HandlerTasks, Slots, handler_tasks, response_waiter
+from ._backend import HandlerTasks, ResponseWaiter, Slots, handler_tasks, response_waiters
 from ._exceptions import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -171,8 +171,8 @@ class _Pending:
 
     __slots__ = ("error", "max_deadline", "on_progress", "result", "timeout", "waiter")
 
-    def __init__(self) -> None:
-        self.waiter = response_waiter()
+    def __init__(self, waiter: ResponseWaiter) -> None:
+        self.waiter = waiter
         self.result: Any = None
         self.error: BaseException | None = None
         self.on_progress: ProgressCallback | None = None
@@ -239,6 +239,8 @@ class JSONRPCEngine:
         self._slots = Slots(max_concurrency)
         self._max_in_flight = max_concurrency + max_queued
         self._next_id = 0
+        #: Makes our requests' waiters; bound to the loop at the first request.
+        self._new_waiter: Callable[[], ResponseWaiter] | None = None
         self._pending: dict[RequestId, _Pending] = {}
         self._progress: dict[str | int, _Pending] = {}
         self._in_flight: dict[RequestId, IncomingRequest] = {}
@@ -557,7 +559,7 @@ class JSONRPCEngine:
             if p is None:
                 return
             if p.timeout is not None:
-                p.waiter.move_deadline(min(anyio.current_time() + p.timeout, p.max_deadline))
+                p.waiter.move_deadline(min(p.waiter.now() + p.timeout, p.max_deadline))
             if p.on_progress is not None:
                 progress = params.get("progress")
                 if isinstance(progress, (int, float)):
@@ -700,7 +702,10 @@ class JSONRPCEngine:
         rid = self._next_id
         if on_id is not None:
             on_id(rid)
-        p = _Pending()
+        new_waiter = self._new_waiter
+        if new_waiter is None:
+            new_waiter = self._new_waiter = response_waiters()
+        p = _Pending(new_waiter())
         if on_progress is not None or reset_timeout_on_progress:
             p.on_progress = on_progress
             params = dict(params) if params else {}
@@ -717,7 +722,7 @@ class JSONRPCEngine:
             if timeout is None and max_timeout is None:
                 await p.waiter.wait(math.inf)
             else:
-                now = anyio.current_time()
+                now = p.waiter.now()
                 if max_timeout is not None:
                     p.max_deadline = now + max_timeout
                 if reset_timeout_on_progress:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -370,43 +370,44 @@ class Client:
                 ) from None
             raise
 
-    async def _send(
+    # _send and _deliver are plain functions handing back the coroutine that does the work:
+    # two frames less per request on the client's hot path (profiled at 64 in flight).
+
+    def _send(
         self,
         method: str,
         params: dict[str, Any] | None,
         timeout: Any,
         progress_handler: ProgressFn | None,
-    ) -> Any:
+    ) -> Awaitable[Any]:
         session = self.session
         t = self.timeout if timeout is _DEFAULT else timeout
         if telemetry_active():  # an application configured OpenTelemetry
-            return await traced(
+            return traced(
                 session, method, params, lambda p: self._deliver(method, p, t, progress_handler)
             )
-        return await self._deliver(method, with_trace(params), t, progress_handler)
+        return self._deliver(method, with_trace(params), t, progress_handler)
 
-    async def _deliver(
+    def _deliver(
         self, method: str, params: Any, t: Any, progress_handler: ProgressFn | None
-    ) -> Any:
+    ) -> Awaitable[Any]:
         session = self.session
         if progress_handler is None:
             if self._inbound.progress_handler is not None and method in _PROGRESS_METHODS:
                 # A client-wide progress handler asks for progress on every long request.
-                return await session.send_request(
+                return session.send_request(
                     method,
                     params,
                     timeout=t,
                     reset_timeout_on_progress=True,
                     max_timeout=self.max_timeout,
                 )
-            return await session.send_request(
-                method, params, timeout=t, max_timeout=self.max_timeout
-            )
+            return session.send_request(method, params, timeout=t, max_timeout=self.max_timeout)
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             await call_back(progress_handler, progress, total, message)
 
-        return await session.send_request(
+        return session.send_request(
             method,
             params,
             timeout=t,
@@ -470,7 +471,8 @@ class Client:
         if meta:
             params["_meta"] = dict(meta)
         # 2026-07-28 over HTTP: the tool's x-mcp-header marks must be known to send its headers.
-        await self._lists.ensure_header_params(name, timeout)
+        if self._lists.mirrors_header_params():
+            await self._lists.ensure_header_params(name, timeout)
         raw = await self.send_request(
             "tools/call", params, timeout=timeout, progress_handler=progress_handler
         )

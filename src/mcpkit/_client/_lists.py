@@ -156,6 +156,11 @@ class Listings:
             self._cache[kind] = items
             self._expires.pop(kind, None)
 
+    def mirrors_header_params(self) -> bool:
+        """Whether :meth:`ensure_header_params` has anything to do (Streamable HTTP under
+        the stateless revision): checked first, so other calls skip its coroutine."""
+        return self._header_params_of() is not None
+
     def _header_params_of(self) -> dict[str, HeaderParams] | None:
         """The transport's table of ``x-mcp-header`` marks, when it mirrors them (Streamable
         HTTP, stateless revision); None otherwise."""
