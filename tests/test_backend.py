@@ -549,3 +549,64 @@ async def test_a_waiters_clock_is_the_one_deadlines_use(make_waiter: Any) -> Non
     before = anyio.current_time()
     now = waiter.now()
     assert before <= now <= anyio.current_time()
+
+
+# ---------------------------------------------------------------------- bounded scopes
+#
+# bounded_scope(timeout): a cancel scope cancelled after timeout (asyncio: by the loop's
+# deadline heap), what a request's body read runs in.
+
+
+@pytest.mark.anyio
+async def test_a_bounded_scope_left_in_time_is_not_cancelled() -> None:
+    from mcpkit._backend import bounded_scope
+
+    scope, done = bounded_scope(0.05)
+    with scope:
+        await anyio.lowlevel.checkpoint()
+    done()
+    await anyio.sleep(0.1)  # its deadline passes: the scope was left, nothing happens
+    assert not scope.cancelled_caught and not scope.cancel_called
+
+
+@pytest.mark.anyio
+async def test_bounded_scopes_are_cancelled_each_at_its_deadline() -> None:
+    from mcpkit._backend import bounded_scope
+
+    start = anyio.current_time()
+    ended: list[float] = []
+
+    async def stalled(timeout: float) -> None:
+        scope, done = bounded_scope(timeout)
+        try:
+            with scope:
+                await anyio.sleep(30)  # a body that never comes
+        finally:
+            done()
+        assert scope.cancelled_caught
+        ended.append(timeout)
+        assert anyio.current_time() - start >= timeout
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            for timeout in (0.08, 0.02, 0.05):
+                tg.start_soon(stalled, timeout)
+    assert ended == [0.02, 0.05, 0.08]
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # asyncio's deadline heap
+@pytest.mark.anyio
+async def test_bounded_scopes_left_leave_no_live_entries(anyio_backend: str) -> None:
+    import asyncio
+
+    from mcpkit._backend import _deadlines_of, bounded_scope
+
+    queue = _deadlines_of(asyncio.get_running_loop())
+    before = queue.waiting
+    for _ in range(3000):
+        scope, done = bounded_scope(60)
+        with scope:
+            await anyio.lowlevel.checkpoint()
+        done()
+        assert len(queue._heap) <= 2 * (before + 1) + 64 + 1
+    assert queue.waiting == before

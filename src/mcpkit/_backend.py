@@ -367,14 +367,14 @@ class _Deadlines:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
-        self._heap: list[tuple[float, int, AsyncioResponseWaiter]] = []
+        self._heap: list[tuple[float, int, _Timed]] = []
         self._seq = 0
         self._timer: asyncio.TimerHandle | None = None
         self._armed_at = math.inf
-        #: Waits under way with a deadline (the live entries of the heap).
+        #: Waits and scopes under way with a deadline (the live entries of the heap).
         self.waiting = 0
 
-    def add(self, deadline: float, waiter: AsyncioResponseWaiter) -> None:
+    def add(self, deadline: float, waiter: _Timed) -> None:
         heap = self._heap
         if len(heap) > 2 * self.waiting + 64:
             self._compact()
@@ -403,6 +403,56 @@ class _Deadlines:
                 waiter._expire()
         if heap:
             self._arm(heap[0][0])
+
+
+class _Timed(Protocol):
+    """What :class:`_Deadlines` keeps: the deadline it is waiting for (``None`` once it no
+    longer is: its entries are then stale), and what to do when it passes."""
+
+    _deadline: float | None
+
+    def _expire(self) -> None: ...
+
+
+class _ScopeTimer:
+    """A cancel scope's deadline, kept by :class:`_Deadlines` (see :func:`bounded_scope`)."""
+
+    __slots__ = ("_deadline", "_queue", "_scope")
+
+    def __init__(self, scope: anyio.CancelScope, deadline: float, queue: _Deadlines) -> None:
+        self._scope = scope
+        self._deadline: float | None = deadline
+        self._queue = queue
+        queue.waiting += 1
+        queue.add(deadline, self)
+
+    def _expire(self) -> None:
+        self._scope.cancel()
+
+    def clear(self) -> None:
+        if self._deadline is not None:
+            self._deadline = None
+            self._queue.waiting -= 1
+
+
+def _no_timer() -> None:
+    return None
+
+
+def bounded_scope(timeout: float) -> tuple[anyio.CancelScope, Callable[[], None]]:
+    """A cancel scope cancelled ``timeout`` seconds from now, and what to call once the
+    block it guards is left (whatever way): ``anyio.move_on_after`` for hot paths.
+
+    On asyncio the deadline goes to the loop's deadline heap (a request's body read: a
+    scope with a deadline of its own, ``anyio.fail_after``, measured 10 µs against 4 µs
+    for a bare scope); elsewhere it is the scope's own deadline. Check
+    ``scope.cancelled_caught`` after the block, as with ``move_on_after``.
+    """
+    loop = asyncio_loop()
+    if loop is None:
+        return anyio.CancelScope(deadline=anyio.current_time() + timeout), _no_timer
+    scope = anyio.CancelScope()
+    return scope, _ScopeTimer(scope, loop.time() + timeout, _deadlines_of(loop)).clear
 
 
 _deadlines = threading.local()

@@ -17,7 +17,7 @@ from .._http._asgi import (
     SSE_HEADERS,
     Receive,
     Send,
-    accepts,
+    accepts_json_and_sse,
     respond,
     respond_error,
 )
@@ -86,8 +86,7 @@ class PostHandler:
     async def _read(self, headers: dict[str, str], receive: Receive, send: Send) -> Any:
         """The POSTed JSON, or ``_REFUSED`` once the request was answered with an error
         (Accept, Content-Type, size, speed or JSON itself wrong)."""
-        accept = headers.get("accept")
-        if not (accepts(accept, "application/json") and accepts(accept, "text/event-stream")):
+        if not accepts_json_and_sse(headers.get("accept")):
             await respond_error(
                 send,
                 406,
