@@ -195,6 +195,22 @@ async def _receive(stream: ByteStream, read_t: float | None) -> bytes:
     raise ReadTimeout(f"no data from the server within {read_t} s")
 
 
+async def _send_all(stream: ByteStream, data: bytes, send_t: float | None) -> None:
+    """Write a request; :class:`TimeoutError` if it takes over ``send_t`` seconds (bounded
+    like :func:`_receive`: this runs for every request)."""
+    if send_t is None:
+        await stream.send(data)
+        return
+    scope, done = bounded_scope(send_t)
+    try:
+        with scope:
+            await stream.send(data)
+            return
+    finally:
+        done()
+    raise TimeoutError(f"could not send the request within {send_t} s")
+
+
 class H11Client:
     """A keep-alive HTTP/1.1 client with the subset of httpx's API the transports use.
 
@@ -381,8 +397,7 @@ class H11Client:
                 if content:
                     data += conn.h11.send(h11.Data(data=content)) or b""
                 data += conn.h11.send(h11.EndOfMessage()) or b""
-                with anyio.fail_after(connect_t):
-                    await conn.stream.send(data)
+                await _send_all(conn.stream, data, connect_t)
                 while True:
                     ev = await self._next_event(conn, read_t)
                     if type(ev) is h11.Response:
