@@ -100,3 +100,54 @@ def test_only_the_transports_mark_counts() -> None:
     assert not undeliverable(ProtocolError(-32000, WORDS))
     forged = {NOT_DELIVERED: str(made["data"][NOT_DELIVERED])}
     assert not undeliverable(ProtocolError(-32000, WORDS, forged))
+
+
+def _answering_500_to(app: Any, marker: bytes) -> Any:
+    """``app`` behind a front that answers HTTP 500 to any POST whose body has ``marker``
+    (a server reached, failing), passing everything else through."""
+
+    async def front(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await app(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:
+            msg = await receive()
+            body, more = body + msg.get("body", b""), msg.get("more_body", False)
+        if marker in body:
+            headers = [(b"content-type", b"text/plain")]
+            await send({"type": "http.response.start", "status": 500, "headers": headers})
+            await send({"type": "http.response.body", "body": b"database down"})
+            return
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await app(scope, replay, send)
+
+    return front
+
+
+@REVISIONS
+async def test_an_http_error_status_is_the_servers_answer_not_cannot_reach(revision: str) -> None:
+    # The server was reached and answered 500: its answer (a ProtocolError naming the
+    # status and what it said), never a TransportError saying "cannot reach"; the next
+    # call goes through.
+    app = _answering_500_to(_server().http_app(), b'"explode"')
+    with anyio.fail_after(20):
+        async with (
+            ASGIClient(app) as h,
+            Client(http(URL, http_client=h), protocol_version=revision) as client,
+        ):
+            with pytest.raises(ProtocolError) as caught:
+                await client.call_tool("explode")
+            assert (await client.call_tool("ok")).content[0].text == "ok"  # type: ignore[union-attr]
+    assert not isinstance(caught.value, TransportError)
+    assert caught.value.message == "HTTP 500: database down", caught.value.message
+    assert caught.value.data == {"httpStatus": 500}
+    assert not undeliverable(caught.value)
