@@ -683,3 +683,34 @@ def test_methods_missing_from_a_revision_are_refused() -> None:
         t.adapt_outgoing(None, _case("elicitation/complete").message, "2025-06-18")
     # It is also a CapabilityError, the family the session layer already handles.
     assert issubclass(t.NotInRevisionError, CapabilityError)
+
+
+def test_params_and_results_sent_as_is_exactly_when_adapt_outgoing_would() -> None:
+    # adapt_params / adapt_result answer the newer revisions from a cache: the same
+    # outcome (the same object, or the same refusal) as the full adapt_outgoing path.
+    from mcpkit.types._revisions import (
+        _ALL_METHODS,
+        NotInRevisionError,
+        adapt_outgoing,
+        adapt_params,
+        adapt_result,
+    )
+
+    params = {"name": "x", "arguments": {}, "_meta": {"k": 1}}
+    result = {"content": [], "_meta": {"k": 1}}
+    for version in t.SUPPORTED_PROTOCOL_VERSIONS:
+        for method in [*sorted(_ALL_METHODS), "tasks/get", "vendor/custom"]:
+            try:
+                full = adapt_outgoing(method, {"method": method, "params": params}, version)
+            except NotInRevisionError:
+                with pytest.raises(NotInRevisionError):
+                    adapt_params(method, params, version)
+            else:
+                assert adapt_params(method, params, version) == full.get("params")
+            try:
+                expected = adapt_outgoing(method, {"result": result}, version)["result"]
+            except NotInRevisionError:
+                with pytest.raises(NotInRevisionError):
+                    adapt_result(method, result, version)
+            else:
+                assert adapt_result(method, result, version) == expected

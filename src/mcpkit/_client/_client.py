@@ -568,8 +568,9 @@ class Client:
     async def check_tool_result(self, name: str, raw: Any) -> CallToolResult:
         """Parse a raw ``tools/call`` result and check it against the tool's ``outputSchema``."""
         result = _parse(CallToolResult, raw, "tools/call")
-        if self.validate_output and not result.is_error:
-            await self._lists.check_output(name, result)
+        lists = self._lists
+        if self.validate_output and not result.is_error and not lists.has_no_output_schema(name):
+            await lists.check_output(name, result)
         return result
 
     # resources

@@ -253,6 +253,14 @@ class Listings:
             self._output_schemas = None
             self._unlisted.clear()
 
+    def has_no_output_schema(self, name: str) -> bool:
+        """Known already (this connection listed tool ``name``) to declare no
+        ``outputSchema``: :meth:`check_output` would do nothing, so its coroutine is spared
+        (checked on every ``tools/call``)."""
+        self._follow_connection()
+        schemas = self._output_schemas
+        return schemas is not None and name in schemas and schemas[name] is None
+
     async def check_output(self, name: str, result: CallToolResult) -> None:
         """Raise :class:`InvalidResponse` if the result of tool ``name`` breaks its outputSchema."""
         self._follow_connection()

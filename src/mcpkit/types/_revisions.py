@@ -7,6 +7,7 @@ negotiated revision does not define, just before a message is sent.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -698,6 +699,18 @@ def adapt_outgoing(method: str | None, message: _Dict, version: str) -> _Dict:
 _TASKS_EXTENSION_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 
 
+@functools.lru_cache(maxsize=256)
+def _sent_as_is(method: str, version: str) -> bool:
+    """Whether :func:`adapt_outgoing` hands ``method``'s message back unchanged at
+    ``version`` (a revision newer than the native shape that has the method): asked on
+    every request and answer under 2026-07-28, so answered once per pair (the cache is
+    bounded: a method name is the application's to choose)."""
+    r = _check(version)
+    if r <= _R2025_11_25:
+        return False
+    return method in _TASKS_EXTENSION_METHODS or method in _BY_RANK[r] or method not in _ALL_METHODS
+
+
 def adapt_params(method: str, params: _Dict | None, version: str | None) -> _Dict | None:
     """``params`` of a request or notification we send, fitted to revision ``version``.
 
@@ -706,6 +719,8 @@ def adapt_params(method: str, params: _Dict | None, version: str | None) -> _Dic
     """
     if params is None or version is None or version == NATIVE_PROTOCOL_VERSION:
         return params
+    if version in _RANK and _sent_as_is(method, version):
+        return params
     return adapt_outgoing(method, {"method": method, "params": params}, version).get("params")
 
 
@@ -713,4 +728,6 @@ def adapt_result(method: str, result: Any, version: str | None) -> Any:
     """The ``result`` we answer ``method`` with, fitted to revision ``version``."""
     if version is None or version == NATIVE_PROTOCOL_VERSION or not isinstance(result, dict):
         return result
+    if _RANK.get(version, 0) > _R2025_11_25:
+        return result  # adapt_outgoing hands a newer revision's result back as it is
     return adapt_outgoing(method, {"result": result}, version)["result"]
