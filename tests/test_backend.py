@@ -610,3 +610,31 @@ async def test_bounded_scopes_left_leave_no_live_entries(anyio_backend: str) -> 
         done()
         assert len(queue._heap) <= 2 * (before + 1) + 64 + 1
     assert queue.waiting == before
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # asyncio's deadline heap
+@pytest.mark.anyio
+async def test_a_failing_expiry_leaves_later_deadlines_armed(anyio_backend: str) -> None:
+    import asyncio
+
+    from mcpkit._backend import _deadlines_of, response_waiter
+
+    loop = asyncio.get_running_loop()
+    reported: list[Any] = []
+    loop.set_exception_handler(lambda _loop, context: reported.append(context.get("exception")))
+    try:
+
+        class Broken:
+            _deadline: float | None = None
+
+            def _expire(self) -> None:
+                raise RuntimeError("broken expiry")
+
+        broken = Broken()
+        broken._deadline = loop.time() + 0.01
+        _deadlines_of(loop).add(broken._deadline, broken)
+        with anyio.fail_after(5):
+            assert await response_waiter().wait(anyio.current_time() + 0.05) is False
+    finally:
+        loop.set_exception_handler(None)
+    assert [type(e) for e in reported] == [RuntimeError]

@@ -397,12 +397,16 @@ class _Deadlines:
         self._timer, self._armed_at = None, math.inf
         heap = self._heap
         now = self._loop.time()
-        while heap and (heap[0][0] <= now or heap[0][2]._deadline != heap[0][0]):
-            deadline, _, waiter = heapq.heappop(heap)
-            if waiter._deadline == deadline:
-                waiter._expire()
-        if heap:
-            self._arm(heap[0][0])
+        try:
+            while heap and (heap[0][0] <= now or heap[0][2]._deadline != heap[0][0]):
+                deadline, _, waiter = heapq.heappop(heap)
+                if waiter._deadline == deadline:
+                    waiter._expire()
+        finally:
+            # Re-armed whatever happened: one failing expiry (the loop's exception handler
+            # reports it) must not leave every later deadline without its timer.
+            if self._heap:
+                self._arm(self._heap[0][0])
 
 
 class _Timed(Protocol):
