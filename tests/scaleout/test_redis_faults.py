@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import anyio
@@ -34,6 +34,19 @@ def durable_redis(tmp_path: Path) -> Iterator[RedisServer]:
         yield server
 
 
+async def _ping_until(
+    http: httpx2.AsyncClient, url: str, sid: str, done: Callable[[int], bool], within: float
+) -> httpx2.Response:
+    """Ping in session ``sid`` until ``done(status)`` (a worker noticing Redis go or come
+    back: its bus tells it, a moment later), for ``within`` seconds at most."""
+    with anyio.fail_after(within):
+        while True:
+            r = await http.post(url, headers=headers(sid), content=PING)
+            if done(r.status_code):
+                return r
+            await anyio.sleep(0.1)
+
+
 async def test_redis_restarted_under_a_worker(durable_redis: RedisServer, tmp_path: Path) -> None:
     port = free_port()
     worker = start_worker(durable_redis.url, JOBS, port, tmp_path / "worker.log")
@@ -47,23 +60,13 @@ async def test_redis_restarted_under_a_worker(durable_redis: RedisServer, tmp_pa
             # Down: a clear 503 with Retry-After, soon, not a hang or a 500. A session read
             # within FRESH_FOR (1 s) may still be served from the worker's replica until the
             # worker's bus has seen Redis go: 200s are tolerated until the 503 comes.
-            with anyio.fail_after(15):
-                while True:
-                    r = await http.post(url, headers=headers(sid), content=PING)
-                    if r.status_code != 200:
-                        break
-                    await anyio.sleep(0.1)
+            r = await _ping_until(http, url, sid, lambda status: status != 200, within=15)
             assert r.status_code == 503, r.text
             assert r.headers["retry-after"] == "1"
             assert "session store" in r.json()["error"]["message"]
             durable_redis.start()
             # Back: the same session goes on (its state was kept by Redis), the worker too.
-            with anyio.fail_after(20):
-                while True:
-                    r = await http.post(url, headers=headers(sid), content=PING)
-                    if r.status_code != 503:
-                        break
-                    await anyio.sleep(0.2)
+            r = await _ping_until(http, url, sid, lambda status: status != 503, within=20)
             assert r.status_code == 200, r.text
             built = await call(
                 http, url, sid, "tools/call", {"name": "build", "arguments": {"steps": 1}}
