@@ -115,11 +115,14 @@ async def test_forty_initializes_make_at_most_max_children_processes(tmp_path: P
                             tg.start_soon(initialize)
                 ok = [r for r in statuses if r.status_code == 200]
                 refused = [r for r in statuses if r.status_code == 503]
-                assert len(statuses) == 40 and len(ok) + len(refused) == 40
+                # What was answered, should this fail (it did once under load, unexplained).
+                seen = sorted((r.status_code, r.text[:120]) for r in statuses)
+                assert len(statuses) == 40 and len(ok) + len(refused) == 40, seen
                 for r in refused:
                     assert int(r.headers["retry-after"]) > 0
                 # Never more children than the bound: idle clients made room for new ones.
-                assert 1 <= len(_children(proc.pid)) <= 4
+                children = _children(proc.pid)
+                assert 1 <= len(children) <= 4, (children, seen)
                 # Four clients with a call in flight each: nobody is idle, the fifth waits.
                 with anyio.fail_after(60):
                     async with anyio.create_task_group() as tg:
@@ -129,7 +132,7 @@ async def test_forty_initializes_make_at_most_max_children_processes(tmp_path: P
                             await started.wait()
                         refused_now = await http.post(url, headers=HEADERS, content=INIT)
                         tg.cancel_scope.cancel()
-                assert refused_now.status_code == 503, refused_now.text
+                assert refused_now.status_code == 503, (refused_now.text, _children(proc.pid))
                 assert int(refused_now.headers["retry-after"]) > 0
                 message = refused_now.json()["error"]["message"]
                 assert "upstream server processes are in use" in message
