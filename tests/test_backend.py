@@ -413,7 +413,7 @@ async def test_cancelled_error_raised_by_the_handler_itself_is_told_apart() -> N
 
 # ---------------------------------------------------------------------- response waiters
 #
-# What a request waits on (response_waiter()): asyncio's future and timer, anyio's event in
+# What a request waits on (response_waiters()()): asyncio's future and timer, anyio's event in
 # a cancel scope elsewhere. The same contract for both, each on the suite's backend (the
 # asyncio one only where asyncio runs).
 
@@ -424,9 +424,11 @@ def _waiters() -> list[str]:
 
 @pytest.fixture(params=_waiters())
 def make_waiter(request: pytest.FixtureRequest) -> Any:
-    from mcpkit._backend import AnyioResponseWaiter, response_waiter
+    from mcpkit._backend import AnyioResponseWaiter, response_waiters
 
-    return response_waiter if request.param == "for the backend" else AnyioResponseWaiter
+    if request.param == "anyio":
+        return AnyioResponseWaiter
+    return lambda: response_waiters()()  # asked on the test's loop, as the engine does
 
 
 @pytest.mark.anyio
@@ -530,11 +532,12 @@ async def test_answered_waits_leave_no_entries_behind(anyio_backend: str) -> Non
     # when stale ones outnumber the live ones, so its size follows the waits under way.
     import asyncio
 
-    from mcpkit._backend import _deadlines_of, response_waiter
+    from mcpkit._backend import _deadlines_of, response_waiters
 
     queue = _deadlines_of(asyncio.get_running_loop())
+    new_waiter = response_waiters()
     for _ in range(5000):
-        waiter = response_waiter()
+        waiter = new_waiter()
         asyncio.get_running_loop().call_soon(waiter.set)
         assert await waiter.wait(anyio.current_time() + 60) is True
         assert len(queue._heap) <= 2 * 1 + 64 + 1  # one wait at a time
@@ -561,12 +564,19 @@ async def test_a_waiters_clock_is_the_one_deadlines_use(make_waiter: Any) -> Non
 async def test_a_bounded_scope_left_in_time_is_not_cancelled() -> None:
     from mcpkit._backend import bounded_scope
 
-    scope, done = bounded_scope(0.05)
-    with scope:
+    with bounded_scope(0.05) as scope:
         await anyio.lowlevel.checkpoint()
-    done()
     await anyio.sleep(0.1)  # its deadline passes: the scope was left, nothing happens
     assert not scope.cancelled_caught and not scope.cancel_called
+
+
+@pytest.mark.anyio
+async def test_a_bounded_scope_without_a_timeout_is_never_cancelled_by_time() -> None:
+    from mcpkit._backend import bounded_scope
+
+    with bounded_scope(None) as scope:
+        await anyio.sleep(0.05)
+    assert not scope.cancel_called
 
 
 @pytest.mark.anyio
@@ -577,12 +587,8 @@ async def test_bounded_scopes_are_cancelled_each_at_its_deadline() -> None:
     ended: list[float] = []
 
     async def stalled(timeout: float) -> None:
-        scope, done = bounded_scope(timeout)
-        try:
-            with scope:
-                await anyio.sleep(30)  # a body that never comes
-        finally:
-            done()
+        with bounded_scope(timeout) as scope:
+            await anyio.sleep(30)  # a body that never comes
         assert scope.cancelled_caught
         ended.append(timeout)
         assert anyio.current_time() - start >= timeout
@@ -604,10 +610,8 @@ async def test_bounded_scopes_left_leave_no_live_entries(anyio_backend: str) -> 
     queue = _deadlines_of(asyncio.get_running_loop())
     before = queue.waiting
     for _ in range(3000):
-        scope, done = bounded_scope(60)
-        with scope:
+        with bounded_scope(60):
             await anyio.lowlevel.checkpoint()
-        done()
         assert len(queue._heap) <= 2 * (before + 1) + 64 + 1
     assert queue.waiting == before
 
@@ -617,7 +621,7 @@ async def test_bounded_scopes_left_leave_no_live_entries(anyio_backend: str) -> 
 async def test_a_failing_expiry_leaves_later_deadlines_armed(anyio_backend: str) -> None:
     import asyncio
 
-    from mcpkit._backend import _deadlines_of, response_waiter
+    from mcpkit._backend import _deadlines_of, response_waiters
 
     loop = asyncio.get_running_loop()
     reported: list[Any] = []
@@ -630,11 +634,9 @@ async def test_a_failing_expiry_leaves_later_deadlines_armed(anyio_backend: str)
             def _expire(self) -> None:
                 raise RuntimeError("broken expiry")
 
-        broken = Broken()
-        broken._deadline = loop.time() + 0.01
-        _deadlines_of(loop).add(broken._deadline, broken)
+        _deadlines_of(loop).hold(Broken(), loop.time() + 0.01)
         with anyio.fail_after(5):
-            assert await response_waiter().wait(anyio.current_time() + 0.05) is False
+            assert await response_waiters()().wait(anyio.current_time() + 0.05) is False
     finally:
         loop.set_exception_handler(None)
     assert [type(e) for e in reported] == [RuntimeError]

@@ -371,10 +371,28 @@ class _Deadlines:
         self._seq = 0
         self._timer: asyncio.TimerHandle | None = None
         self._armed_at = math.inf
-        #: Waits and scopes under way with a deadline (the live entries of the heap).
+        #: Entries held (:meth:`hold` to :meth:`release`): the live entries of the heap.
         self.waiting = 0
 
-    def add(self, deadline: float, waiter: _Timed) -> None:
+    def hold(self, entry: _Timed, deadline: float) -> None:
+        """``entry`` waits for ``deadline`` from now on (until :meth:`release`)."""
+        entry._deadline = deadline
+        self.waiting += 1
+        self._add(deadline, entry)
+
+    def move(self, entry: _Timed, deadline: float) -> None:
+        """``entry``, held, waits for ``deadline`` instead (its old heap entry goes stale)."""
+        if entry._deadline is not None and deadline != entry._deadline:
+            entry._deadline = deadline
+            self._add(deadline, entry)
+
+    def release(self, entry: _Timed) -> None:
+        """``entry`` waits no more: its heap entries are stale."""
+        if entry._deadline is not None:
+            entry._deadline = None
+            self.waiting -= 1
+
+    def _add(self, deadline: float, waiter: _Timed) -> None:
         heap = self._heap
         if len(heap) > 2 * self.waiting + 64:
             self._compact()
@@ -418,45 +436,44 @@ class _Timed(Protocol):
     def _expire(self) -> None: ...
 
 
-class _ScopeTimer:
-    """A cancel scope's deadline, kept by :class:`_Deadlines` (see :func:`bounded_scope`)."""
+class bounded_scope:  # lower case: used like anyio.move_on_after, a function
+    """``with bounded_scope(timeout) as scope:`` -- ``anyio.move_on_after`` for hot paths:
+    the block is cancelled ``timeout`` seconds from now (never when ``timeout`` is None);
+    check ``scope.cancelled_caught`` after it.
+
+    On asyncio the deadline goes to the loop's deadline heap (:class:`_Deadlines`): a
+    scope with a deadline of its own (``anyio.fail_after``) measured 10 µs a use against
+    4 µs for a bare scope, and a request's body read, each read of a response and each
+    request write take one. Elsewhere it is the scope's own deadline.
+    """
 
     __slots__ = ("_deadline", "_queue", "_scope")
 
-    def __init__(self, scope: anyio.CancelScope, deadline: float, queue: _Deadlines) -> None:
-        self._scope = scope
-        self._deadline: float | None = deadline
-        self._queue = queue
-        queue.waiting += 1
-        queue.add(deadline, self)
+    def __init__(self, timeout: float | None) -> None:
+        self._deadline: float | None = None
+        self._queue: _Deadlines | None = None
+        loop = asyncio_loop() if timeout is not None else None
+        if timeout is None:
+            self._scope = anyio.CancelScope()
+        elif loop is None:
+            self._scope = anyio.CancelScope(deadline=anyio.current_time() + timeout)
+        else:
+            self._scope = anyio.CancelScope()
+            self._queue = _deadlines_of(loop)
+            self._queue.hold(self, loop.time() + timeout)
+
+    def __enter__(self) -> anyio.CancelScope:
+        return self._scope.__enter__()
+
+    def __exit__(self, *exc_info: Any) -> bool:
+        try:
+            return bool(self._scope.__exit__(*exc_info))
+        finally:
+            if self._queue is not None:
+                self._queue.release(self)
 
     def _expire(self) -> None:
         self._scope.cancel()
-
-    def clear(self) -> None:
-        if self._deadline is not None:
-            self._deadline = None
-            self._queue.waiting -= 1
-
-
-def _no_timer() -> None:
-    return None
-
-
-def bounded_scope(timeout: float) -> tuple[anyio.CancelScope, Callable[[], None]]:
-    """A cancel scope cancelled ``timeout`` seconds from now, and what to call once the
-    block it guards is left (whatever way): ``anyio.move_on_after`` for hot paths.
-
-    On asyncio the deadline goes to the loop's deadline heap (a request's body read: a
-    scope with a deadline of its own, ``anyio.fail_after``, measured 10 µs against 4 µs
-    for a bare scope); elsewhere it is the scope's own deadline. Check
-    ``scope.cancelled_caught`` after the block, as with ``move_on_after``.
-    """
-    loop = asyncio_loop()
-    if loop is None:
-        return anyio.CancelScope(deadline=anyio.current_time() + timeout), _no_timer
-    scope = anyio.CancelScope()
-    return scope, _ScopeTimer(scope, loop.time() + timeout, _deadlines_of(loop)).clear
 
 
 _deadlines = threading.local()
@@ -475,7 +492,7 @@ class AsyncioResponseWaiter:
     ``anyio.Event`` in a ``CancelScope`` costs two objects, a scope's enter/exit and a
     timer handle of its own)."""
 
-    __slots__ = ("_deadline", "_done", "_future", "_loop")
+    __slots__ = ("_deadline", "_done", "_future", "_loop", "_queue")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -483,6 +500,7 @@ class AsyncioResponseWaiter:
         self._future: asyncio.Future[bool] | None = None
         #: The deadline of the wait under way; None when none is (what _Deadlines reads).
         self._deadline: float | None = None
+        self._queue: _Deadlines | None = None
 
     def set(self) -> None:
         self._done = True
@@ -500,15 +518,12 @@ class AsyncioResponseWaiter:
         self._future = future
         if deadline == math.inf:
             return await future
-        queue = _deadlines_of(self._loop)
-        self._deadline = deadline
-        queue.waiting += 1
-        queue.add(deadline, self)
+        queue = self._queue = _deadlines_of(self._loop)
+        queue.hold(self, deadline)
         try:
             return await future
         finally:
-            self._deadline = None
-            queue.waiting -= 1
+            queue.release(self)
 
     def _expire(self) -> None:
         future = self._future
@@ -519,9 +534,8 @@ class AsyncioResponseWaiter:
         return self._loop.time()
 
     def move_deadline(self, deadline: float) -> None:
-        if self._deadline is not None and deadline != self._deadline:
-            self._deadline = deadline  # the old entry is stale from now on
-            _deadlines_of(self._loop).add(deadline, self)
+        if self._queue is not None:
+            self._queue.move(self, deadline)
 
 
 class AnyioResponseWaiter:
@@ -555,11 +569,6 @@ class AnyioResponseWaiter:
 
     def now(self) -> float:
         return anyio.current_time()
-
-
-def response_waiter() -> ResponseWaiter:
-    """A waiter for the running backend (call it on the loop)."""
-    return response_waiters()()
 
 
 def response_waiters() -> Callable[[], ResponseWaiter]:

@@ -149,13 +149,8 @@ class BodyTimeout(Exception):
 async def read_body(receive: Receive, limit: int, timeout: float = BODY_TIMEOUT) -> bytes:
     """The whole request body, refusing (without buffering) anything over ``limit`` bytes,
     and anything not complete within ``timeout`` seconds (:class:`BodyTimeout`)."""
-    # On every POST: bounded_scope, not anyio.fail_after (10 µs against ~4, measured).
-    scope, done = bounded_scope(timeout)
-    try:
-        with scope:
-            return await _read_body(receive, limit)
-    finally:
-        done()
+    with bounded_scope(timeout):  # on every POST: not anyio.fail_after (see bounded_scope)
+        return await _read_body(receive, limit)
     raise BodyTimeout
 
 
