@@ -106,9 +106,9 @@ def test_http_client_errors_are_transport_errors() -> None:
     ):
         assert issubclass(cls, mcpkit.TransportError)
     assert issubclass(mcpkit.HTTPReadTimeout, TimeoutError)
-    from mcpkit._http import _h11client
+    from mcpkit._http import _h1client
 
-    assert _h11client.HTTPError is mcpkit.HTTPError  # one tree, not a second one
+    assert _h1client.HTTPError is mcpkit.HTTPError  # one tree, not a second one
 
 
 @pytest.mark.anyio

@@ -14,7 +14,7 @@ from tests.auth._as import INTROSPECTOR, MACHINE, AuthorizationServer
 from tests.auth.test_resource_server import INIT, challenge, post, protected
 
 from mcpkit import Client, HTTPStatusError, ProtocolError, http
-from mcpkit._http._h11client import H11Client
+from mcpkit._http._h1client import HTTP1Client
 from mcpkit.auth import ClientCredentials, JWTVerifier
 from mcpkit.lowlevel import ASGIClient
 
@@ -26,7 +26,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "protected_server.p
 async def test_example_refuses_missing_and_bad_tokens(
     auth_server: AuthorizationServer, served: str
 ) -> None:
-    async with H11Client() as h:
+    async with HTTP1Client() as h:
         for token, status in (
             (None, 401),
             ("garbage", 401),
@@ -48,7 +48,7 @@ async def test_example_refuses_missing_and_bad_tokens(
 async def test_example_keeps_another_subject_off_a_session(
     auth_server: AuthorizationServer, served: str
 ) -> None:
-    async with H11Client() as h:
+    async with HTTP1Client() as h:
         resp = await post(h, INIT, auth_server.token(served), url=served)
         sid = resp.headers.get("mcp-session-id")
         assert resp.status_code == 200 and sid

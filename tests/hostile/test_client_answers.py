@@ -120,14 +120,14 @@ async def _raw_http_server(tg: TaskGroup, accepted: list[int], hung: list[str]) 
 
 
 async def test_a_read_timeout_on_a_kept_alive_connection_never_sends_the_post_again() -> None:
-    from mcpkit._http._h11client import H11Client
+    from mcpkit._http._h1client import HTTP1Client
 
     accepted: list[int] = []
     hung: list[str] = []
     async with anyio.create_task_group() as tg:
         port = await _raw_http_server(tg, accepted, hung)
         base = f"http://127.0.0.1:{port}"
-        client = H11Client(timeout=5)
+        client = HTTP1Client(timeout=5)
         try:
             with anyio.fail_after(10):
                 assert (await client.post(f"{base}/ok", content=b"{}")).status_code == 200

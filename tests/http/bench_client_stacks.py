@@ -3,7 +3,9 @@
     python tests/http/bench_client_stacks.py [N] [h11|httptools]
 
 Prints requests/s and the client process's CPU per request for httpx2, httpcore2, aiohttp
-(if importable) and raw h11 over anyio (what mcpkit's client uses). Needs ../shared/bench.
+(if importable), raw h11 over anyio (mcpkit's client until 2026-11-27) and mcpkit's own
+HTTP/1.1 codec over anyio (``mcpkit._http._h1``, what its client uses now), and mcpkit's
+client (``HTTP1Client``). Needs ../shared/bench.
 """
 
 import asyncio
@@ -119,12 +121,51 @@ async def b_h11():
     await stream.aclose()
 
 
+async def b_h1():
+    import anyio
+
+    from mcpkit._http._h1 import END, NEED_DATA, ResponseReader, encode_request
+
+    stream = await anyio.connect_tcp("127.0.0.1", port)
+    reader = ResponseReader()
+    hdrs = {**H, "host": f"127.0.0.1:{port}"}
+    for i in range(N):
+        b = body(i)
+        reader.start("POST")
+        await stream.send(
+            encode_request("POST", "/mcp", {**hdrs, "content-length": str(len(b))}, b)
+        )
+        out = b""
+        while True:
+            ev = reader.next_event()
+            if ev is NEED_DATA:
+                reader.feed(await stream.receive())
+            elif type(ev) is bytes:
+                out += ev
+            elif ev is END:
+                break
+        orjson.loads(out)
+        reader.next_cycle()
+    await stream.aclose()
+
+
+async def b_client():
+    from mcpkit._http._h1client import HTTP1Client
+
+    async with HTTP1Client() as http:
+        for i in range(N):
+            r = await http.post(URL, content=body(i), headers=H)
+            orjson.loads(await r.aread())
+
+
 try:
     stacks = [
         ("httpx2", b_httpx2),
         ("httpcore2", b_httpcore2),
         ("aiohttp", b_aiohttp),
         ("h11-raw", b_h11),
+        ("h1-raw", b_h1),
+        ("HTTP1Client", b_client),
     ]
     try:
         import aiohttp  # noqa: F401
@@ -136,7 +177,7 @@ try:
         asyncio.run(fn())
         dt = time.perf_counter() - t0
         cpu = time.process_time() - c0
-        print(f"{name:8s} {N / dt:8.0f} req/s wall  {cpu / N * 1e6:6.0f} us client CPU/req")
+        print(f"{name:11s} {N / dt:8.0f} req/s wall  {cpu / N * 1e6:6.0f} us client CPU/req")
 finally:
     srv.terminate()
     srv.wait()

@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from mcpkit import Client, Server, create_http_app
 from mcpkit._client._cli import main as cli
 from mcpkit._exceptions import HTTPError
-from mcpkit._http._h11client import MAX_REDIRECTS, H11Client
+from mcpkit._http._h1client import MAX_REDIRECTS, HTTP1Client
 
 
 def _fastapi_app() -> Any:
@@ -104,7 +104,7 @@ async def test_redirect_methods(status: int, method: str) -> None:
     hops = Hops()
     with running(hops) as srv, anyio.fail_after(20):
         base = f"http://127.0.0.1:{srv.port}"
-        async with H11Client() as http:
+        async with HTTP1Client() as http:
             r = await http.post(f"{base}/go/{status}?to=/echo", content=b"payload")
     assert r.status_code == 200
     (seen,) = hops.seen
@@ -118,7 +118,7 @@ async def test_credentials_stay_on_their_origin() -> None:
     with running(first) as a, running(second) as b, anyio.fail_after(20):
         a_url, b_url = f"http://127.0.0.1:{a.port}", f"http://127.0.0.1:{b.port}"
         secret = {"authorization": "Bearer s3cret", "x-trace": "keep"}
-        async with H11Client(auth=lambda: {"authorization": "Bearer from-hook"}) as http:
+        async with HTTP1Client(auth=lambda: {"authorization": "Bearer from-hook"}) as http:
             await http.post(f"{a_url}/go/307?to=/echo", content=b"x", headers=secret)
             await http.post(f"{a_url}/go/307?to={b_url}/echo", content=b"x", headers=secret)
     (same,) = first.seen
@@ -131,6 +131,6 @@ async def test_credentials_stay_on_their_origin() -> None:
 @pytest.mark.anyio
 async def test_a_redirect_loop_is_cut() -> None:
     with running(Hops()) as srv, anyio.fail_after(20):
-        async with H11Client() as http:
+        async with HTTP1Client() as http:
             with pytest.raises(HTTPError, match=f"more than {MAX_REDIRECTS} redirects"):
                 await http.get(f"http://127.0.0.1:{srv.port}/loop")

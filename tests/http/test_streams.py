@@ -30,7 +30,7 @@ from tests._served import Served
 
 from mcpkit._app import create_http_app
 from mcpkit._http import InMemoryEventStore, open_streamable_http
-from mcpkit._http._h11client import H11Client
+from mcpkit._http._h1client import HTTP1Client
 from mcpkit._session import ClientSession
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
@@ -55,7 +55,7 @@ class _GetWatcher:
     """An HTTP client for the transports (``http_client=``) that sets ``get_open`` once a GET
     stream is answered 200: the client's GET stream is open."""
 
-    def __init__(self, inner: H11Client, get_open: anyio.Event) -> None:
+    def __init__(self, inner: HTTP1Client, get_open: anyio.Event) -> None:
         self.inner = inner
         self.get_open = get_open
 
@@ -331,7 +331,7 @@ async def test_serve_http_binds_loopback_and_shuts_down_gracefully(tmp_path: Any
             assert f"0100007F:{port:04X}" in local  # 127.0.0.1 only
             get_open = anyio.Event()
             async with (
-                _GetWatcher(H11Client(), get_open) as http,
+                _GetWatcher(HTTP1Client(), get_open) as http,
                 open_streamable_http(url, http_client=http) as t,
                 ClientSession(t, client_info=CLIENT_INFO) as cs,
             ):

@@ -16,7 +16,7 @@ import orjson
 
 from .._exceptions import AuthServerError, HTTPError
 from .._http._client_common import read_limited
-from .._http._h11client import H11Client
+from .._http._h1client import HTTP1Client
 from .._http._interface import HTTPClient
 from .._http._sse import MessageTooLarge
 
@@ -78,7 +78,7 @@ async def request_json(
     """As :func:`fetch_json` (a JSON body instead of a form too), with the answer's
     headers (case-insensitive ``get``: a ``DPoP-Nonce``, say)."""
     own = client is None
-    http: Any = H11Client(timeout=timeout) if client is None else client
+    http: Any = HTTP1Client(timeout=timeout) if client is None else client
     sent = {"accept": "application/json", **(headers or {})}
     content = b""
     method = "GET"

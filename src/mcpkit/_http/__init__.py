@@ -42,7 +42,7 @@ _CLIENT_NAMES = frozenset(
 
 
 def __getattr__(name: str) -> Any:
-    # The client's modules (h11, TLS) load only when a client is opened: a server never
+    # The client's modules (HTTP/1.1, TLS) load only when a client is opened: a server never
     # imports them. The import is a plain one, visible to the layer test.
     if name in _CLIENT_NAMES:
         from . import _client

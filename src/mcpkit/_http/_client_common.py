@@ -13,7 +13,7 @@ import orjson
 
 from .._transports._base import ANSWER_LOST, LOST, Incoming, Message, RequestId
 from .._transports._memory import send_now
-from ._h11client import H11Client, HTTPError, HttpxAdapter
+from ._h1client import HTTP1Client, HTTPError, HttpxAdapter
 from ._interface import HTTPClient, is_http_client
 from ._sse import MessageTooLarge
 
@@ -185,7 +185,7 @@ def _client(
         return HttpxAdapter(http_client, header_hook=auth)
     proxy = proxy_for(url) if url is not None else None
     if (auth is not None and _is_httpx_auth(auth)) or proxy is not None:
-        # httpx2 does what our h11 client does not: proxies (from the environment).
+        # httpx2 does what our HTTP/1.1 client does not: proxies (from the environment).
         httpx2 = _httpx2(why=f"the proxy {proxy} (from the environment)" if proxy else "")
         kw: dict[str, Any] = {"timeout": timeout, "follow_redirects": True, "trust_env": True}
         if ssl_context is not None:
@@ -200,7 +200,7 @@ def _client(
             "auth must be an OAuth flow of mcpkit.auth, an httpx2.Auth, or a callable "
             "returning headers"
         )
-    return H11Client(auth=auth, timeout=timeout, ssl_context=ssl_context)
+    return HTTP1Client(auth=auth, timeout=timeout, ssl_context=ssl_context)
 
 
 def proxy_for(url: str) -> str | None:

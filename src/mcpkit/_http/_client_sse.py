@@ -26,7 +26,7 @@ from ._client_common import (
     _Sink,
 )
 from ._errors import HTTPStatusFailure
-from ._h11client import HTTPError
+from ._h1client import HTTPError
 from ._interface import HTTPClient
 from ._sse import SSEParser
 

@@ -1,7 +1,7 @@
 """The seam between the HTTP client transports and whatever speaks HTTP for them.
 
 :class:`HTTPClient` is all the transports need: ``stream``, ``post``, ``delete``, ``aclose``.
-Three implementations: our keep-alive h11 client (the default), an adapter over a user's
+Three implementations: our keep-alive HTTP/1.1 client (the default), an adapter over a user's
 ``httpx2.AsyncClient``, and :class:`~mcpkit.lowlevel.ASGIClient`, which calls an ASGI app in
 this process (no socket): the real client code over an in-process transport, for tests.
 """

@@ -1,8 +1,9 @@
-"""A small HTTP/1.1 client: h11 over anyio sockets, with keep-alive, for the MCP transports.
+"""A small HTTP/1.1 client over anyio sockets, with keep-alive, for the MCP transports.
 
 Why not httpx: for one MCP call it spends about 1.2 ms of client CPU where this spends about
 0.3 ms (measured, docs/dependencies.md), and MCP needs none of what the difference buys
-(cookies, redirects, proxies, HTTP/2, rich URL and header models). Users who need those
+(cookies, proxies, HTTP/2, rich URL and header models). The protocol itself is ours
+(``_h1``: one request at a time per connection, strict framing). Users who need those
 pass an ``httpx2.AsyncClient`` (or an ``httpx2.Auth``), and the transports use httpx2 instead
 through :class:`HttpxAdapter`. Works on asyncio and trio.
 """
@@ -17,11 +18,11 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import anyio
-import h11
 from anyio.abc import ByteStream
 
 from .. import _exceptions as _exc
 from .._backend import bounded_scope
+from ._h1 import CLOSED, NEED_DATA, ResponseHead, ResponseReader, encode_request
 
 #: (connect/write timeout, read timeout) in seconds; None = no limit.
 Timeouts = tuple["float | None", "float | None"]
@@ -84,11 +85,9 @@ class Headers:
 
     __slots__ = ("_d",)
 
-    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
+    def __init__(self, raw: list[tuple[str, str]]) -> None:
         d: dict[str, str] = {}
-        for k, v in raw:
-            name = k.decode("latin-1").lower()
-            value = v.decode("latin-1")
+        for name, value in raw:  # names come lowercased
             d[name] = f"{d[name]}, {value}" if name in d else value
         self._d = d
 
@@ -103,12 +102,12 @@ class Headers:
 
 
 class _Conn:
-    __slots__ = ("h11", "key", "stream")
+    __slots__ = ("key", "reader", "stream")
 
     def __init__(self, stream: ByteStream, key: tuple[str, str, int]) -> None:
         self.stream = stream
         self.key = key
-        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
+        self.reader = ResponseReader()
 
     async def close(self) -> None:
         with anyio.CancelScope(shield=True), anyio.move_on_after(1):
@@ -122,13 +121,13 @@ class Response:
     """A response whose body is read as it arrives (:meth:`aiter_bytes`) or at once (:meth:`aread`)."""
 
     def __init__(
-        self, client: H11Client, conn: _Conn, head: h11.Response, read_timeout: float | None
+        self, client: HTTP1Client, conn: _Conn, head: ResponseHead, read_timeout: float | None
     ) -> None:
         self._client = client
         self._conn = conn
-        self.status_code: int = head.status_code
-        self.reason_phrase = head.reason.decode("latin-1", "replace")
-        self.headers = Headers(list(head.headers))
+        self.status_code: int = head.status
+        self.reason_phrase = head.reason
+        self.headers = Headers(head.headers)
         self._read_timeout = read_timeout
         self._done = False
         self._closed = False
@@ -142,11 +141,9 @@ class Response:
         conn = self._conn
         while not self._done:
             ev = await self._client._next_event(conn, self._read_timeout)
-            if type(ev) is h11.Data:
-                yield bytes(ev.data)
-            elif (
-                type(ev) is h11.EndOfMessage or ev is h11.PAUSED or type(ev) is h11.ConnectionClosed
-            ):
+            if type(ev) is bytes:
+                yield ev
+            else:  # END
                 self._done = True
 
     async def aread(self) -> bytes:
@@ -195,7 +192,7 @@ async def _send_all(stream: ByteStream, data: bytes, send_t: float | None) -> No
     raise TimeoutError(f"could not send the request within {send_t} s")
 
 
-class H11Client:
+class HTTP1Client:
     """A keep-alive HTTP/1.1 client with the subset of httpx's API the transports use.
 
     Args:
@@ -221,7 +218,7 @@ class H11Client:
         self._idle: dict[tuple[str, str, int], list[_Conn]] = {}
         self._closed = False
 
-    async def __aenter__(self) -> H11Client:
+    async def __aenter__(self) -> HTTP1Client:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -364,7 +361,8 @@ class H11Client:
         port = parts.port or (443 if scheme == "https" else 80)
         key = (scheme, parts.hostname, port)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        hdrs: dict[str, str] = {"host": parts.netloc, "user-agent": "mcpkit"}
+        # Host is the authority without any user:password@ of the URL.
+        hdrs: dict[str, str] = {"host": parts.netloc.rpartition("@")[2], "user-agent": "mcpkit"}
         if headers:
             hdrs.update({k.lower(): v for k, v in headers.items()})
         if self._auth_headers is not None and use_auth:
@@ -373,23 +371,17 @@ class H11Client:
         if content or method in ("POST", "PUT", "PATCH"):
             hdrs["content-length"] = str(len(content))
         connect_t, read_t = self._timeouts(timeout)
-        request = h11.Request(method=method, target=target, headers=list(hdrs.items()))
+        data = encode_request(method, target, hdrs, content)
         for attempt in (0, 1):
             conn, reused = await self._acquire(key, connect_t)
             try:
-                data = conn.h11.send(request) or b""
-                if content:
-                    data += conn.h11.send(h11.Data(data=content)) or b""
-                data += conn.h11.send(h11.EndOfMessage()) or b""
+                conn.reader.start(method)
                 await _send_all(conn.stream, data, connect_t)
-                while True:
-                    ev = await self._next_event(conn, read_t)
-                    if type(ev) is h11.Response:
-                        return Response(self, conn, ev, read_t)
-                    if type(ev) is h11.ConnectionClosed:
-                        raise RemoteProtocolError(
-                            "the server closed the connection without answering"
-                        )
+                ev = await self._next_event(conn, read_t)
+                if ev is CLOSED:
+                    raise RemoteProtocolError("the server closed the connection without answering")
+                assert type(ev) is ResponseHead  # the reader's first event of a response
+                return Response(self, conn, ev, read_t)
             except BaseException as e:
                 await conn.close()
                 # A kept-alive connection the server had already closed: retry once, fresh.
@@ -411,11 +403,8 @@ class H11Client:
         self, key: tuple[str, str, int], connect_t: float | None
     ) -> tuple[_Conn, bool]:
         idle = self._idle.get(key)
-        while idle:
-            conn = idle.pop()
-            if conn.h11.our_state is h11.IDLE:
-                return conn, True
-            await conn.close()
+        if idle:
+            return idle.pop(), True
         scheme, host, port = key
         try:
             with anyio.fail_after(connect_t):
@@ -433,12 +422,10 @@ class H11Client:
         return _Conn(stream, key), False
 
     async def _next_event(self, conn: _Conn, read_t: float | None) -> Any:
+        reader = conn.reader
         while True:
-            try:
-                ev = conn.h11.next_event()
-            except h11.RemoteProtocolError as e:
-                raise RemoteProtocolError(f"invalid HTTP from the server: {e}") from e
-            if ev is not h11.NEED_DATA:
+            ev = reader.next_event()  # a RemoteProtocolError for what breaks HTTP/1.1
+            if ev is not NEED_DATA:
                 return ev
             try:
                 chunk = await _receive(conn.stream, read_t)
@@ -446,16 +433,11 @@ class H11Client:
                 raise  # a TimeoutError, so an OSError too: not the end of the stream
             except (anyio.EndOfStream, anyio.BrokenResourceError, OSError):
                 chunk = b""
-            conn.h11.receive_data(chunk)
+            reader.feed(chunk)
 
     async def _release(self, conn: _Conn, *, reusable: bool) -> None:
-        c = conn.h11
-        if reusable and not self._closed and c.our_state is h11.DONE and c.their_state is h11.DONE:
-            try:
-                c.start_next_cycle()
-            except h11.LocalProtocolError:
-                await conn.close()
-                return
+        if reusable and not self._closed and conn.reader.reusable:
+            conn.reader.next_cycle()
             idle = self._idle.setdefault(conn.key, [])
             if len(idle) < _MAX_IDLE_PER_ORIGIN:
                 idle.append(conn)
@@ -464,14 +446,14 @@ class H11Client:
 
 
 class HttpxAdapter:
-    """Gives an ``httpx2.AsyncClient`` the :class:`H11Client` API (errors mapped to ours)."""
+    """Gives an ``httpx2.AsyncClient`` the :class:`HTTP1Client` API (errors mapped to ours)."""
 
     def __init__(self, client: Any, *, header_hook: Any = None, httpx_auth: Any = None) -> None:
         import httpx2
 
         self._httpx = httpx2
         self._client = client
-        #: The ``auth=`` hook (see :class:`H11Client`).
+        #: The ``auth=`` hook (see :class:`HTTP1Client`).
         self._hook = header_hook
         self._hook_headers = header_source(header_hook)
         #: An ``httpx2.Auth`` for a client the user gave (applied per request).
@@ -538,7 +520,7 @@ class HttpxAdapter:
         *,
         stream: bool,
     ) -> _AdaptedResponse:
-        # As the h11 client: the auth hook's headers per request, and its chance to answer
+        # As our own client: the auth hook's headers per request, and its chance to answer
         # a 401/403 (a token, a DPoP nonce, a step-up) before the request goes again.
         retries = 0
         while True:
