@@ -18,10 +18,9 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import anyio
-from anyio.abc import ByteStream
 
 from .. import _exceptions as _exc
-from .._backend import bounded_scope
+from .._backend import TCPStream, connect_tcp
 from ._h1 import CLOSED, NEED_DATA, ResponseHead, ResponseReader, encode_request
 
 #: (connect/write timeout, read timeout) in seconds; None = no limit.
@@ -69,7 +68,6 @@ async def auth_retry(auth: Any, method: str, url: str, resp: Any) -> bool:
     return retry
 
 
-_READ_SIZE = 65536
 _MAX_IDLE_PER_ORIGIN = 8
 
 
@@ -104,7 +102,7 @@ class Headers:
 class _Conn:
     __slots__ = ("key", "reader", "stream")
 
-    def __init__(self, stream: ByteStream, key: tuple[str, str, int]) -> None:
+    def __init__(self, stream: TCPStream, key: tuple[str, str, int]) -> None:
         self.stream = stream
         self.key = key
         self.reader = ResponseReader()
@@ -176,20 +174,20 @@ def _without_credentials(headers: Mapping[str, str] | None) -> dict[str, str] | 
     return {k: v for k, v in headers.items() if k.lower() not in _CREDENTIALS}
 
 
-async def _receive(stream: ByteStream, read_t: float | None) -> bytes:
-    """The next bytes from the server; :class:`ReadTimeout` after ``read_t`` seconds
-    (each read of every response: ``bounded_scope``, not ``anyio.fail_after``)."""
-    with bounded_scope(read_t):
-        return await stream.receive(_READ_SIZE)
-    raise ReadTimeout(f"no data from the server within {read_t} s")
+async def _receive(stream: TCPStream, read_t: float | None) -> bytes:
+    """The next bytes from the server; :class:`ReadTimeout` after ``read_t`` seconds."""
+    try:
+        return await stream.receive_within(read_t)
+    except TimeoutError:
+        raise ReadTimeout(f"no data from the server within {read_t} s") from None
 
 
-async def _send_all(stream: ByteStream, data: bytes, send_t: float | None) -> None:
+async def _send_all(stream: TCPStream, data: bytes, send_t: float | None) -> None:
     """Write a request; :class:`TimeoutError` after ``send_t`` seconds (every request)."""
-    with bounded_scope(send_t):
-        await stream.send(data)
-        return
-    raise TimeoutError(f"could not send the request within {send_t} s")
+    try:
+        await stream.send_within(data, send_t)
+    except TimeoutError:
+        raise TimeoutError(f"could not send the request within {send_t} s") from None
 
 
 class HTTP1Client:
@@ -408,13 +406,8 @@ class HTTP1Client:
         scheme, host, port = key
         try:
             with anyio.fail_after(connect_t):
-                if scheme == "https":
-                    ctx = self._ssl or ssl.create_default_context()
-                    stream: ByteStream = await anyio.connect_tcp(
-                        host, port, tls=True, ssl_context=ctx, tls_hostname=host
-                    )
-                else:
-                    stream = await anyio.connect_tcp(host, port)
+                ctx = (self._ssl or ssl.create_default_context()) if scheme == "https" else None
+                stream = await connect_tcp(host, port, ssl_context=ctx)
         except TimeoutError as e:
             raise ConnectError(f"could not connect to {host}:{port} within {connect_t} s") from e
         except OSError as e:
