@@ -39,6 +39,8 @@ _TOKEN_B = re.compile(rb"[-!#$%&'*+.^_`|~0-9A-Za-z]+")
 _BAD_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 _BAD_VALUE_B = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
 _TARGET = re.compile(r"[\x21-\x7e]+")
+# Header lines, each ending in CRLF, none folded, no control character in a value.
+_PLAIN_FIELDS = re.compile(rb"(?:[-!#$%&'*+.^_`|~0-9A-Za-z]+:[^\x00-\x08\x0a-\x1f\x7f]*\r\n)*")
 _STATUS = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: ([^\x00-\x08\x0a-\x1f\x7f]*))?")
 _DIGITS = re.compile(rb"[0-9]{1,18}")
 _HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
@@ -96,12 +98,29 @@ def _protocol_error(what: str) -> _exc.HTTPProtocolError:
 
 def _parse_head(raw: bytes) -> tuple[bool, int, str, list[tuple[str, str]]]:
     """(HTTP/1.1?, status, reason, headers) of one head (without its final empty line)."""
-    lines = raw.split(b"\r\n")
-    m = _STATUS.fullmatch(lines[0])
+    first = raw.find(b"\r\n")
+    m = _STATUS.fullmatch(raw, 0, first if first >= 0 else len(raw))
     if m is None:
-        raise _protocol_error(f"status line {lines[0][:80]!r}")
+        status_line = raw[: first if first >= 0 else 80]
+        raise _protocol_error(f"status line {status_line[:80]!r}")
+    reason = (m.group(3) or b"").decode("latin-1")
+    http11 = m.group(1) == b"1"
+    if first < 0:
+        return http11, int(m.group(2)), reason, []
+    block = raw[first + 2 :] + b"\r\n"
+    if _PLAIN_FIELDS.fullmatch(block):  # the usual head: one check for all its lines
+        headers = []
+        for line in block.split(b"\r\n")[:-1]:
+            name, _, value = line.partition(b":")
+            headers.append((name.decode("ascii").lower(), value.strip(b" \t").decode("latin-1")))
+        return http11, int(m.group(2)), reason, headers
+    return http11, int(m.group(2)), reason, _parse_fields(block.split(b"\r\n")[:-1])
+
+
+def _parse_fields(lines: list[bytes]) -> list[tuple[str, str]]:
+    """Header lines one by one: obsolete folding joined, the first bad line named."""
     headers: list[tuple[str, str]] = []
-    for line in lines[1:]:
+    for line in lines:
         if line[:1] in (b" ", b"\t"):  # obsolete line folding: one value, joined by a space
             if not headers or _BAD_VALUE_B.search(line):
                 raise _protocol_error(f"header line {line[:80]!r}")
@@ -114,8 +133,7 @@ def _parse_head(raw: bytes) -> tuple[bool, int, str, list[tuple[str, str]]]:
         if not sep or not _TOKEN_B.fullmatch(name) or _BAD_VALUE_B.search(value):
             raise _protocol_error(f"header line {line[:80]!r}")
         headers.append((name.decode("ascii").lower(), value.decode("latin-1")))
-    reason = (m.group(3) or b"").decode("latin-1")
-    return m.group(1) == b"1", int(m.group(2)), reason, headers
+    return headers
 
 
 def _content_length(values: list[str]) -> int:
