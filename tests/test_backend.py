@@ -76,7 +76,9 @@ def test_no_other_module_asks_which_loop_runs_it() -> None:
     """The fork lives here: elsewhere, no sniffio and no asyncio.get_running_loop()."""
     askers = []
     for path in sorted(SRC.rglob("*.py")):
-        if path.name == "_backend.py" or (path.parent.name == "_app" and path.name == "_serve.py"):
+        if path.parent.name == "_backend" or (
+            path.parent.name == "_app" and path.name == "_serve.py"
+        ):
             continue  # _serve.py is uvicorn's own protocol class: uvicorn is asyncio only
         text = path.read_text()
         if "sniffio" in text or "get_running_loop(" in text:
@@ -640,3 +642,62 @@ async def test_a_failing_expiry_leaves_later_deadlines_armed(anyio_backend: str)
     finally:
         loop.set_exception_handler(None)
     assert [type(e) for e in reported] == [RuntimeError]
+
+
+# ---------------------------------------------------------------------- beside
+#
+# beside(fn, *args): fn runs beside a block (a client's disconnect watcher) and is cancelled
+# when the block ends; asyncio: a plain task, elsewhere a task group.
+
+
+@pytest.mark.anyio
+async def test_a_task_beside_a_block_runs_with_it_and_is_cancelled_at_its_end() -> None:
+    from mcpkit._backend import beside
+
+    running, ended = anyio.Event(), anyio.Event()
+
+    async def watcher(tag: str) -> None:
+        assert tag == "t"
+        running.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            ended.set()
+
+    with anyio.fail_after(5):
+        async with beside(watcher, "t"):
+            await running.wait()  # it runs while the block does
+            assert not ended.is_set()
+        await ended.wait()  # and is cancelled once the block is left
+
+
+@pytest.mark.anyio
+async def test_a_task_beside_a_block_can_cancel_the_block() -> None:
+    from mcpkit._backend import beside
+
+    async def cancel_soon(scope: anyio.CancelScope) -> None:
+        await anyio.lowlevel.checkpoint()
+        scope.cancel()
+
+    with anyio.fail_after(5), anyio.CancelScope() as scope:
+        async with beside(cancel_soon, scope):
+            await anyio.sleep_forever()
+    assert scope.cancelled_caught
+
+
+@pytest.mark.anyio
+async def test_what_a_task_beside_a_block_raises_is_logged_not_raised(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from mcpkit._backend import beside
+
+    failed = anyio.Event()
+
+    async def broken() -> None:
+        failed.set()
+        raise RuntimeError("watcher broke")
+
+    with anyio.fail_after(5):
+        async with beside(broken):
+            await failed.wait()  # set in the same step as the raise, logged right after it
+    assert "watcher broke" in caplog.text

@@ -19,7 +19,7 @@ import anyio.abc
 import pytest
 import sniffio
 
-from mcpkit._backend import AnyioTCPStream, AsyncioTCPStream, TCPStream, connect_tcp
+from mcpkit._backend._tcp import AnyioTCPStream, AsyncioTCPStream, TCPStream, connect_tcp
 
 Peer = Callable[[anyio.abc.SocketStream], Awaitable[None]]
 

@@ -20,7 +20,7 @@ from urllib.parse import urljoin, urlsplit
 import anyio
 
 from .. import _exceptions as _exc
-from .._backend import TCPStream, connect_tcp
+from .._backend._tcp import TCPStream, connect_tcp
 from ._h1 import CLOSED, NEED_DATA, ResponseHead, ResponseReader, encode_request
 
 #: (connect/write timeout, read timeout) in seconds; None = no limit.

@@ -24,6 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 import orjson
 
+from .._backend import asyncio_loop
 from .._exceptions import BackendUnavailable
 from ._statekeys import RedisStateKeys
 
@@ -182,9 +183,9 @@ class RedisBackend:
     @property
     def client(self) -> Redis:
         """The connection pool (made on first use, on the running event loop)."""
-        import asyncio
-
-        loop = asyncio.get_running_loop()
+        loop = asyncio_loop()
+        if loop is None:
+            raise RuntimeError("redis-py's asyncio client runs on asyncio only, not on trio")
         if self._client is None or self._client_loop is not loop:
             from redis.asyncio import Redis
             from redis.asyncio.retry import Retry
