@@ -9,6 +9,8 @@ tests/http and tests/hostile.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -108,7 +110,7 @@ def test_chunked_body_with_extensions_and_trailers() -> None:
 @given(st.lists(st.integers(min_value=1, max_value=len(CHUNKED) - 1), max_size=8))
 def test_any_split_gives_the_same_events(cuts: list[int]) -> None:
     bounds = [0, *sorted(set(cuts)), len(CHUNKED)]
-    pieces = [CHUNKED[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    pieces = [CHUNKED[a:b] for a, b in itertools.pairwise(bounds)]
     reader = ResponseReader()
     reader.start("POST")
     assert _events(reader, *pieces) == _read(CHUNKED)[0]
