@@ -55,7 +55,7 @@ def _read(wire: bytes, method: str = "POST", eof: bool = False) -> tuple[list[ob
 CHUNKED = (
     b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
     b"7\r\nevent: \r\n"
-    b"1c;ext=1\r\ndata: {\"id\":1,\"result\":{}}\n\n\r\n"
+    b'1c;ext=1\r\ndata: {"id":1,"result":{}}\n\n\r\n'
     b"0\r\nx-trailer: yes\r\n\r\n"
 )
 
@@ -183,9 +183,7 @@ def test_body_to_the_end_of_the_connection() -> None:
 
 
 def test_unknown_transfer_coding_reads_to_the_end() -> None:
-    events, reusable = _read(
-        b"HTTP/1.1 200 OK\r\ntransfer-encoding: gzip\r\n\r\nzzz", eof=True
-    )
+    events, reusable = _read(b"HTTP/1.1 200 OK\r\ntransfer-encoding: gzip\r\n\r\nzzz", eof=True)
     assert events[1:] == [b"zzz", END]
     assert not reusable
 
