@@ -9,7 +9,6 @@ inline, so their errors surface to the caller and their order is kept.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import ssl
 from collections.abc import AsyncIterator, Mapping
@@ -34,6 +33,7 @@ from ._client_common import (
     _is_cancel,
     _maybe_close,
     _redirect_text,
+    _Seen,
     _Sink,
     broken_stream_error,
     lost_server_error,
@@ -45,7 +45,7 @@ from ._errors import HTTPStatusFailure, SessionExpired
 from ._h1client import HTTPError
 from ._headers import mirror_headers
 from ._interface import HTTPClient
-from ._sse import MessageTooLarge, SSEParser
+from ._sse import MessageTooLarge, SSEEvent, SSEParser
 
 logger = logging.getLogger("mcpkit.http.client")
 
@@ -340,7 +340,13 @@ class StreamableHTTPClientTransport:
                 await self._incoming(orjson.loads(body))
                 return None
             if ctype == "text/event-stream":
-                got, last_id, retry = await self._read_sse(resp, rid)
+                declared = resp.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) <= self.max_message_size:
+                    # A stream sent whole (a server that answered before saying anything
+                    # else): read at once, no draining after the answer.
+                    got, last_id, retry = await self._sse_body(await resp.aread(), rid)
+                else:
+                    got, last_id, retry = await self._read_sse(resp, rid)
             else:
                 await self._sink.put(
                     _error(
@@ -387,46 +393,54 @@ class StreamableHTTPClientTransport:
             refusal["error"]["data"]["wwwAuthenticate"] = challenge
         await self._sink.put(refusal)
 
+    async def _sse_body(
+        self, body: bytes, rid: RequestId | None
+    ) -> tuple[bool, str | None, int | None]:
+        """:meth:`_read_sse` for a stream whose bytes are all here."""
+        seen = _Seen()
+        for ev in SSEParser(self.max_message_size).feed(body):
+            await self._take(ev, rid, seen)
+        return seen.got, seen.last_id, seen.retry
+
     async def _read_sse(
         self, resp: Any, rid: RequestId | None
     ) -> tuple[bool, str | None, int | None]:
         """Feed a stream's messages to the engine. Returns (saw the response to rid, last id, retry)."""
         parser = SSEParser(self.max_message_size)
-        last_id: str | None = None
-        retry: int | None = None
-        got = False
+        seen = _Seen()
         try:
             async with aclosing(resp.aiter_bytes()) as chunks:
                 async for chunk in chunks:
                     for ev in parser.feed(chunk):
-                        if ev.id is not None:
-                            last_id = ev.id
-                        if ev.retry is not None:
-                            retry = ev.retry
-                        if ev.event != "message" or not ev.data:
-                            continue
-                        try:
-                            msg = orjson.loads(ev.data)
-                        except orjson.JSONDecodeError:
-                            logger.warning("dropped an SSE event that is not JSON")
-                            continue
-                        if await self._incoming(msg) == rid and rid is not None:
-                            got = True
-                    if got:
+                        await self._take(ev, rid, seen)
+                    if seen.got:
+                        # The server closes the stream after the response (the spec's
+                        # SHOULD); read to its end, so the connection goes back to the
+                        # keep-alive pool (a new TCP connection per call otherwise).
+                        with bounded_scope(_DRAIN_TIMEOUT):  # a scope per call: the cheap kind
+                            async for chunk in chunks:
+                                for ev in parser.feed(chunk):
+                                    await self._take(ev, None, seen)
                         break
-                if got:
-                    # The server closes the stream after the response (the spec's SHOULD);
-                    # read to its end, so the connection goes back to the keep-alive pool
-                    # instead of being closed (a new TCP connection per call otherwise).
-                    with bounded_scope(_DRAIN_TIMEOUT):  # a scope per call: the cheap kind
-                        async for chunk in chunks:
-                            for ev in parser.feed(chunk):
-                                if ev.event == "message" and ev.data:
-                                    with contextlib.suppress(orjson.JSONDecodeError):
-                                        await self._incoming(orjson.loads(ev.data))
         except HTTPError as e:
             logger.debug("SSE stream broke: %s", e)
-        return got, last_id, retry
+        return seen.got, seen.last_id, seen.retry
+
+    async def _take(self, ev: SSEEvent, rid: RequestId | None, seen: _Seen) -> None:
+        """One event of a response stream: its id and retry noted, its message to the engine."""
+        if ev.id is not None:
+            seen.last_id = ev.id
+        if ev.retry is not None:
+            seen.retry = ev.retry
+        if ev.event != "message" or not ev.data:
+            return
+        try:
+            msg = orjson.loads(ev.data)
+        except orjson.JSONDecodeError:
+            logger.warning("dropped an SSE event that is not JSON")
+            return
+        if await self._incoming(msg) == rid and rid is not None:
+            seen.got = True
 
     async def _resume(self, rid: RequestId, last_id: str | None, retry: int | None) -> None:
         """The POST stream ended without our response: reconnect with GET + Last-Event-ID."""

@@ -119,6 +119,17 @@ async def read_limited(resp: Any, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+class _Seen:
+    """What a response stream showed so far: our answer, the last event id, a retry hint."""
+
+    __slots__ = ("got", "last_id", "retry")
+
+    def __init__(self) -> None:
+        self.got = False
+        self.last_id: str | None = None
+        self.retry: int | None = None
+
+
 def _redirect_text(resp: Any) -> str:
     where = resp.headers.get("location")
     to = f" to {where}" if where else ""
