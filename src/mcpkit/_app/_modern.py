@@ -478,10 +478,16 @@ async def _answer_sse(kernel: Kernel, rc: RequestContext, receive: Receive, send
             tg.cancel_scope.cancel()
 
 
+#: How long a request answered at once runs before its client's disconnect is watched for
+#: (most are answered well before: they never start a watcher task).
+_WATCH_AFTER = 0.05
+
+
 async def _answer_at_once(kernel: Kernel, rc: RequestContext, receive: Receive, send: Send) -> None:
     """Serve ``rc``, a request that asked for nothing live (no progress, no log messages),
     in this task, and answer it with one SSE body. A notification it sends anyway goes in
-    that body before the answer. Closing the response stream still cancels the request.
+    that body before the answer. Closing the response stream still cancels the request
+    (noticed from :data:`_WATCH_AFTER` into it on).
 
     Why not :func:`_answer_sse` for these too: its task group (a task for the request, one
     watching for the client's disconnect, a queue between them) cost ~120 µs per request
@@ -496,7 +502,7 @@ async def _answer_at_once(kernel: Kernel, rc: RequestContext, receive: Receive, 
 
     rc.sink = _Sink(req, keep)
     with anyio.CancelScope() as gone:
-        async with beside(cancel_on_disconnect, receive, gone):
+        async with beside(cancel_on_disconnect, receive, gone, after=_WATCH_AFTER):
             response = await response_of(req, kernel.serve(rc), "server")
     req.done = True
     if gone.cancelled_caught:

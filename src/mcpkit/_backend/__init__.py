@@ -290,37 +290,56 @@ def handler_tasks(tg: TaskGroup, *, name: str) -> HandlerTasks[Any]:
 
 
 class beside:  # lower case: used like a function, as bounded_scope
-    """``async with beside(fn, *args):`` -- ``fn(*args)`` runs in a task beside the block and
-    is cancelled when the block ends: a watcher (a client's disconnect), never joined; what
-    it raises is logged.
+    """``async with beside(fn, *args, after=0.0):`` -- ``fn(*args)`` runs in a task beside the
+    block, started ``after`` seconds into it (never, if the block ends first), and cancelled
+    when the block ends: a watcher (a client's disconnect), never joined; what it raises is
+    logged.
 
-    On asyncio a plain task: an anyio task group around the block, its child task (with a
-    scope of its own) and the group's cancellation (which formats the task's repr) cost
-    ~100 µs per HTTP request (measured, docs/performance.md). Elsewhere a task group.
+    On asyncio a plain task, its delayed start an entry in the loop's deadline heap: an anyio
+    task group around the block, its child task (with a scope of its own) and the group's
+    cancellation (which formats the task's repr) cost ~100 µs per HTTP request (measured,
+    docs/performance.md). Elsewhere a task group, the task started at once.
     """
 
-    __slots__ = ("_args", "_fn", "_task", "_tg")
+    __slots__ = ("_after", "_args", "_deadline", "_fn", "_loop", "_queue", "_task", "_tg")
 
-    def __init__(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
+    def __init__(
+        self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any, after: float = 0.0
+    ) -> None:
         self._fn = fn
         self._args = args
+        self._after = after
         self._task: asyncio.Task[Any] | None = None
         self._tg: TaskGroup | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._queue: _Deadlines | None = None
+        self._deadline: float | None = None  # for _Deadlines
 
     async def __aenter__(self) -> None:
-        loop = asyncio_loop()
+        loop = self._loop = asyncio_loop()
         if loop is None:
             self._tg = anyio.create_task_group()
             await self._tg.__aenter__()
             self._tg.start_soon(_watch, self._fn, self._args)
+        elif self._after > 0:
+            self._queue = _deadlines_of(loop)
+            self._queue.hold(self, loop.time() + self._after)
         else:
-            self._task = loop.create_task(_watch(self._fn, self._args))
+            self._expire()
+
+    def _expire(self) -> None:  # asyncio: the block runs on after ``after`` seconds
+        if self._queue is not None:
+            self._queue.release(self)
+        assert self._loop is not None
+        self._task = self._loop.create_task(_watch(self._fn, self._args))
 
     async def __aexit__(self, *exc_info: Any) -> bool:
+        if self._queue is not None:
+            self._queue.release(self)  # a watcher not started yet never will be
         if self._task is not None:
             self._task.cancel()
+        if self._tg is None:
             return False
-        assert self._tg is not None
         self._tg.cancel_scope.cancel()
         return bool(await self._tg.__aexit__(*exc_info))
 
@@ -622,3 +641,129 @@ def response_waiters() -> Callable[[], ResponseWaiter]:
     if loop is None:
         return AnyioResponseWaiter
     return functools.partial(AsyncioResponseWaiter, loop)
+
+
+# ---------------------------------------------------------------------- mailboxes
+
+
+class Mailbox(Protocol[T]):
+    """A bounded queue of messages for one reader (a transport's incoming messages).
+
+    ``put`` waits while it is full; ``get`` waits while it is empty. After :meth:`end`,
+    ``get`` gives what is left, then raises ``anyio.EndOfStream``; after :meth:`close`, both
+    raise ``anyio.ClosedResourceError`` (what was left unread is dropped).
+    """
+
+    async def put(self, item: T) -> None: ...
+
+    async def get(self) -> T: ...
+
+    def end(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def mailbox(size: int) -> Mailbox[Any]:
+    """A :class:`Mailbox` for the running backend (call it on the loop): on asyncio a deque
+    and a future per wait (an anyio memory stream's empty ``receive`` costs an ``Event``,
+    a task lookup and a checkpoint: ~10% of our HTTP client's CPU per call, profiled);
+    elsewhere a memory stream pair."""
+    loop = asyncio_loop()
+    return AnyioMailbox(size) if loop is None else AsyncioMailbox(loop, size)
+
+
+class AsyncioMailbox:
+    """:class:`Mailbox` on asyncio: a deque, one future for the waiting reader, and one per
+    waiting writer."""
+
+    __slots__ = ("_closed", "_ended", "_items", "_loop", "_reader", "_size", "_writers")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, size: int) -> None:
+        self._loop = loop
+        self._size = size
+        self._items: deque[Any] = deque()
+        self._reader: asyncio.Future[None] | None = None
+        self._writers: deque[asyncio.Future[None]] = deque()
+        self._closed = False
+        self._ended = False
+
+    async def put(self, item: Any) -> None:
+        while len(self._items) >= self._size and not self._closed:
+            waiter = self._loop.create_future()
+            self._writers.append(waiter)
+            try:
+                await waiter
+            finally:
+                if waiter in self._writers:
+                    self._writers.remove(waiter)
+        if self._closed or self._ended:
+            raise anyio.ClosedResourceError
+        self._items.append(item)
+        reader = self._reader
+        if reader is not None and not reader.done():
+            reader.set_result(None)
+
+    async def get(self) -> Any:
+        while not self._items:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            if self._ended:
+                raise anyio.EndOfStream
+            reader = self._reader = self._loop.create_future()
+            try:
+                await reader
+            finally:
+                self._reader = None
+        if self._closed:
+            raise anyio.ClosedResourceError
+        item = self._items.popleft()
+        if self._writers:
+            writer = self._writers.popleft()
+            if not writer.done():
+                writer.set_result(None)
+        return item
+
+    def end(self) -> None:
+        self._ended = True
+        self._wake_all()
+
+    def close(self) -> None:
+        self._closed = True
+        self._items.clear()
+        self._wake_all()
+
+    def _wake_all(self) -> None:
+        for waiter in (self._reader, *self._writers):
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
+
+
+class AnyioMailbox:
+    """:class:`Mailbox` over an anyio memory object stream pair (trio)."""
+
+    __slots__ = ("_recv", "_send")
+
+    def __init__(self, size: int) -> None:
+        self._send, self._recv = anyio.create_memory_object_stream[Any](size)
+
+    async def put(self, item: Any) -> None:
+        try:
+            try:
+                self._send.send_nowait(item)
+            except anyio.WouldBlock:
+                await self._send.send(item)
+        except anyio.BrokenResourceError:
+            raise anyio.ClosedResourceError from None
+
+    async def get(self) -> Any:
+        try:
+            return self._recv.receive_nowait()
+        except anyio.WouldBlock:
+            return await self._recv.receive()
+
+    def end(self) -> None:
+        self._send.close()
+
+    def close(self) -> None:
+        self._send.close()
+        self._recv.close()

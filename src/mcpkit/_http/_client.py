@@ -22,7 +22,6 @@ from anyio.abc import TaskGroup
 from .._backend import bounded_scope, handler_tasks
 from .._exceptions import AuthError, ConnectionClosed, TransportError
 from .._transports._base import Incoming, Message, RequestId
-from .._transports._memory import receive_now
 from .._transports._stream import DEFAULT_MAX_MESSAGE_SIZE
 from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
 from ._client_common import (
@@ -118,7 +117,7 @@ class StreamableHTTPClientTransport:
     # ------------------------------------------------------------------ Transport
 
     async def receive(self) -> Incoming:
-        return await receive_now(self._sink.recv)
+        return await self._sink.get()
 
     async def send(
         self, message: Message, /, *, related_request_id: RequestId | None = None

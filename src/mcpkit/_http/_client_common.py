@@ -4,15 +4,15 @@ hand the engine, bounded body reads, and the receive side both feed."""
 from __future__ import annotations
 
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
 import anyio
 import orjson
 
+from .._backend import Mailbox, mailbox
 from .._transports._base import ANSWER_LOST, LOST, Incoming, Message, RequestId
-from .._transports._memory import send_now
 from ._h1client import HTTP1Client, HTTPError, HttpxAdapter
 from ._interface import HTTPClient, is_http_client
 from ._sse import MessageTooLarge
@@ -155,20 +155,28 @@ async def _error_text(resp: Any) -> str:
 
 
 class _Sink:
-    """The receive side shared by the transports (the fallback swaps senders, not readers)."""
+    """The receive side shared by the transports (the fallback swaps senders, not readers).
+    Make it on the event loop (its mailbox is the running backend's)."""
 
     def __init__(self) -> None:
-        self.send, self.recv = anyio.create_memory_object_stream[Incoming](4096)
+        self._box: Mailbox[Incoming] = mailbox(4096)
+
+    def end(self) -> None:
+        """No more messages: the reader gets what is left, then the end of the stream."""
+        self._box.end()
 
     def close(self) -> None:
-        self.send.close()
-        self.recv.close()
+        self._box.close()
 
     async def put(self, item: Incoming) -> None:
         try:
-            await send_now(self.send, item)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await self._box.put(item)
+        except anyio.ClosedResourceError:
             pass
+
+    def get(self) -> Awaitable[Incoming]:
+        """The next message (``anyio.ClosedResourceError`` once closed)."""
+        return self._box.get()
 
 
 def _is_cancel(message: Message) -> bool:

@@ -15,7 +15,6 @@ from anyio.abc import TaskGroup
 
 from .._exceptions import ConnectionClosed, TransportError
 from .._transports._base import Incoming, Message, RequestId
-from .._transports._memory import receive_now
 from .._transports._stream import DEFAULT_MAX_MESSAGE_SIZE
 from ._client_common import (
     AuthLike,
@@ -112,7 +111,7 @@ class SSEClientTransport:
                     if isinstance(endpoint_box[0], str):
                         # A live connection ended: the engine sees end-of-stream. (A failed
                         # connect leaves the sink open for the caller's error report.)
-                        sink.send.close()
+                        sink.end()
 
         tg.start_soon(reader)
         with anyio.fail_after(timeout):
@@ -128,7 +127,7 @@ class SSEClientTransport:
         return self
 
     async def receive(self) -> Incoming:
-        return await receive_now(self._sink.recv)
+        return await self._sink.get()
 
     async def send(
         self, message: Message, /, *, related_request_id: RequestId | None = None
