@@ -10,11 +10,12 @@ through :class:`HttpxAdapter`. Works on asyncio and trio.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urljoin, urlsplit
 
 import anyio
@@ -162,10 +163,35 @@ _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _CREDENTIALS = frozenset({"authorization", "cookie", "proxy-authorization"})
 
 
-def _origin(url: str) -> tuple[str, str, int | None]:
+class _Target(NamedTuple):
+    """What a request URL says: the pool key (scheme, host, port), the Host header, the
+    request target, and the origin redirects compare."""
+
+    key: tuple[str, str, int]
+    host: str
+    target: str
+    netloc: str
+
+
+@functools.lru_cache(maxsize=64)  # a client posts to one URL again and again
+def _parse(url: str) -> _Target:
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
-    return scheme, (parts.hostname or "").lower(), parts.port or (443 if scheme == "https" else 80)
+    if scheme not in ("http", "https") or not parts.hostname:
+        raise HTTPError(f"unsupported URL {url!r}")
+    port = parts.port or (443 if scheme == "https" else 80)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    # Host is the authority without any user:password@ of the URL.
+    host = parts.netloc.rpartition("@")[2]
+    return _Target((scheme, parts.hostname.lower(), port), host, target, parts.netloc)
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    try:
+        return _parse(url).key
+    except HTTPError:  # not ours to send: compared as written (never the same origin)
+        parts = urlsplit(url)
+        return parts.scheme.lower(), (parts.hostname or "").lower(), None
 
 
 def _without_credentials(headers: Mapping[str, str] | None) -> dict[str, str] | None:
@@ -352,15 +378,10 @@ class HTTP1Client:
     ) -> Response:
         if self._closed:
             raise HTTPError("the HTTP client is closed")
-        parts = urlsplit(url)
-        scheme = parts.scheme.lower()
-        if scheme not in ("http", "https") or not parts.hostname:
-            raise HTTPError(f"unsupported URL {url!r}")
-        port = parts.port or (443 if scheme == "https" else 80)
-        key = (scheme, parts.hostname, port)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        # Host is the authority without any user:password@ of the URL.
-        hdrs: dict[str, str] = {"host": parts.netloc.rpartition("@")[2], "user-agent": "mcpkit"}
+        parts = _parse(url)
+        key = parts.key
+        target = parts.target
+        hdrs: dict[str, str] = {"host": parts.host, "user-agent": "mcpkit"}
         if headers:
             hdrs.update({k.lower(): v for k, v in headers.items()})
         if self._auth_headers is not None and use_auth:
