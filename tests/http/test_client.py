@@ -3,7 +3,7 @@
 The real HTTP client transports run over :class:`mcpkit.lowlevel.ASGIClient`, which calls the
 app in the test's own event loop: every code path of the transports above the socket (SSE and
 JSON answers, the GET stream, resumption, 404 and a new session, DELETE on close), without a
-server. What needs a real socket (the h11 client's keep-alive connections, TLS, auth hooks, a
+server. What needs a real socket (our HTTP client's keep-alive connections, TLS, auth hooks, a
 trio client against uvicorn) and the end-to-end checks over uvicorn are in
 ``test_uvicorn_end_to_end.py``.
 """

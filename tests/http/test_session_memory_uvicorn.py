@@ -43,7 +43,7 @@ class _Conn:
     """A minimal keep-alive HTTP/1.1 client connection (Content-Length and chunked bodies).
 
     The 10,000 initialize POSTs are the test's bulk: httpx spends about 3 ms of CPU on each
-    and the transports' h11 client about 1 ms, which on 2 shared cores starves the server
+    and the transports' HTTP client about 1 ms, which on 2 shared cores starves the server
     under test (about 1.5 ms each); this spends a fraction of that.
     """
 

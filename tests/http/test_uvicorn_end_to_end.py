@@ -6,8 +6,8 @@ Everything else at the HTTP level runs in process, through
 - End to end over uvicorn, one of each: a POST answered with JSON, an SSE stream the server
   closes and the client resumes, a client session from initialize to DELETE, and a client
   that disconnects mid-stream.
-- What only a socket shows: a body refused before it is all sent, the h11 client's
-  keep-alive connections, TLS, auth hooks (applied by the socket clients), and the h11 client
+- What only a socket shows: a body refused before it is all sent, our HTTP client's
+  keep-alive connections, TLS, auth hooks (applied by the socket clients), and our HTTP client
   on trio against uvicorn's asyncio.
 - What the in-process client does not reproduce (see each test): a truncated JSON answer, a
   read timeout before the response starts, and the failed fallback to HTTP+SSE.
