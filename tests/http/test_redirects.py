@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
-from _http_helpers import running
+from _http_helpers import read_body, running
 from fastapi import FastAPI
 
 from mcpkit import Client, Server, create_http_app
@@ -65,12 +65,7 @@ class Hops:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         path = scope["path"]
         if path == "/loop":

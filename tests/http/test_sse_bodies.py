@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import orjson
 import pytest
-from tests.http._http_helpers import running
+from tests.http._http_helpers import read_body, running
 
 from mcpkit.lowlevel import open_streamable_http
 
@@ -39,13 +39,7 @@ def _app(whole: bool) -> Any:
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        events = _events(orjson.loads(body)["id"])
+        events = _events(orjson.loads(await read_body(receive))["id"])
         headers = [(b"content-type", b"text/event-stream")]
         if whole:
             headers.append((b"content-length", str(len(b"".join(events))).encode()))
