@@ -130,19 +130,53 @@ def test_package_is_typed() -> None:
     assert "Typing :: Typed" in PROJECT["classifiers"]
 
 
+#: What a bare ``pip install mcpkit`` does not bring (h11 came with it until our client spoke
+#: HTTP/1.1 itself; uvicorn still brings it in the extras).
+BLOCKED = ["uvicorn", "httptools", "uvloop", "trio", "httpx2", "jsonschema", "jwt", "h11"]
+
+
 @pytest.mark.parametrize("module", ["mcpkit._transports._stdio", "mcpkit._http"])
 def test_a_bare_install_imports_without_the_extras(module: str) -> None:
     """The modules a bare install uses import with every optional package hidden."""
-    blocked = ["uvicorn", "httptools", "uvloop", "trio", "httpx2", "jsonschema", "jwt"]
     code = (
         "import sys\n"
-        f"for name in {blocked!r}:\n"
+        f"for name in {BLOCKED!r}:\n"
         "    sys.modules[name] = None  # import of it raises ImportError\n"
         f"import importlib; importlib.import_module({module!r})\n"
         "import mcpkit, mcpkit.types\n"
         "[getattr(mcpkit, n) for n in mcpkit.__all__]\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_a_bare_install_client_calls_a_tool_over_http() -> None:
+    """``Client("http://...")`` after a bare install: the whole call, extras hidden."""
+    from tests.http._http_helpers import running
+
+    server = mcpkit.Server("bare")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    code = (
+        "import sys\n"
+        f"for name in {BLOCKED!r}:\n"
+        "    sys.modules[name] = None\n"
+        "import anyio, mcpkit\n"
+        "async def main():\n"
+        "    async with mcpkit.Client(sys.argv[1]) as c:\n"
+        "        r = await c.call_tool('add', {'a': 2, 'b': 3})\n"
+        "        print(r.structured_content, c.protocol_version)\n"
+        "anyio.run(main)\n"
+    )
+    with running(server.http_app()) as srv:
+        out = subprocess.run(
+            [sys.executable, "-c", code, srv.url], capture_output=True, text=True, timeout=60
+        )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["{'result':", "5}", "2026-07-28"]
 
 
 #: What tests, tools and caches leave in a checkout: never shipped in the sdist.
