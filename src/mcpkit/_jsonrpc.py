@@ -14,7 +14,7 @@ import json
 import logging
 import math
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import anyio
 import orjson
@@ -33,7 +33,15 @@ from ._exceptions import (
     RequestTimeout,
 )
 from ._logrepeats import install as _limit_repeats
-from ._transports._base import Incoming, InvalidIncoming, Message, RequestId, Transport
+from ._transports._base import (
+    Incoming,
+    InvalidIncoming,
+    Message,
+    PushTransport,
+    RequestId,
+    Transport,
+    pushes,
+)
 
 logger = logging.getLogger("mcpkit.jsonrpc")
 # What peers send decides what these loggers say: a flood of bad messages is counted, not
@@ -334,6 +342,8 @@ class JSONRPCEngine:
     async def _run_reader(self) -> None:
         receive = self.transport.receive
         handle = self._handle
+        if pushes(self.transport):
+            cast("PushTransport", self.transport).push_to(handle)
         try:
             while True:
                 try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import ssl
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
@@ -84,6 +84,8 @@ class StreamableHTTPClientTransport:
         self.max_reconnects = max_reconnects
         self._fallback = fallback_to_sse
         self._sink = sink or _Sink()
+        #: Where response streams' messages go: the sink, or the engine itself (push_to).
+        self._deliver: Callable[[Incoming], Awaitable[None]] = self._sink.put
         #: The ``Mcp-Session-Id`` the server assigned, if any.
         self.session_id: str | None = None
         #: For telemetry (``network.transport``).
@@ -506,10 +508,14 @@ class StreamableHTTPClientTransport:
                 result = msg.get("result")
                 if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
                     self.protocol_version = result["protocolVersion"]
-            await self._sink.put(msg)
+            await self._deliver(msg)
             return rid if isinstance(rid, (str, int)) else None
-        await self._sink.put(msg)
+        await self._deliver(msg)
         return None
+
+    def push_to(self, deliver: Callable[[Incoming], Awaitable[None]]) -> None:
+        """Response streams' messages go to ``deliver`` from the request's task, in order."""
+        self._deliver = deliver
 
     # ------------------------------------------------------------------ 404: a new session
 

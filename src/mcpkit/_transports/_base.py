@@ -8,6 +8,7 @@ had to parse to route, such as Streamable HTTP).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -73,6 +74,26 @@ class Transport(Protocol):
     async def receive(self) -> Incoming: ...
 
     async def aclose(self) -> None: ...
+
+
+class PushTransport(Protocol):
+    """A transport that can hand what it reads to the engine itself, from the task that read
+    it, instead of queueing it for :meth:`Transport.receive` (the engine's reader task).
+
+    An HTTP client reads each answer in the task of its request: pushing the answer from
+    there saves two event-loop iterations per call (the queue's hand-off and the reader's
+    step). The engine calls :meth:`push_to` once, before it starts reading; messages the
+    transport does not push still come through ``receive``.
+    """
+
+    def push_to(self, deliver: Callable[[Incoming], Awaitable[None]]) -> None: ...
+
+
+def pushes(transport: object) -> bool:
+    """Whether ``transport``'s own class pushes (:class:`PushTransport`). Asked of the class:
+    a wrapper forwarding attributes to a pushing transport does not push, so that its own
+    ``receive`` still sees every message (a recorder, a logger)."""
+    return callable(getattr(type(transport), "push_to", None))
 
 
 @dataclass(frozen=True, slots=True)
