@@ -84,7 +84,7 @@ class StreamableHTTPClientTransport:
         self.max_reconnects = max_reconnects
         self._fallback = fallback_to_sse
         self._sink = sink or _Sink()
-        #: Where response streams' messages go: the sink, or the engine itself (push_to).
+        #: Where SSE streams' messages go: the sink, or the engine itself (push_to).
         self._deliver: Callable[[Incoming], Awaitable[None]] = self._sink.put
         #: The ``Mcp-Session-Id`` the server assigned, if any.
         self.session_id: str | None = None
@@ -514,7 +514,7 @@ class StreamableHTTPClientTransport:
         return None
 
     def push_to(self, deliver: Callable[[Incoming], Awaitable[None]]) -> None:
-        """Response streams' messages go to ``deliver`` from the request's task, in order."""
+        """What SSE streams carry goes to ``deliver`` from the task reading each, in order."""
         self._deliver = deliver
 
     # ------------------------------------------------------------------ 404: a new session
