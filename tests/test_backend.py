@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import math
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -703,8 +703,9 @@ async def test_what_a_task_beside_a_block_raises_is_logged_not_raised(
     assert "watcher broke" in caplog.text
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the delay is asyncio's (trio: at once)
 @pytest.mark.anyio
-async def test_a_delayed_task_beside_a_short_block_never_starts() -> None:
+async def test_a_delayed_task_beside_a_short_block_never_starts(anyio_backend: str) -> None:
     from mcpkit._backend import beside
 
     calls: list[str] = []
@@ -715,8 +716,7 @@ async def test_a_delayed_task_beside_a_short_block_never_starts() -> None:
     async with beside(watcher, after=0.05):
         await anyio.lowlevel.checkpoint()
     await anyio.sleep(0.1)  # past the delay: nothing may start after the block ended
-    if BACKEND == "asyncio":
-        assert calls == []  # delayed on asyncio; a task group elsewhere starts it at once
+    assert calls == []
 
 
 @pytest.mark.anyio
@@ -733,110 +733,3 @@ async def test_a_delayed_task_beside_a_long_block_starts_and_can_cancel_it() -> 
     assert scope.cancelled_caught
     if BACKEND == "asyncio":
         assert anyio.current_time() - start >= 0.05
-
-
-# ---------------------------------------------------------------------- mailboxes
-#
-# mailbox(size): a transport's incoming messages for one reader; asyncio: a deque and
-# futures, elsewhere (and here too, as "anyio") a memory stream pair.
-
-
-def _boxes() -> list[str]:
-    return ["running", "anyio"]
-
-
-@pytest.fixture(params=_boxes())
-def make_box(request: pytest.FixtureRequest) -> Iterator[Callable[[int], Any]]:
-    from mcpkit._backend import AnyioMailbox, mailbox
-
-    made: list[Any] = []
-
-    def make(size: int) -> Any:
-        box = mailbox(size) if request.param == "running" else AnyioMailbox(size)
-        made.append(box)
-        return box
-
-    yield make
-    for box in made:
-        box.close()
-
-
-@pytest.mark.anyio
-async def test_a_mailbox_keeps_order_and_makes_its_reader_wait(make_box: Any) -> None:
-    box = make_box(8)
-    got: list[int] = []
-    with anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
-
-            async def read() -> None:
-                got.extend([await box.get() for _ in range(3)])
-
-            tg.start_soon(read)
-            await anyio.wait_all_tasks_blocked()  # the reader waits on an empty box
-            for i in range(3):
-                await box.put(i)
-    assert got == [0, 1, 2]
-
-
-@pytest.mark.anyio
-async def test_a_full_mailbox_makes_its_writer_wait(make_box: Any) -> None:
-    box = make_box(2)
-    await box.put(1)
-    await box.put(2)
-    put_done = anyio.Event()
-    with anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
-
-            async def write() -> None:
-                await box.put(3)
-                put_done.set()
-
-            tg.start_soon(write)
-            await anyio.wait_all_tasks_blocked()
-            assert not put_done.is_set()  # full: the writer waits
-            assert await box.get() == 1
-            await put_done.wait()  # room made: it goes on
-    assert [await box.get(), await box.get()] == [2, 3]
-
-
-@pytest.mark.anyio
-async def test_an_ended_mailbox_gives_what_is_left_then_the_end(make_box: Any) -> None:
-    box = make_box(8)
-    await box.put("last")
-    box.end()
-    with pytest.raises(anyio.ClosedResourceError):
-        await box.put("too late")
-    assert await box.get() == "last"
-    with pytest.raises(anyio.EndOfStream):
-        await box.get()
-
-
-@pytest.mark.anyio
-async def test_closing_a_mailbox_wakes_its_reader_and_refuses_writers(make_box: Any) -> None:
-    box = make_box(8)
-    errors: list[BaseException] = []
-    with anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
-
-            async def read() -> None:
-                try:
-                    await box.get()
-                except anyio.ClosedResourceError as e:
-                    errors.append(e)
-
-            tg.start_soon(read)
-            await anyio.wait_all_tasks_blocked()
-            box.close()
-    assert len(errors) == 1
-    with pytest.raises(anyio.ClosedResourceError):
-        await box.put(1)
-
-
-@pytest.mark.anyio
-async def test_a_cancelled_mailbox_read_loses_nothing(make_box: Any) -> None:
-    box = make_box(8)
-    with anyio.move_on_after(0.05) as scope:
-        await box.get()
-    assert scope.cancelled_caught
-    await box.put("kept")
-    assert await box.get() == "kept"

@@ -129,3 +129,13 @@ async def test_a_redirect_loop_is_cut() -> None:
         async with HTTP1Client() as http:
             with pytest.raises(HTTPError, match=f"more than {MAX_REDIRECTS} redirects"):
                 await http.get(f"http://127.0.0.1:{srv.port}/loop")
+
+
+@pytest.mark.anyio
+async def test_a_redirect_off_http_is_refused_naming_the_url() -> None:
+    # The target's origin cannot be parsed as ours (another scheme): no credentials follow,
+    # and the request is refused as an unsupported URL rather than sent anywhere.
+    with running(Hops()) as srv, anyio.fail_after(20):
+        async with HTTP1Client(auth=lambda: {"authorization": "Bearer from-hook"}) as http:
+            with pytest.raises(HTTPError, match=r"unsupported URL 'ftp://127\.0\.0\.1/x'"):
+                await http.get(f"http://127.0.0.1:{srv.port}/go/302?to=ftp://127.0.0.1/x")

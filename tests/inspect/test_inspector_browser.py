@@ -138,6 +138,8 @@ def test_the_server_panel_shows_who_it_is(page: tuple[Any, list[str]]) -> None:
 def test_every_tool_is_called_from_its_form(page: tuple[Any, list[str]]) -> None:
     p, _ = page
     tab(p, "tools")
+    # The list is filled by a request of the page: wait for it (bounded), do not race it.
+    p.wait_for_selector("#tool-list .item", timeout=15000)
     names = [n.get_attribute("data-name") for n in p.query_selector_all("#tool-list .item")]
     assert len(names) >= 30, names
     outcomes = {name: _call_from_form(p, name) for name in names}

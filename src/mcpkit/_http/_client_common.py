@@ -11,8 +11,8 @@ from typing import Any
 import anyio
 import orjson
 
-from .._backend import Mailbox, mailbox
 from .._transports._base import ANSWER_LOST, LOST, Incoming, Message, RequestId
+from .._transports._memory import receive_now, send_now
 from ._h1client import HTTP1Client, HTTPError, HttpxAdapter
 from ._interface import HTTPClient, is_http_client
 from ._sse import MessageTooLarge
@@ -156,27 +156,31 @@ async def _error_text(resp: Any) -> str:
 
 class _Sink:
     """The receive side shared by the transports (the fallback swaps senders, not readers).
-    Make it on the event loop (its mailbox is the running backend's)."""
+
+    What the Streamable HTTP transport reads from its streams goes to the engine directly
+    (``push_to``); this carries the errors it makes up and the legacy transport's messages.
+    """
 
     def __init__(self) -> None:
-        self._box: Mailbox[Incoming] = mailbox(4096)
+        self.send, self.recv = anyio.create_memory_object_stream[Incoming](4096)
 
     def end(self) -> None:
         """No more messages: the reader gets what is left, then the end of the stream."""
-        self._box.end()
+        self.send.close()
 
     def close(self) -> None:
-        self._box.close()
+        self.send.close()
+        self.recv.close()
 
     async def put(self, item: Incoming) -> None:
         try:
-            await self._box.put(item)
-        except anyio.ClosedResourceError:
+            await send_now(self.send, item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
 
     def get(self) -> Awaitable[Incoming]:
-        """The next message (``anyio.ClosedResourceError`` once closed)."""
-        return self._box.get()
+        """The next message (end of stream once closed)."""
+        return receive_now(self.recv)
 
 
 def _is_cancel(message: Message) -> bool:

@@ -186,12 +186,10 @@ def _parse(url: str) -> _Target:
     return _Target((scheme, parts.hostname.lower(), port), host, target, parts.netloc)
 
 
-def _origin(url: str) -> tuple[str, str, int | None]:
-    try:
-        return _parse(url).key
-    except HTTPError:  # not ours to send: compared as written (never the same origin)
-        parts = urlsplit(url)
-        return parts.scheme.lower(), (parts.hostname or "").lower(), None
+def _origin(url: str) -> tuple[str, str, int]:
+    """(scheme, host, port) of a URL we can send to; :class:`HTTPError` for any other (a
+    redirect off HTTP is refused there, before anything is sent)."""
+    return _parse(url).key
 
 
 def _without_credentials(headers: Mapping[str, str] | None) -> dict[str, str] | None:
