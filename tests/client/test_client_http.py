@@ -186,7 +186,8 @@ async def test_reference_typescript_server_over_streamable_http(everything_js: s
     got_log = anyio.Event()
     progress: list[Any] = []
 
-    def on_log(params: Any) -> None:
+    async def on_log(params: Any) -> None:
+        # async: a plain callback runs in a worker thread, where an anyio Event cannot be set
         logs.append(params)
         got_log.set()
 

@@ -152,7 +152,8 @@ async def test_reference_typescript_server(everything_js: str, tmp_path: Path) -
             "content": {"name": "Ann", "email": "ann@example.com", "check": True},
         }
 
-    def on_log(params: Any) -> None:
+    async def on_log(params: Any) -> None:
+        # async: a plain callback runs in a worker thread, where an anyio Event cannot be set
         logs.append(params)
         got_log.set()
 
