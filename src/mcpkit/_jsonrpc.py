@@ -267,6 +267,9 @@ class JSONRPCEngine:
         #: Set when the engine closes (made by the first :meth:`wait_closed`).
         self._gone: anyio.Event | None = None
         self.name = name
+        #: ``fn(method, params)``: whether that request's handler ends without waiting (the
+        #: layer above knows); the reader then serves it in its own step, not in a task.
+        self.serves_at_once: Callable[[str, dict[str, Any] | None], bool] | None = None
 
     # ------------------------------------------------------------------ running
 
@@ -478,7 +481,14 @@ class JSONRPCEngine:
         req = IncomingRequest(self, rid, method, params)
         self._in_flight[rid] = req
         self._serving += 1
-        if inline:
+        if inline or (
+            # Known to end without waiting: served in the reader's own step (no task, no
+            # loop iteration of its own), while a slot is free and outside batches.
+            batch is None
+            and (at_once := self.serves_at_once) is not None
+            and self._slots.free > 0
+            and at_once(method, params)
+        ):
             req._handle = self._tasks.adopt()
             await self._serve(req, batch)
         else:

@@ -17,7 +17,7 @@ from mcpkit._exceptions import (
     RequestTimeout,
 )
 from mcpkit._jsonrpc import IncomingRequest, JSONRPCEngine
-from mcpkit._transports import MemoryTransport, memory_pair
+from mcpkit._transports import MemoryTransport
 
 pytestmark = pytest.mark.anyio
 
@@ -25,21 +25,6 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
-
-
-@pytest.fixture
-def make_pair() -> Any:
-    """memory_pair(), with every end closed after the test (unclosed streams warn)."""
-    made: list[MemoryTransport] = []
-
-    def make() -> tuple[MemoryTransport, MemoryTransport]:
-        a, b = memory_pair()
-        made.extend((a, b))
-        return a, b
-
-    yield make
-    for t in made:
-        t.close()
 
 
 class Raw:

@@ -123,6 +123,15 @@ class Handlers:
     async def tools_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
         return self.registry.page("tools", params, self.server.stateless)
 
+    def at_once(self, method: str, params: dict[str, Any] | None) -> bool:
+        """Whether serving this request ends without waiting on anything: a ``tools/call``
+        of a sync tool now run on the loop (shown short), given no Context, not a task."""
+        if method != "tools/call" or params is None or self.server.bridges_logging:
+            return False
+        name = params.get("name")
+        tool = self.registry.tools.get(name) if type(name) is str else None
+        return tool is not None and tool.at_once
+
     async def tools_call(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
         if params is None:
             raise InvalidParams(message="Invalid params: tools/call needs 'name'")

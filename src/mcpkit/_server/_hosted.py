@@ -83,6 +83,8 @@ def build_spec(server: Server[Any]) -> ServerSpec:
             "cacheScope": server.stateless.cache_scope,
         },
         cacheable_methods=extensions.cacheable(),
+        # Middleware may wait on anything (the client too): then no request is known short.
+        at_once=None if server.middleware else server._protocol.at_once,
     )
 
 

@@ -312,6 +312,8 @@ class _Forwarded:
     defer_task = False
     header_params = ()
     scopes = ()
+    #: A forwarded call waits on the mounted server: never served in a reader's step.
+    at_once = False
 
     def __init__(
         self, mount: RemoteMount, kind: str, inner: str, definition: dict[str, Any]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import inspect
 import queue
 import threading
 import weakref
@@ -213,6 +214,10 @@ def names_from_thread(fn: Callable[..., Any]) -> bool:
     return False
 
 
+#: Result types that are never awaitable (skips an ABC check per call).
+_PLAIN = frozenset({str, dict, list, tuple, int, float, bool, bytes, type(None)})
+
+
 class SyncRunner:
     """Calls one sync function: in a worker thread (:func:`run_sync`) until it has shown
     itself short, then inline on the event loop (see the module's docstring).
@@ -234,6 +239,15 @@ class SyncRunner:
         return self._inline
 
     async def __call__(self, kwargs: dict[str, Any]) -> Any:
+        result = await self._run(kwargs)
+        if type(result) not in _PLAIN and inspect.isawaitable(result):
+            # A sync function returning an awaitable (a lambda around a coroutine): the
+            # awaiting may wait on anything, so its calls are never taken for short.
+            self._inline = self._allowed = False
+            result = await result
+        return result
+
+    async def _run(self, kwargs: dict[str, Any]) -> Any:
         fn = self._fn
         if self._inline:
             start = perf_counter()

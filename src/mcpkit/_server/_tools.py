@@ -14,6 +14,7 @@ from ..types._dialects import UnsupportedDialect, schema_dialect
 from ..types._jsonschema import schema_errors
 from ..types._metakeys import check_meta
 from ._func import FuncInfo
+from ._threads import SyncRunner
 from ._util import (
     check_finite,
     dumps_text,
@@ -154,6 +155,18 @@ class ToolDef:
             d["_meta"] = dict(meta)
         #: The ``Tool`` object as listed.
         self.definition = d
+
+    @property
+    def at_once(self) -> bool:
+        """Whether a call now ends without waiting: a sync function run on the loop (shown
+        short; see ``SyncRunner``), given no Context, never a task."""
+        call = self._call
+        return (
+            type(call) is SyncRunner
+            and call.inline
+            and self.context_param is None
+            and self.task_support in (None, "forbidden")
+        )
 
     async def call(self, arguments: dict[str, Any], ctx: Context | None) -> dict[str, Any]:
         """Run the tool; every failure of the tool itself becomes an ``isError`` result."""

@@ -110,10 +110,6 @@ def is_async_callable(fn: Any) -> bool:
     return call is not None and not inspect.isfunction(fn) and inspect.iscoroutinefunction(call)
 
 
-#: Result types that are never awaitable (skips an ABC check per call).
-_PLAIN = frozenset({str, dict, list, tuple, int, float, bool, bytes, type(None)})
-
-
 def make_caller(
     fn: Callable[..., Any], *, inline: bool = False
 ) -> Callable[[dict[str, Any]], Awaitable[Any]]:
@@ -133,16 +129,8 @@ def make_caller(
 
     from ._threads import SyncRunner
 
-    run = SyncRunner(fn, inline=inline)
-
-    async def call_sync(kwargs: dict[str, Any]) -> Any:
-        result = await run(kwargs)
-        if type(result) not in _PLAIN and inspect.isawaitable(result):
-            # A sync function returning an awaitable (e.g. a lambda around a coroutine).
-            result = await result
-        return result
-
-    return call_sync
+    # Itself the caller: what it says of its calls (``inline``) is read per request.
+    return SyncRunner(fn, inline=inline)
 
 
 def cache_hints(ttl_ms: int | None, scope: str | None) -> dict[str, Any]:

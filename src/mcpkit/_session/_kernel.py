@@ -16,7 +16,7 @@ session and request of a server, and replaced as a whole when the server's offer
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import _telemetry
@@ -66,6 +66,9 @@ class ServerSpec:
         handshake_extension_methods: those also served on handshake sessions.
         cache_hints: the caching hints of a cacheable stateless result that set none.
         cacheable_methods: the methods whose stateless results carry caching hints.
+        at_once: ``fn(method, params)``: whether serving that request ends without waiting
+            on anything (a sync tool shown short); a session's reader then serves it in its
+            own step, with no task of its own.
     """
 
     server_info: dict[str, Any]
@@ -80,6 +83,7 @@ class ServerSpec:
         default_factory=lambda: dict(DEFAULT_CACHE_HINTS)
     )
     cacheable_methods: frozenset[str] = CACHEABLE_METHODS
+    at_once: Callable[[str, dict[str, Any] | None], bool] | None = None
     #: Revisions served per request from ``_meta``, of those supported (empty: the
     #: stateless ones; a low-level server may serve a handshake revision so too).
     stateless_versions: frozenset[str] = frozenset()
