@@ -602,6 +602,35 @@ async def test_bounded_scopes_are_cancelled_each_at_its_deadline() -> None:
     assert ended == [0.02, 0.05, 0.08]
 
 
+@pytest.mark.anyio
+async def test_a_bounded_scope_passes_on_a_cancellation_it_did_not_ask_for() -> None:
+    # asyncio: the scope cancels its task and takes that cancellation back at its exit;
+    # one asked by an enclosing scope must go on, whether or not its own deadline passed.
+    from mcpkit._backend import bounded_scope
+
+    for timeout in (30.0, 0.0):  # 0: our deadline passes at the same wake-up as theirs
+        with anyio.CancelScope() as outer:
+            with bounded_scope(timeout) as scope:
+                outer.cancel()
+                await anyio.sleep(30)
+            raise AssertionError("the enclosing scope's cancellation was swallowed")
+        assert outer.cancelled_caught and not scope.cancelled_caught
+    await anyio.lowlevel.checkpoint()  # and nothing is left pending on this task
+
+
+@pytest.mark.anyio
+async def test_nested_bounded_scopes_each_catch_only_their_own_deadline() -> None:
+    from mcpkit._backend import bounded_scope
+
+    with anyio.fail_after(5):
+        with bounded_scope(10) as outer:
+            with bounded_scope(0.02) as inner:
+                await anyio.sleep(30)
+            await anyio.lowlevel.checkpoint()  # the outer block goes on, not cancelled
+            reached = True
+    assert inner.cancelled_caught and reached and not outer.cancelled_caught
+
+
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])  # asyncio's deadline heap
 @pytest.mark.anyio
 async def test_bounded_scopes_left_leave_no_live_entries(anyio_backend: str) -> None:

@@ -499,44 +499,85 @@ class _Timed(Protocol):
     def _expire(self) -> None: ...
 
 
+#: Python 3.11+: a task counts the cancellations asked of it, so one can be taken back.
+_UNCANCEL = hasattr(asyncio.Task, "uncancel")
+
+
 class bounded_scope:  # lower case: used like anyio.move_on_after, a function
     """``with bounded_scope(timeout) as scope:`` -- ``anyio.move_on_after`` for hot paths:
     the block is cancelled ``timeout`` seconds from now (never when ``timeout`` is None);
-    check ``scope.cancelled_caught`` after it.
+    ``scope.cancelled_caught`` says, after the block, that it was.
 
-    On asyncio the deadline goes to the loop's deadline heap (:class:`_Deadlines`): a
-    scope with a deadline of its own (``anyio.fail_after``) measured 10 µs a use against
-    4 µs for a bare scope, and a request's body read, each read of a response and each
-    request write take one. Elsewhere it is the scope's own deadline.
+    On asyncio (3.11+) there is no cancel scope at all: the deadline goes to the loop's
+    deadline heap (:class:`_Deadlines`), which cancels the task when it passes, and the
+    block's exit takes that cancellation back (``Task.uncancel``, as ``asyncio.timeout``
+    does; a cancellation asked by anyone else goes on). Measured per use: an anyio scope
+    with a deadline of its own 10 µs, a bare scope plus the heap 11, this ~3; a request's
+    body read takes one. Elsewhere an anyio scope with the deadline.
     """
 
-    __slots__ = ("_deadline", "_queue", "_scope")
+    __slots__ = (
+        "_at",
+        "_cancelling",
+        "_deadline",
+        "_queue",
+        "_scope",
+        "_task",
+        "cancel_called",
+        "cancelled_caught",
+    )
 
     def __init__(self, timeout: float | None) -> None:
         self._deadline: float | None = None
         self._queue: _Deadlines | None = None
-        loop = asyncio_loop() if timeout is not None else None
+        self._scope: anyio.CancelScope | None = None
+        self._task: asyncio.Task[Any] | None = None
+        #: True once the deadline passed (the block was cancelled).
+        self.cancel_called = False
+        #: True when the block ended by this scope's cancellation.
+        self.cancelled_caught = False
         if timeout is None:
-            self._scope = anyio.CancelScope()
-        elif loop is None:
+            return
+        loop = asyncio_loop() if _UNCANCEL else None
+        if loop is None:
             self._scope = anyio.CancelScope(deadline=anyio.current_time() + timeout)
         else:
-            self._scope = anyio.CancelScope()
             self._queue = _deadlines_of(loop)
-            self._queue.hold(self, loop.time() + timeout)
+            self._at = loop.time() + timeout
 
-    def __enter__(self) -> anyio.CancelScope:
-        return self._scope.__enter__()
+    def __enter__(self) -> bounded_scope:
+        if self._scope is not None:
+            self._scope.__enter__()
+        elif self._queue is not None:
+            task = self._task = asyncio.current_task()
+            assert task is not None, "bounded_scope is entered in a task"
+            self._cancelling = task.cancelling()  # type: ignore[attr-defined]  # 3.11+
+            self._queue.hold(self, self._at)
+        return self
 
-    def __exit__(self, *exc_info: Any) -> bool:
-        try:
-            return bool(self._scope.__exit__(*exc_info))
-        finally:
-            if self._queue is not None:
-                self._queue.release(self)
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        scope = self._scope
+        if scope is not None:
+            swallowed = bool(scope.__exit__(exc_type, exc, tb))
+            self.cancel_called = scope.cancel_called
+            self.cancelled_caught = scope.cancelled_caught
+            return swallowed
+        if self._queue is None:
+            return False
+        self._queue.release(self)
+        task = self._task
+        if not self.cancel_called or task is None:
+            return False
+        # Ours, unless someone else asked for the task's cancellation meanwhile.
+        if task.uncancel() <= self._cancelling and exc_type is asyncio.CancelledError:  # type: ignore[attr-defined]
+            self.cancelled_caught = True
+            return True
+        return False
 
     def _expire(self) -> None:
-        self._scope.cancel()
+        if self._task is not None:
+            self.cancel_called = True
+            self._task.cancel()
 
 
 _deadlines = threading.local()
