@@ -631,6 +631,49 @@ async def test_nested_bounded_scopes_each_catch_only_their_own_deadline() -> Non
     assert inner.cancelled_caught and reached and not outer.cancelled_caught
 
 
+@pytest.mark.anyio
+async def test_a_bounded_scope_cancelled_by_another_task_ends_its_block_only() -> None:
+    from mcpkit._backend import bounded_scope
+
+    scope = bounded_scope(None)
+    entered = anyio.Event()
+
+    async def cancel_when_entered() -> None:
+        await entered.wait()
+        scope.cancel()
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cancel_when_entered)
+            with scope:
+                entered.set()
+                await anyio.sleep(30)
+            await anyio.lowlevel.checkpoint()  # the task goes on past the block
+    assert scope.cancel_called and scope.cancelled_caught
+    scope.cancel()  # once left, cancelling it does nothing
+    await anyio.lowlevel.checkpoint()
+
+
+@pytest.mark.anyio
+async def test_a_bounded_scope_cancelled_from_its_own_block_or_before_it_is_entered() -> None:
+    from mcpkit._backend import bounded_scope
+
+    with bounded_scope(None) as scope:
+        scope.cancel()
+        await anyio.sleep(30)  # ends here
+    assert scope.cancelled_caught
+    early = bounded_scope(None)
+    early.cancel()
+    with early:
+        await anyio.sleep(30)
+    assert early.cancelled_caught
+    # Cancelled in its own block, which ends before waiting: nothing outlives the block.
+    with bounded_scope(None) as quiet:
+        quiet.cancel()
+    await anyio.sleep(0.01)
+    assert quiet.cancel_called
+
+
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])  # asyncio's deadline heap
 @pytest.mark.anyio
 async def test_bounded_scopes_left_leave_no_live_entries(anyio_backend: str) -> None:

@@ -26,7 +26,7 @@ import anyio.lowlevel
 import orjson
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from .._backend import beside
+from .._backend import beside, bounded_scope
 from .._exceptions import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -254,7 +254,7 @@ class ModernHandler:
         self.listens = Budget(options.max_listen_streams, options.max_listen_streams_per_principal)
         #: The cancel scopes of the requests being served (listen streams included), so that
         #: a shutdown can wait for them, bounded, and then end the rest (:meth:`drain`).
-        self._inflight: set[anyio.CancelScope] = set()
+        self._inflight: set[bounded_scope] = set()
         #: Set when the last of them ends, while :meth:`drain` waits (made there: an Event
         #: belongs to the running loop, and the handler is built before there is one).
         self._idle: anyio.Event | None = None
@@ -307,7 +307,7 @@ class ModernHandler:
         if refused is not None:
             await _refuse(send, rid, listen, refused)
             return
-        scope = anyio.CancelScope()
+        scope = bounded_scope(None)  # a cheap cancel scope (no anyio scope on asyncio)
         out = _Tracked(send)
         self._inflight.add(scope)
         try:
@@ -501,7 +501,7 @@ async def _answer_at_once(kernel: Kernel, rc: RequestContext, receive: Receive, 
         early.append(chunk)
 
     rc.sink = _Sink(req, keep)
-    with anyio.CancelScope() as gone:
+    with bounded_scope(None) as gone:
         async with beside(cancel_on_disconnect, receive, gone, after=_WATCH_AFTER):
             response = await response_of(req, kernel.serve(rc), "server")
     req.done = True

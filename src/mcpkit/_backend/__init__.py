@@ -505,19 +505,22 @@ _UNCANCEL = hasattr(asyncio.Task, "uncancel")
 
 class bounded_scope:  # lower case: used like anyio.move_on_after, a function
     """``with bounded_scope(timeout) as scope:`` -- ``anyio.move_on_after`` for hot paths:
-    the block is cancelled ``timeout`` seconds from now (never when ``timeout`` is None);
-    ``scope.cancelled_caught`` says, after the block, that it was.
+    the block is cancelled ``timeout`` seconds from now (never by time when ``timeout`` is
+    None), or when :meth:`cancel` is called; ``scope.cancelled_caught`` says, after the
+    block, that it was.
 
     On asyncio (3.11+) there is no cancel scope at all: the deadline goes to the loop's
     deadline heap (:class:`_Deadlines`), which cancels the task when it passes, and the
     block's exit takes that cancellation back (``Task.uncancel``, as ``asyncio.timeout``
     does; a cancellation asked by anyone else goes on). Measured per use: an anyio scope
     with a deadline of its own 10 µs, a bare scope plus the heap 11, this ~3; a request's
-    body read takes one. Elsewhere an anyio scope with the deadline.
+    body read takes one, a 2026-07-28 request two. Elsewhere an anyio scope.
     """
 
     __slots__ = (
+        "_active",
         "_at",
+        "_cancelled_task",
         "_cancelling",
         "_deadline",
         "_queue",
@@ -532,27 +535,32 @@ class bounded_scope:  # lower case: used like anyio.move_on_after, a function
         self._queue: _Deadlines | None = None
         self._scope: anyio.CancelScope | None = None
         self._task: asyncio.Task[Any] | None = None
-        #: True once the deadline passed (the block was cancelled).
+        self._at: float | None = None
+        self._active = self._cancelled_task = False
+        #: True once the deadline passed or :meth:`cancel` was called.
         self.cancel_called = False
         #: True when the block ended by this scope's cancellation.
         self.cancelled_caught = False
-        if timeout is None:
-            return
         loop = asyncio_loop() if _UNCANCEL else None
         if loop is None:
-            self._scope = anyio.CancelScope(deadline=anyio.current_time() + timeout)
-        else:
+            deadline = math.inf if timeout is None else anyio.current_time() + timeout
+            self._scope = anyio.CancelScope(deadline=deadline)
+        elif timeout is not None:
             self._queue = _deadlines_of(loop)
             self._at = loop.time() + timeout
 
     def __enter__(self) -> bounded_scope:
         if self._scope is not None:
             self._scope.__enter__()
-        elif self._queue is not None:
-            task = self._task = asyncio.current_task()
-            assert task is not None, "bounded_scope is entered in a task"
-            self._cancelling = task.cancelling()  # type: ignore[attr-defined]  # 3.11+
+            return self
+        task = self._task = asyncio.current_task()
+        assert task is not None, "bounded_scope is entered in a task"
+        self._cancelling = task.cancelling()  # type: ignore[attr-defined]  # 3.11+
+        self._active = True
+        if self._queue is not None and self._at is not None:
             self._queue.hold(self, self._at)
+        if self.cancel_called:  # cancelled before it was entered
+            self.cancel()
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
@@ -562,22 +570,43 @@ class bounded_scope:  # lower case: used like anyio.move_on_after, a function
             self.cancel_called = scope.cancel_called
             self.cancelled_caught = scope.cancelled_caught
             return swallowed
-        if self._queue is None:
-            return False
-        self._queue.release(self)
+        self._active = False
+        if self._queue is not None:
+            self._queue.release(self)
         task = self._task
-        if not self.cancel_called or task is None:
+        if not self._cancelled_task or task is None:
             return False
         # Ours, unless someone else asked for the task's cancellation meanwhile.
-        if task.uncancel() <= self._cancelling and exc_type is asyncio.CancelledError:  # type: ignore[attr-defined]
+        uncancelled = task.uncancel()  # type: ignore[attr-defined]  # 3.11+
+        if uncancelled <= self._cancelling and exc_type is asyncio.CancelledError:
             self.cancelled_caught = True
             return True
         return False
 
-    def _expire(self) -> None:
-        if self._task is not None:
-            self.cancel_called = True
+    def cancel(self) -> None:
+        """Cancel the block now (or as soon as it is entered); nothing once it was left."""
+        if self._scope is not None:
+            self._scope.cancel()
+            return
+        self.cancel_called = True
+        task = self._task
+        if not self._active or task is None:
+            return
+        if asyncio.current_task() is task:
+            # From the block itself: once it next waits (a cancellation asked now would
+            # outlive the block if it ended first: 3.11's uncancel keeps it pending).
+            task.get_loop().call_soon(self._cancel_task)
+        else:
+            self._cancel_task()
+
+    def _cancel_task(self) -> None:
+        if self._active and not self._cancelled_task and self._task is not None:
+            self._cancelled_task = True
             self._task.cancel()
+
+    def _expire(self) -> None:
+        if self._active:
+            self.cancel()
 
 
 _deadlines = threading.local()

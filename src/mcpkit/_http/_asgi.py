@@ -215,7 +215,7 @@ async def respond_error(
     await respond(send, status, error_body(code, message, id), content_type=JSON, headers=headers)
 
 
-async def cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+async def cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope | bounded_scope) -> None:
     """Read the request's messages until the client disconnects, then cancel ``scope``.
 
     Run it beside whatever serves the request: a client that leaves ends the wait for it.
