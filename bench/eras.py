@@ -464,9 +464,16 @@ def tables(result: dict[str, Any]) -> str:
         )
     if work:
         a, b = work["2025"], work["2026"]
-        met = "yes" if b["calls"] < a["calls"] else "**no**"
+        # The issue counts Python calls (its 104 and 135 were this column); the builtins
+        # (dict.get, str.strip, isinstance, ...) are reported beside, as a second row.
+        met = "yes" if b["python_calls"] < a["python_calls"] else "**no**"
         out.append(
-            f"| fewer server-side function calls per tools/call | {b['calls']} vs {a['calls']} "
+            f"| fewer server-side Python function calls per tools/call "
+            f"| {b['python_calls']} vs {a['python_calls']} | {met} |"
+        )
+        met = "yes" if b["calls"] < a["calls"] else "no"
+        out.append(
+            f"| (all function calls, builtins included) | {b['calls']} vs {a['calls']} "
             f"| {met} |"
         )
     return "\n".join(out) + "\n"
