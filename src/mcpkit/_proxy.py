@@ -29,6 +29,7 @@ is described in ``_proxyshare``.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
@@ -75,6 +76,24 @@ EVICT_WAIT = 5.0
 
 class ProxyBusy(ConnectionClosed):
     """Every child process the proxy may run is taken: the new client is refused."""
+
+
+class _Admission:
+    """A new client's first POST being served by :class:`_ChildGate`. Its client's link is
+    made in the POST's own task (the app makes the session there), so the link finds it in
+    :data:`_ADMITTING` and is never taken for idle before ``answered``: ended while its
+    child starts, it would leave the POST with no answer at all (a bare 500)."""
+
+    __slots__ = ("answered",)
+
+    def __init__(self) -> None:
+        self.answered = False
+
+
+#: The admission of the first POST the current task serves (None outside :class:`_ChildGate`).
+_ADMITTING: contextvars.ContextVar[_Admission | None] = contextvars.ContextVar(
+    "mcpkit_proxy_admitting", default=None
+)
 
 
 class Proxy:
@@ -281,9 +300,13 @@ class _ChildGate:
             await send({"type": "http.response.body", "body": body})
             return
         proxy.admitting += 1
+        admission = _Admission()
+        token = _ADMITTING.set(admission)
         try:
             await self.app(scope, receive, send)
         finally:
+            _ADMITTING.reset(token)
+            admission.answered = True
             proxy.admitting -= 1
 
 
@@ -299,10 +322,16 @@ class _Link(LinkBase):
         #: Being ended to make room for a new client; set once its child is gone.
         self.ending = False
         self.ended = anyio.Event()
+        #: The first POST that made this link, when :class:`_ChildGate` admitted it.
+        self.admission = _ADMITTING.get()
 
     def waiting(self) -> bool:
-        """A client holding subscriptions waits for their updates: not idle."""
-        return bool(self.in_flight or self.subscribed)
+        """Not idle: its client's first POST is not answered yet (its child may still be
+        starting), it has requests in flight, or it holds subscriptions and waits for
+        their updates."""
+        admission = self.admission
+        opening = admission is not None and not admission.answered
+        return bool(opening or self.in_flight or self.subscribed)
 
     @contextlib.asynccontextmanager
     async def running(self, session: ServerSession) -> AsyncIterator[None]:

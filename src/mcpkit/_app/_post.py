@@ -425,6 +425,19 @@ class PostHandler:
                 self.registry.drop(entry)
                 if got and result is not None:
                     await self._send_one(send, result, [])
+                elif got:
+                    # The session ended before answering (its server failed to start, or
+                    # it was ended meanwhile): the client, still there, is owed an answer;
+                    # returning without one makes the ASGI server send a bare 500.
+                    await respond_error(
+                        send,
+                        503,
+                        INTERNAL_ERROR,
+                        "Service Unavailable: the session ended before answering initialize "
+                        "(the server's log says why); retry later",
+                        id=msg["id"],
+                        headers=[(b"retry-after", b"1")],
+                    )
                 return
             await self.registry.publish(entry)
             await self._send_one(send, result, [(SESSION_HEADER, entry.id.encode())])
