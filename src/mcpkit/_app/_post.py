@@ -320,7 +320,17 @@ class PostHandler:
             return
         stream = transport.new_request_stream(rid, json=False, info=info)
         conn = stream.attach()
-        await transport.feed(msg)
+        at_once = engine.serves_at_once if engine is not None and engine.running else None
+        if at_once is not None and at_once(msg["method"], msg.get("params")):
+            # Known to end without waiting (one answer, nothing before it): served in this
+            # task, as a JSON answer is, not handed to the session's reader and back.
+            assert engine is not None
+            try:
+                await engine.serve_inline(msg)
+            except ConnectionClosed:
+                pass  # the session ended meanwhile: its stream is closed
+        else:
+            await transport.feed(msg)
         prime = (
             transport.event_store is not None
             and (version or DEFAULT_HEADER_VERSION) >= PRIMING_SINCE
