@@ -473,8 +473,7 @@ def tables(result: dict[str, Any]) -> str:
         )
         met = "yes" if b["calls"] < a["calls"] else "no"
         out.append(
-            f"| (all function calls, builtins included) | {b['calls']} vs {a['calls']} "
-            f"| {met} |"
+            f"| (all function calls, builtins included) | {b['calls']} vs {a['calls']} | {met} |"
         )
     return "\n".join(out) + "\n"
 

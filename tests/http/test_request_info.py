@@ -62,3 +62,25 @@ async def test_nothing_outside_http() -> None:
         async with Client(_server()) as client:
             result = await client.call_tool("seen", {})
     assert result.structured_content == {"http": False}
+
+
+def test_credentials_are_withheld_however_the_headers_are_read() -> None:
+    from mcpkit._http._request_info import from_scope
+
+    scope = {"method": "POST", "path": "/mcp", "client": ("127.0.0.1", 5)}
+    raw = {
+        "x-tenant": "acme",
+        "authorization": "Bearer secret",
+        "cookie": "sid=secret",
+        "proxy-authorization": "Basic secret",
+        ":mcpkit-principal": "alice",
+    }
+    headers = from_scope(scope, raw).headers
+    assert dict(headers) == {"x-tenant": "acme"}
+    assert list(headers) == ["x-tenant"] and len(headers) == 1
+    assert "authorization" not in headers and headers.get("cookie") is None
+    assert "secret" not in repr(headers) and "alice" not in repr(headers)
+    with pytest.raises(KeyError):
+        headers["proxy-authorization"]
+    assert headers == {"x-tenant": "acme"}
+    assert not hasattr(headers, "__setitem__")

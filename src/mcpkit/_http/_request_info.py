@@ -9,7 +9,7 @@ authorization layer to establish, not for tools to read from headers).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -19,6 +19,30 @@ from .._auth._principal import Principal
 #: Headers never handed to the code serving a request (and the app's own record of the
 #: verified caller, which is ``principal``).
 WITHHELD = frozenset({"authorization", "cookie", "proxy-authorization", ":mcpkit-principal"})
+
+
+class _Withheld(Mapping[str, str]):
+    """The request's headers without :data:`WITHHELD`, read through (made on every request;
+    a copy of them is made only for the few that ask for it)."""
+
+    __slots__ = ("_headers",)
+
+    def __init__(self, headers: Mapping[str, str]) -> None:
+        self._headers = headers
+
+    def __getitem__(self, name: str) -> str:
+        if name in WITHHELD:
+            raise KeyError(name)
+        return self._headers[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k in self._headers if k not in WITHHELD)
+
+    def __len__(self) -> int:
+        return sum(1 for k in self._headers if k not in WITHHELD)
+
+    def __repr__(self) -> str:
+        return f"{dict(self)!r}"
 
 
 @dataclass(frozen=True)
@@ -58,7 +82,7 @@ def from_scope(
         method=str(scope.get("method", "")),
         path=str(scope.get("root_path", "")) + str(scope.get("path", "")),
         query=query.decode("latin-1") if isinstance(query, bytes) else str(query),
-        headers=MappingProxyType({k: v for k, v in headers.items() if k not in WITHHELD}),
+        headers=_Withheld(headers),
         client=(str(client[0]), int(client[1])) if client else None,
         scheme=str(scope.get("scheme", "http")),
         principal=principal,
