@@ -253,7 +253,11 @@ def test_the_api_refuses_a_request_without_the_token() -> None:
             assert json.load(answer)["result"]["target"] == EVERYTHING
 
 
-def test_hostile_api_requests_are_400_and_the_inspector_goes_on(printed_url: str) -> None:
+def test_hostile_api_requests_are_400_and_the_inspector_goes_on(
+    printed_url: str, page: tuple[Any, list[str]]
+) -> None:
+    # ``page``: the inspector has connected to its server (the page shows the server's
+    # name); run alone, before any other test of the module, the calls below raced that.
     import urllib.error
     import urllib.request
 
