@@ -69,6 +69,55 @@ async def test_a_request_that_asked_for_nothing_live_is_one_sse_body() -> None:
     assert answer.result["content"] == [{"type": "text", "text": "hi"}]
 
 
+def _live_server(release: anyio.Event | None = None) -> Server:
+    server = Server("live-answers")
+
+    @server.tool()
+    async def steps(ctx: Context) -> str:
+        """Reports two steps; between them waits for ``release`` (when given)."""
+        await ctx.report_progress(1, 2)
+        if release is not None:
+            await release.wait()
+        await ctx.report_progress(2, 2)
+        return "done"
+
+    return server
+
+
+async def test_a_live_request_answered_quickly_is_one_body_with_what_it_said_first() -> None:
+    # Progress asked for, the answer there before anything went out: one body (with a
+    # Content-Length), its notifications in order before the answer.
+    msg = request("tools/call", {"name": "steps", "arguments": {}, "_meta": meta(progressToken=7)})
+    async with ASGIClient(_live_server().http_app()) as http:
+        with anyio.fail_after(10):
+            resp = await http.post(
+                "http://127.0.0.1:8000/mcp", content=orjson.dumps(msg), headers=headers_for(msg)
+            )
+        assert resp.headers.get("content-length") is not None
+        answer = await post(http, msg)
+    assert answer.content_type.startswith("text/event-stream")
+    assert [n["params"]["progress"] for n in answer.notifications] == [1, 2]
+    assert answer.messages[-1] == answer.response and answer.result["content"][0]["text"] == "done"
+
+
+async def test_a_live_request_still_running_streams_what_it_says_as_it_comes() -> None:
+    # The tool waits after its first step until the test has read that step: only a
+    # stream that sends progress while the request runs lets this finish.
+    release = anyio.Event()
+    msg = request("tools/call", {"name": "steps", "arguments": {}, "_meta": meta(progressToken=7)})
+    async with ASGIClient(_live_server(release).http_app()) as http:
+        with anyio.fail_after(10):
+            async with stream(http, msg) as s:
+                first = await s.next()
+                assert first["method"] == "notifications/progress"
+                assert first["params"]["progress"] == 1
+                release.set()
+                second = await s.next()
+                assert second["params"]["progress"] == 2
+                last = await s.next()
+                assert last["result"]["content"][0]["text"] == "done"
+
+
 @pytest.mark.parametrize(
     "msg",
     [

@@ -15,59 +15,42 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
-from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from decimal import Decimal
 from typing import Any
 
 import anyio
-import anyio.from_thread
-import anyio.lowlevel
 import orjson
-from anyio.streams.memory import MemoryObjectReceiveStream
 
-from .._backend import beside, bounded_scope
+from .._backend import bounded_scope
 from .._exceptions import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    MISSING_REQUIRED_CLIENT_CAPABILITY,
-    UNSUPPORTED_PROTOCOL_VERSION,
     ProtocolError,
     UnsupportedProtocolVersion,
 )
 from .._http._asgi import (
     JSON,
-    SSE_HEADERS,
     Receive,
     Send,
-    cancel_on_disconnect,
     respond,
     respond_error,
 )
 from .._http._headers import NAMED_MEMBER, decode_header_value, value_at
 from .._http._sse import encode_event
-from .._http._transport import CONNECTION_BUFFER
 from .._jsonrpc import IncomingRequest, response_of
 from .._session._base import RequestContext
 from .._session._kernel import Kernel
 from .._session._stateless import is_stateless
 from .._transports._base import TransportInfo
 from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
+from ._answers import answer_at_once, answer_live, answer_stream, status_of
 from ._budget import Budget
 from ._options import HTTPAppOptions
 from ._registry import Hosting, SessionFactory
 
-#: Errors a modern server answers with 400 (the client corrects the request or its
-#: version instead of falling back to the handshake era), and 404 for an unknown method.
-_STATUS_BY_CODE = {
-    HEADER_MISMATCH: 400,
-    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
-    UNSUPPORTED_PROTOCOL_VERSION: 400,
-    METHOD_NOT_FOUND: 404,
-}
 #: A decimal number as a mirrored integer header carries it (``42``, ``-7``, ``42.0``).
 _NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 logger = logging.getLogger("mcpkit.http")
@@ -229,14 +212,6 @@ def meta_problem(msg: dict[str, Any]) -> str | None:
     return None
 
 
-def status_of(message: Any) -> int:
-    """The HTTP status of a modern answer: 200, or what its error calls for."""
-    error = message.get("error") if isinstance(message, dict) else None
-    if not isinstance(error, dict):
-        return 200
-    return _STATUS_BY_CODE.get(error.get("code"), 200)  # type: ignore[arg-type]
-
-
 class ModernHandler:
     """Serves stateless-revision POSTs: each in the task of its own POST, straight through
     the server's :class:`~mcpkit.lowlevel.Kernel` (no session, no engine, no shared slots).
@@ -339,15 +314,17 @@ class ModernHandler:
         # (negotiate() found its _meta an object).
         meta: dict[str, Any] = msg["params"]["_meta"]
         live = listen or "progressToken" in meta or "io.modelcontextprotocol/logLevel" in meta
-        if live:
-            await _answer_sse(kernel, rc, receive, send)
+        if listen:
+            await answer_stream(kernel, rc, receive, send)
+        elif live:
+            await answer_live(kernel, rc, receive, send)
         elif self.options.json_response:
             response = await response_of(req, kernel.serve(rc), "server")
             req.done = True
             status = 200 if "result" in response else status_of(response)
             await respond(send, status, orjson.dumps(response), content_type=JSON)
         else:
-            await _answer_at_once(kernel, rc, receive, send)
+            await answer_at_once(kernel, rc, receive, send)
 
     async def drain(self, timeout: float) -> None:
         """Let the requests in flight finish, for ``timeout`` seconds at most (a shutdown;
@@ -443,137 +420,6 @@ async def _refuse(send: Send, rid: Any, listen: bool, bound: str) -> None:
         id=rid,
         headers=[(b"retry-after", b"1")],
     )
-
-
-#: What the SSE answer's queue carries: an encoded event, or the final response message.
-_Item = tuple[bytes, "dict[str, Any] | None"]
-
-
-async def _answer_sse(kernel: Kernel, rc: RequestContext, receive: Receive, send: Send) -> None:
-    """Serve ``rc`` with its notifications streamed as SSE as they come; a request
-    answered before it said anything is one body (one JSON error body for a refusal).
-    Closing the response stream cancels the request (streamable-http.mdx)."""
-    req = rc.request
-    out, queue = anyio.create_memory_object_stream[_Item](CONNECTION_BUFFER)
-    sink = _Sink(req, lambda chunk: out.send_nowait((chunk, None)))
-
-    async def run() -> None:
-        response = await response_of(req, kernel.serve(rc), "server")
-        req.done = True
-        with out:
-            out.send_nowait((b"", response))
-
-    rc.sink = sink
-    finished = False
-    async with anyio.create_task_group() as tg, queue:
-        tg.start_soon(run)
-        tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope)
-        try:
-            finished = await _stream_out(queue, send)
-        finally:
-            req.done = True
-            if not finished:
-                req.cancelled = True  # the client closed the stream: that cancels it
-            out.close()
-            tg.cancel_scope.cancel()
-
-
-#: How long a request answered at once runs before its client's disconnect is watched for
-#: (most are answered well before: they never start a watcher task).
-_WATCH_AFTER = 0.05
-
-
-async def _answer_at_once(kernel: Kernel, rc: RequestContext, receive: Receive, send: Send) -> None:
-    """Serve ``rc``, a request that asked for nothing live (no progress, no log messages),
-    in this task, and answer it with one SSE body. A notification it sends anyway goes in
-    that body before the answer. Closing the response stream still cancels the request
-    (noticed from :data:`_WATCH_AFTER` into it on).
-
-    Why not :func:`_answer_sse` for these too: its task group (a task for the request, one
-    watching for the client's disconnect, a queue between them) cost ~120 µs per request
-    in process, three times the rest of the request (measured, docs/performance.md)."""
-    req = rc.request
-    early: list[bytes] = []
-
-    def keep(chunk: bytes) -> None:
-        if len(early) >= CONNECTION_BUFFER:
-            raise anyio.WouldBlock
-        early.append(chunk)
-
-    rc.sink = _Sink(req, keep)
-    with bounded_scope(None) as gone:
-        async with beside(cancel_on_disconnect, receive, gone, after=_WATCH_AFTER):
-            response = await response_of(req, kernel.serve(rc), "server")
-    req.done = True
-    if gone.cancelled_caught:
-        req.cancelled = True  # the client closed the stream: that cancelled it
-        return
-    status = status_of(response)
-    if status != 200:
-        await respond(send, status, orjson.dumps(response), content_type=JSON)
-        return
-    body = encode_event(orjson.dumps(response))
-    await respond(send, 200, b"".join([*early, body]) if early else body, headers=SSE_HEADERS)
-
-
-async def _stream_out(queue: MemoryObjectReceiveStream[_Item], send: Send) -> bool:
-    """Send what ``queue`` carries; True once the final response went out."""
-    chunk, final = await queue.receive()
-    if final is not None:
-        # Answered before it said anything: one body.
-        status = status_of(final)
-        if status != 200:
-            await respond(send, status, orjson.dumps(final), content_type=JSON)
-        else:
-            await respond(send, 200, encode_event(orjson.dumps(final)), headers=SSE_HEADERS)
-        return True
-    await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-    while final is None:
-        await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        chunk, final = await queue.receive()
-    await send(
-        {
-            "type": "http.response.body",
-            "body": encode_event(orjson.dumps(final)),
-            "more_body": False,
-        }
-    )
-    return True
-
-
-class _Sink:
-    """Where a request's notifications go: encoded and handed to ``deliver`` (its response's
-    queue, or the list of what goes before its answer) at once, from the event loop or any
-    worker thread; what ``deliver`` cannot take (``WouldBlock``: a stalled client) is
-    dropped (a handler never waits on a slow client)."""
-
-    __slots__ = ("_deliver", "_req", "_thread", "_token")
-
-    def __init__(self, req: IncomingRequest, deliver: Callable[[bytes], None]) -> None:
-        self._req = req
-        self._deliver = deliver
-        self._thread = threading.get_ident()
-        self._token = anyio.lowlevel.current_token()
-
-    def __call__(self, method: str, params: dict[str, Any] | None) -> None:
-        if threading.get_ident() == self._thread:
-            self._put(method, params)
-            return
-        try:
-            anyio.from_thread.run_sync(self._put, method, params, token=self._token)
-        except RuntimeError:
-            logger.debug("dropped %s: the request's event loop is gone", method)
-
-    def _put(self, method: str, params: dict[str, Any] | None) -> None:
-        if self._req.done:
-            return  # after the answer: nothing more belongs to this request
-        note = {"jsonrpc": "2.0", "method": method, "params": params}
-        try:
-            self._deliver(encode_event(orjson.dumps(note)))
-        except anyio.WouldBlock:
-            logger.warning("SSE answer of request %r stalled; dropped %s", self._req.id, method)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
 
 
 class _NoTransport:
