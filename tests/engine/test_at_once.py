@@ -38,13 +38,21 @@ class _ReaderTask:
         self.id = anyio.get_current_task().id
 
 
-async def test_a_short_request_is_served_by_the_reader_itself(make_pair: Any) -> None:
+def _engine(
+    make_pair: Any, *, at_once: bool = True, **kw: Any
+) -> tuple[Raw, Blocking, _ReaderTask, JSONRPCEngine]:
+    """An engine over a memory pair (its far end driven by hand), serving ``echo`` at once."""
     a, b = make_pair()
-    raw = Raw(a)
     handler = Blocking()
     reader = _ReaderTask()
-    engine = JSONRPCEngine(b, on_request=handler, on_notification=reader)
-    engine.serves_at_once = _short
+    engine = JSONRPCEngine(b, on_request=handler, on_notification=reader, **kw)
+    if at_once:
+        engine.serves_at_once = _short
+    return Raw(a), handler, reader, engine
+
+
+async def test_a_short_request_is_served_by_the_reader_itself(make_pair: Any) -> None:
+    raw, handler, reader, engine = _engine(make_pair)
     async with engine:
         await raw.send({"jsonrpc": "2.0", "method": "notifications/hello"})
         await raw.send({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"x": 1}})
@@ -58,11 +66,8 @@ async def test_a_short_request_is_served_by_the_reader_itself(make_pair: Any) ->
 
 
 async def test_without_the_predicate_every_request_has_a_task(make_pair: Any) -> None:
-    a, b = make_pair()
-    raw = Raw(a)
-    handler = Blocking()
-    reader = _ReaderTask()
-    async with JSONRPCEngine(b, on_request=handler, on_notification=reader):
+    raw, handler, reader, engine = _engine(make_pair, at_once=False)
+    async with engine:
         await raw.send({"jsonrpc": "2.0", "method": "notifications/hello"})
         await raw.send({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"x": 1}})
         assert await raw.recv() == {"jsonrpc": "2.0", "id": 1, "result": {"x": 1}}
@@ -72,12 +77,7 @@ async def test_without_the_predicate_every_request_has_a_task(make_pair: Any) ->
 async def test_with_no_slot_free_a_short_request_waits_in_a_task(make_pair: Any) -> None:
     # One slot, held by a long request: the reader must not wait for the slot itself, or
     # the cancellation that frees it could never be read.
-    a, b = make_pair()
-    raw = Raw(a)
-    handler = Blocking()
-    reader = _ReaderTask()
-    engine = JSONRPCEngine(b, on_request=handler, on_notification=reader, max_concurrency=1)
-    engine.serves_at_once = _short
+    raw, handler, reader, engine = _engine(make_pair, max_concurrency=1)
     async with engine:
         await raw.send({"jsonrpc": "2.0", "method": "notifications/hello"})
         await raw.send({"jsonrpc": "2.0", "id": 1, "method": "long"})
@@ -93,12 +93,7 @@ async def test_with_no_slot_free_a_short_request_waits_in_a_task(make_pair: Any)
 
 
 async def test_a_batch_of_short_requests_is_served_in_tasks(make_pair: Any) -> None:
-    a, b = make_pair()
-    raw = Raw(a)
-    handler = Blocking()
-    reader = _ReaderTask()
-    engine = JSONRPCEngine(b, on_request=handler, on_notification=reader, allow_batch=lambda: True)
-    engine.serves_at_once = _short
+    raw, handler, reader, engine = _engine(make_pair, allow_batch=lambda: True)
     async with engine:
         await raw.send({"jsonrpc": "2.0", "method": "notifications/hello"})
         await raw.send(
