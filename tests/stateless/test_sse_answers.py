@@ -13,6 +13,7 @@ import threading
 
 import anyio
 import anyio.to_thread
+import httpx2
 import orjson
 import pytest
 from _stateless_helpers import headers_for, meta, post, request, stream
@@ -116,6 +117,38 @@ async def test_a_live_request_still_running_streams_what_it_says_as_it_comes() -
                 assert second["params"]["progress"] == 2
                 last = await s.next()
                 assert last["result"]["content"][0]["text"] == "done"
+
+
+async def test_a_live_request_streams_over_a_socket_from_the_task_that_took_it_over() -> None:
+    # uvicorn on its own thread: the stream is sent from the task that took it over, not
+    # the ASGI task; the tool goes on only once the client has read its first step.
+    release = threading.Event()
+    server = Server("live-socket")
+
+    @server.tool()
+    async def steps(ctx: Context) -> str:
+        """Reports a step, waits for the client to have seen it, reports another."""
+        await ctx.report_progress(1, 2)
+        if not await anyio.to_thread.run_sync(release.wait, 10):
+            return "the client never saw the first step"
+        await ctx.report_progress(2, 2)
+        return "done"
+
+    msg = request("tools/call", {"name": "steps", "arguments": {}, "_meta": meta(progressToken=7)})
+    seen: list[object] = []
+    with running(server.http_app()) as srv, anyio.fail_after(15):
+        async with httpx2.AsyncClient(timeout=10) as http:
+            url = f"http://127.0.0.1:{srv.port}/mcp"
+            body = orjson.dumps(msg)
+            async with http.stream("POST", url, content=body, headers=headers_for(msg)) as r:
+                assert r.headers.get("content-length") is None  # a stream, not one body
+                async for line in r.aiter_lines():
+                    if line.startswith("data:"):
+                        seen.append(orjson.loads(line[5:]))
+                        if len(seen) == 1:
+                            release.set()
+    assert [m["params"]["progress"] for m in seen[:2]] == [1, 2]  # type: ignore[index]
+    assert seen[2]["result"]["content"][0]["text"] == "done"  # type: ignore[index]
 
 
 @pytest.mark.parametrize(
