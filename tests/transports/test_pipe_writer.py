@@ -1,7 +1,8 @@
-"""Contract tests of the asyncio pipe writer's write joining (``AsyncioPipeWriter``): the
-first message of a loop iteration goes out at once, the rest of that iteration's messages in
-one write when the next iteration starts; bytes keep their order; a large burst goes out
-at once; closing writes what waits."""
+"""Contract tests of the asyncio pipe writer's write joining (``AsyncioPipeWriter``): a
+message written long after the one before goes out at once, with no callback; one written
+soon after starts a burst, whose messages go out in one write when the next iteration
+starts; bytes keep their order; a large burst goes out at once; closing writes what waits.
+The writer's clock is the test's."""
 
 from __future__ import annotations
 
@@ -11,9 +12,27 @@ import os
 import anyio
 import pytest
 
+from mcpkit._transports import _stream
 from mcpkit._transports._stream import AsyncioPipeWriter
 
 pytestmark = pytest.mark.parametrize("anyio_backend", ["asyncio"])  # an asyncio writer
+
+
+class Clock:
+    """The writer's ``monotonic``, moved by the test."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    c = Clock()
+    monkeypatch.setattr(_stream, "monotonic", c)
+    return c
 
 
 class Counting:
@@ -52,18 +71,23 @@ def read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-async def test_one_iterations_messages_go_out_in_two_writes_in_order(anyio_backend: str) -> None:
+async def test_a_bursts_messages_go_out_in_three_writes_in_order(
+    anyio_backend: str, clock: Clock
+) -> None:
     raw, r = await open_pipe()
     writer = AsyncioPipeWriter(raw)
-    # 50 senders all woken in the same iteration (as 50 answers ready at once are).
-    # The first goes out at once, the other 49 together as the next iteration starts.
+    # 50 senders all woken in the same iteration (as 50 answers ready at once are). The
+    # first two go out at once (the second shows the burst), the other 48 together as the
+    # next iteration starts.
     await asyncio.gather(*(writer.write(b"%d\n" % i) for i in range(50)))
-    assert raw.writes == 2
-    # Iterations that each write once: one write each, not delayed.
+    assert raw.writes == 3
+    # Messages far apart (a sequential client's): each at once, no callback to end a turn.
     for i in range(50, 53):
+        clock.now += 0.001
         await writer.write(b"%d\n" % i)
+        assert raw.writes == i - 46 and not writer._turn
         await asyncio.sleep(0)
-    assert raw.writes == 5
+    assert raw.writes == 6
     await writer.aclose()
     with anyio.fail_after(10):  # to the end: the pipe closes on the loop
         got = await anyio.to_thread.run_sync(read_all, r)
@@ -71,7 +95,7 @@ async def test_one_iterations_messages_go_out_in_two_writes_in_order(anyio_backe
 
 
 async def test_a_large_burst_goes_out_at_once_and_close_writes_what_waits(
-    anyio_backend: str,
+    anyio_backend: str, clock: Clock
 ) -> None:
     raw, r = await open_pipe()
     writer = AsyncioPipeWriter(raw)
@@ -80,13 +104,14 @@ async def test_a_large_burst_goes_out_at_once_and_close_writes_what_waits(
         tg.start_soon(lambda: anyio.to_thread.run_sync(lambda: got.append(read_all(r))))
         big = b"x" * (200 * 1024) + b"\n"
         await writer.write(b"first\n")
+        await writer.write(b"second\n")  # at the same time: a burst (still at once)
         await writer.write(big)  # waits: under the limit
-        assert raw.writes == 1
-        await writer.write(big)  # past it: both go out now
         assert raw.writes == 2
+        await writer.write(big)  # past it: both go out now
+        assert raw.writes == 3
         await writer.write(b"last\n")  # waits for the iteration's end...
         await writer.aclose()  # ...or for the close, whichever comes first
-    assert got == [b"first\n" + big + big + b"last\n"]
+    assert got == [b"first\nsecond\n" + big + big + b"last\n"]
 
 
 async def test_a_closed_pipe_refuses_writes(anyio_backend: str) -> None:
