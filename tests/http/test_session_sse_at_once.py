@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
+from tests._clock import use_work_clock
 from tests.http._http_helpers import CLIENT_INFO, IN_PROCESS_BASE
 
 from mcpkit import Context, Server
@@ -19,6 +20,14 @@ from mcpkit._session import ClientSession
 from mcpkit.lowlevel import ASGIClient
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(autouse=True)
+def _clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every sync call measures short, whatever the machine's load (a preempted worker
+    thread would restart the count of short runs)."""
+    use_work_clock(monkeypatch)
+
 
 URL = IN_PROCESS_BASE + "/mcp"
 

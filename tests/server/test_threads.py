@@ -13,12 +13,12 @@ from __future__ import annotations
 import contextvars
 import functools
 import threading
-import time
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
 import pytest
+from tests._clock import WorkClock, use_work_clock
 from tests.server._harness import connect
 
 from mcpkit import Context, Server
@@ -27,6 +27,12 @@ from mcpkit._server._threads import MAX_THREADS, RaisedInWorker, SyncRunner, run
 
 pytestmark = pytest.mark.anyio
 WHO = contextvars.ContextVar("WHO", default="nobody")
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch: pytest.MonkeyPatch) -> WorkClock:
+    """What is short is the test's to say, not the machine's load."""
+    return use_work_clock(monkeypatch)
 
 
 async def test_runs_off_the_loop_with_the_callers_context() -> None:
@@ -145,13 +151,15 @@ async def test_a_short_function_runs_inline_after_its_short_runs_with_the_caller
     assert setter.inline and WHO.get() == "caller"  # a copy of the context, as in a thread
 
 
-async def test_a_function_running_long_once_inline_goes_back_to_threads_for_good() -> None:
+async def test_a_function_running_long_once_inline_goes_back_to_threads_for_good(
+    clock: WorkClock,
+) -> None:
     loop_thread = threading.get_ident()
     slow = [False]
 
     def sometimes_slow() -> int:
         if slow[0]:
-            time.sleep(_threads.INLINE_LIMIT * 2)  # the function's own work, not a wait
+            clock.spend(_threads.INLINE_LIMIT * 2)  # the function's own work, not a wait
         return threading.get_ident()
 
     runner = SyncRunner(sometimes_slow, inline=True)
@@ -167,13 +175,13 @@ async def test_a_function_running_long_once_inline_goes_back_to_threads_for_good
     assert not runner.inline
 
 
-async def test_a_long_run_in_a_thread_restarts_the_count() -> None:
+async def test_a_long_run_in_a_thread_restarts_the_count(clock: WorkClock) -> None:
     calls = [0]
 
     def slow_every_fifth() -> None:
         calls[0] += 1
         if calls[0] % 5 == 0:
-            time.sleep(_threads.INLINE_UNDER * 5)
+            clock.spend(_threads.INLINE_UNDER * 5)
 
     runner = SyncRunner(slow_every_fifth, inline=True)
     for _ in range(4 * _threads.INLINE_AFTER):

@@ -189,7 +189,10 @@ async def run_sync(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     )
     loop = asyncio_loop()
     if loop is None:  # trio: anyio's own threads
-        return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+        # Boxed: trio refuses a function that returns a coroutine (a sync tool may, for the
+        # caller to await), taking it for an async function passed by mistake.
+        boxed = await anyio.to_thread.run_sync(lambda: (call(),), abandon_on_cancel=True)
+        return boxed[0]
     pool = _pools.get(loop)
     if pool is None:
         pool = _pools[loop] = _Pool(loop)
