@@ -7,8 +7,8 @@ A blocking client of a few lines (this process: write a line, read a line, no ev
 drives each server over pipes: first ``--warmup`` calls, then ``--n`` timed ones. The server's
 CPU time over the timed calls is read from ``/proc/<pid>/stat`` (Linux: user + system ticks),
 so the figure is the server's own work per call, whatever the client costs. With ``--pin``
-(the default) the client runs on CPU 0 and the server on CPU 1, so neither waits for the
-other's core: on a 2-core machine the shared driver's figures also carry the driver's own
+(the default) the client runs on the first CPU it may use and the server on the second, so
+neither waits for the other's core: on a 2-core machine the shared driver's figures also carry the driver's own
 ~50 µs per call. The servers alternate, round by round: ``bench/servers/mcpkit_server.py``
 (plain ``def`` tools, as users write them) and the harness's floor (a blocking read-line,
 ``orjson``, write-line loop: ``../shared/bench/floor/stdio_server.py``).
@@ -43,9 +43,10 @@ def _ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])  # utime + stime, in clock ticks
 
 
-def measure(cmd: list[str], n: int, warmup: int, pin: bool) -> dict[str, float]:
-    """Drive ``cmd`` over stdio: its CPU µs per call and the calls per second."""
-    server_cpus = {1} if pin else None
+def measure(cmd: list[str], n: int, warmup: int, server_cpu: int | None) -> dict[str, float]:
+    """Drive ``cmd`` over stdio (on CPU ``server_cpu``, if given): its CPU µs per call and
+    the calls per second."""
+    server_cpus = {server_cpu} if server_cpu is not None else None
     proc = subprocess.Popen(
         cmd,
         stdin=subprocess.PIPE,
@@ -96,13 +97,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--no-pin", dest="pin", action="store_false", help="leave CPUs to the OS")
     a = p.parse_args(argv)
-    if a.pin and len(os.sched_getaffinity(0)) < 2:
-        a.pin = False  # one CPU: nothing to pin apart
-    if a.pin:
-        os.sched_setaffinity(0, {0})
+    cpus = sorted(os.sched_getaffinity(0))
+    server_cpu = None
+    if a.pin and len(cpus) >= 2:  # the first two CPUs we may use: this process, the server
+        os.sched_setaffinity(0, {cpus[0]})
+        server_cpu = cpus[1]
     ratios = []
     for r in range(1, a.rounds + 1):
-        got = {name: measure(cmd, a.n, a.warmup, a.pin) for name, cmd in SERVERS.items()}
+        got = {name: measure(cmd, a.n, a.warmup, server_cpu) for name, cmd in SERVERS.items()}
         for name, m in got.items():
             print(
                 f"round {r} {name:7s} server CPU {m['server_cpu_us']:6.1f} µs per call, "
