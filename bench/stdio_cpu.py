@@ -29,6 +29,8 @@ from pathlib import Path
 
 import orjson
 
+from bench.eras_load import cpu_seconds
+
 ROOT = Path(__file__).resolve().parents[1]
 #: The shared harness (its floor servers), as ``python -m bench`` finds it.
 HARNESS = Path(os.environ.get("MCP_BENCH_HARNESS", ROOT.parent / "shared" / "bench")).resolve()
@@ -37,11 +39,6 @@ SERVERS = {
     "floor": [sys.executable, str(HARNESS / "floor" / "stdio_server.py")],
 }
 CALL = {"name": "echo", "arguments": {"text": "hello"}}
-
-
-def _ticks(pid: int) -> int:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])  # utime + stime, in clock ticks
 
 
 def measure(cmd: list[str], n: int, warmup: int, server_cpu: int | None) -> dict[str, float]:
@@ -77,18 +74,17 @@ def measure(cmd: list[str], n: int, warmup: int, server_cpu: int | None) -> dict
         flush()
         for i in range(1, warmup + 1):
             rpc(i, "tools/call", CALL)
-        before, start = _ticks(proc.pid), time.perf_counter()
+        before, start = cpu_seconds(proc.pid), time.perf_counter()
         for i in range(warmup + 1, warmup + n + 1):
             answer = orjson.loads(rpc(i, "tools/call", CALL))
             if answer.get("id") != i or "result" not in answer:
                 raise RuntimeError(f"unexpected answer: {answer!r}")
         wall = time.perf_counter() - start
-        ticks = _ticks(proc.pid) - before
+        cpu = cpu_seconds(proc.pid) - before
     finally:
         proc.stdin.close()
         proc.wait(timeout=10)
-    per_tick = 1e6 / os.sysconf("SC_CLK_TCK")
-    return {"server_cpu_us": ticks * per_tick / n, "calls_s": n / wall}
+    return {"server_cpu_us": cpu * 1e6 / n, "calls_s": n / wall}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,6 +30,14 @@ def test_eras_bench_quick(tmp_path: Path) -> None:
         # Once in the calls/s table, once in the Python-work table.
         assert proc.stdout.count(row) == 2, (row, proc.stdout)
     assert "| 2026 / 2025 (median of same-repetition ratios" in proc.stdout
+    # Issue 29's calls target counts Python function calls; all calls are the row beside.
+    py = result_row = None
+    for line in proc.stdout.splitlines():
+        if line.startswith("| fewer server-side Python function calls per tools/call |"):
+            py = line
+        elif line.startswith("| (all function calls, builtins included) |"):
+            result_row = line
+    assert py is not None and result_row is not None, proc.stdout
     result = json.loads(out.read_text())
     cells = result["throughput"]
     assert {(c["http"], c["conns"]) for c in cells} >= {("h11", 1), ("h11", 32)}
@@ -40,5 +48,8 @@ def test_eras_bench_quick(tmp_path: Path) -> None:
     for era in ("2025", "2026"):
         assert work[era]["calls"] >= work[era]["python_calls"] >= work[era]["mcpkit_calls"] > 0
         assert work[era]["modules"] > 0
+    # The target rows report the counts the JSON holds.
+    assert f"| {work['2026']['python_calls']} vs {work['2025']['python_calls']} |" in py
+    assert f"| {work['2026']['calls']} vs {work['2025']['calls']} |" in result_row
     # The two profiled requests took different paths through the server.
     assert set(work["2026"]["by_module"]) != set(work["2025"]["by_module"])

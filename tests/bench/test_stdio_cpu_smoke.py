@@ -22,9 +22,11 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def test_stdio_cpu_quick() -> None:
+@pytest.mark.parametrize("pin", [[], ["--no-pin"]], ids=["pinned", "no-pin"])
+def test_stdio_cpu_quick(pin: list[str]) -> None:
+    args = ["--n", "200", "--warmup", "20", "--rounds", "1", *pin]
     proc = subprocess.run(
-        [sys.executable, "-m", "bench.stdio_cpu", "--n", "200", "--warmup", "20", "--rounds", "1"],
+        [sys.executable, "-m", "bench.stdio_cpu", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,

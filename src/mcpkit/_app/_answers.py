@@ -1,10 +1,11 @@
-"""How a 2026-07-28 request served in its POST's task is answered with SSE.
+"""How a 2026-07-28 request served in its POST's task is answered with SSE
+(streamable-http.mdx: the server picks per request; JSON answers are the caller's).
 
-Three ways, by what the request may say before its answer (streamable-http.mdx: the server
-picks per request): :func:`answer_at_once` for one that asked for nothing live (one body);
-:func:`answer_live` for one that asked for progress or log messages (one body if it is
-answered within :data:`WATCH_AFTER`, else streamed from then on); :func:`answer_stream` for
-a listen stream (streamed from the start). Closing the response stream cancels the request.
+One way, :func:`answer_sse`: the request is served in the POST's own task. What it says
+before :data:`WATCH_AFTER` seconds waits; answered by then (most are), it is one SSE body
+with what it said first. Still running then, a task takes the response stream over: it
+sends what was said, streams the rest as it comes, and watches for the client closing the
+stream, which cancels the request. A listen stream is taken over at once.
 """
 
 from __future__ import annotations
@@ -58,66 +59,9 @@ def status_of(message: Any) -> int:
 _Item = tuple[bytes, "dict[str, Any] | None"]
 
 
-async def answer_stream(kernel: Kernel, rc: RequestContext, receive: Receive, send: Send) -> None:
-    """Serve ``rc`` with its notifications streamed as SSE as they come; a request
-    answered before it said anything is one body (one JSON error body for a refusal).
-    Closing the response stream cancels the request (streamable-http.mdx)."""
-    req = rc.request
-    out, queue = anyio.create_memory_object_stream[_Item](CONNECTION_BUFFER)
-    sink = Sink(req, lambda chunk: out.send_nowait((chunk, None)))
-
-    async def run() -> None:
-        response = await response_of(req, kernel.serve(rc), "server")
-        req.done = True
-        with out:
-            out.send_nowait((b"", response))
-
-    rc.sink = sink
-    finished = False
-    async with anyio.create_task_group() as tg, queue:
-        tg.start_soon(run)
-        tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope)
-        try:
-            finished = await _stream_out(queue, send)
-        finally:
-            req.done = True
-            if not finished:
-                req.cancelled = True  # the client closed the stream: that cancels it
-            out.close()
-            tg.cancel_scope.cancel()
-
-
-#: How long a request answered at once runs before its client's disconnect is watched for
-#: (most are answered well before: they never start a watcher task).
+#: How long a request runs before its response stream is taken over (and its client's
+#: disconnect watched for): most are answered well before, in one body, with no task.
 WATCH_AFTER = 0.05
-
-
-async def answer_at_once(kernel: Kernel, rc: RequestContext, receive: Receive, send: Send) -> None:
-    """Serve ``rc``, a request that asked for nothing live (no progress, no log messages),
-    in this task, and answer it with one SSE body. A notification it sends anyway goes in
-    that body before the answer. Closing the response stream still cancels the request
-    (noticed from :data:`WATCH_AFTER` into it on).
-
-    Why not :func:`answer_stream` for these too: its task group (a task for the request, one
-    watching for the client's disconnect, a queue between them) cost ~120 µs per request
-    in process, three times the rest of the request (measured, docs/performance.md)."""
-    req = rc.request
-    early: list[bytes] = []
-
-    def keep(chunk: bytes) -> None:
-        if len(early) >= CONNECTION_BUFFER:
-            raise anyio.WouldBlock
-        early.append(chunk)
-
-    rc.sink = Sink(req, keep)
-    with bounded_scope(None) as gone:
-        async with beside(cancel_on_disconnect, receive, gone, after=WATCH_AFTER):
-            response = await response_of(req, kernel.serve(rc), "server")
-    req.done = True
-    if gone.cancelled_caught:
-        req.cancelled = True  # the client closed the stream: that cancelled it
-        return
-    await _one_body(send, early, response)
 
 
 async def _stream_out(queue: MemoryObjectReceiveStream[_Item], send: Send) -> bool:
@@ -180,16 +124,21 @@ class Sink:
             pass
 
 
-async def answer_live(kernel: Kernel, rc: RequestContext, receive: Receive, send: Send) -> None:
-    """Serve ``rc``, a request that asked for progress or log messages, in this task.
+async def answer_sse(
+    kernel: Kernel,
+    rc: RequestContext,
+    receive: Receive,
+    send: Send,
+    *,
+    stream_after: float = WATCH_AFTER,
+) -> None:
+    """Serve ``rc`` in this task and answer it with SSE (see the module's docstring):
+    one body if it is answered within ``stream_after`` seconds, else a stream taken over
+    then (``stream_after=0``: at once, a listen stream).
 
-    What it says in its first :data:`WATCH_AFTER` seconds waits; answered by then (most
-    are), it is one SSE body, as :func:`answer_at_once`'s. Still running then, a task takes
-    the response stream over: it sends what was said, streams the rest as it comes and
-    watches for the client closing the stream (that cancels the request); the answer goes
-    out last on that stream. A task group per request (a task for the request, one for the
-    client's disconnect, a queue) cost ~120 µs in process, for every call of a client
-    that shows progress (``call_tool(..., progress_handler=...)``).
+    Why not a task group per request (a task for the request, one for the client's
+    disconnect, a queue between them), as before: it cost ~120 µs per request in process,
+    three times the rest of the request (measured, docs/performance.md).
     """
     req = rc.request
     live = _Live(receive, send)
@@ -197,7 +146,7 @@ async def answer_live(kernel: Kernel, rc: RequestContext, receive: Receive, send
     try:
         with bounded_scope(None) as gone:
             live.gone = gone
-            async with beside(live.stream, after=WATCH_AFTER):
+            async with beside(live.stream, after=stream_after):
                 response = await response_of(req, kernel.serve(rc), "server")
                 req.done = True
                 if live.queue is not None and live.sent is not None:
@@ -219,7 +168,7 @@ async def answer_live(kernel: Kernel, rc: RequestContext, receive: Receive, send
 
 
 class _Live:
-    """The state of :func:`answer_live`'s response stream."""
+    """The state of :func:`answer_sse`'s response stream."""
 
     __slots__ = ("answered", "early", "gone", "queue", "receive", "send", "sent")
 
@@ -245,7 +194,7 @@ class _Live:
             self.early.append(chunk)
 
     async def stream(self) -> None:
-        """The response stream, taken over :data:`WATCH_AFTER` into the request."""
+        """The response stream, taken over ``stream_after`` seconds into the request."""
         if self.answered:
             return  # started as the request ended (trio starts a cancelled task's first step)
         sent = self.sent = anyio.Event()

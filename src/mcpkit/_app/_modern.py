@@ -46,7 +46,7 @@ from .._session._kernel import Kernel
 from .._session._stateless import is_stateless
 from .._transports._base import TransportInfo
 from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
-from ._answers import answer_at_once, answer_live, answer_stream, status_of
+from ._answers import WATCH_AFTER, answer_sse, status_of
 from ._budget import Budget
 from ._options import HTTPAppOptions
 from ._registry import Hosting, SessionFactory
@@ -314,17 +314,13 @@ class ModernHandler:
         # (negotiate() found its _meta an object).
         meta: dict[str, Any] = msg["params"]["_meta"]
         live = listen or "progressToken" in meta or "io.modelcontextprotocol/logLevel" in meta
-        if listen:
-            await answer_stream(kernel, rc, receive, send)
-        elif live:
-            await answer_live(kernel, rc, receive, send)
-        elif self.options.json_response:
+        if self.options.json_response and not live:
             response = await response_of(req, kernel.serve(rc), "server")
             req.done = True
             status = 200 if "result" in response else status_of(response)
             await respond(send, status, orjson.dumps(response), content_type=JSON)
         else:
-            await answer_at_once(kernel, rc, receive, send)
+            await answer_sse(kernel, rc, receive, send, stream_after=0 if listen else WATCH_AFTER)
 
     async def drain(self, timeout: float) -> None:
         """Let the requests in flight finish, for ``timeout`` seconds at most (a shutdown;

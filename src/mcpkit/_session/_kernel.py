@@ -178,6 +178,12 @@ class Kernel:
             supported_versions=spec.supported_versions,
         )
 
+    def at_once(self, method: str, params: dict[str, Any] | None) -> bool:
+        """Whether serving that request ends without waiting on anything (the spec served
+        now says so: :attr:`ServerSpec.at_once`)."""
+        at_once = self.spec.at_once
+        return at_once is not None and at_once(method, params)
+
     async def serve(self, rc: RequestContext) -> Any:
         """The result of the request ``rc`` serves (a ProtocolError becomes its error)."""
         meta = rc.request.meta

@@ -127,7 +127,7 @@ class ServerSession:
         self.peer.set_notification_handlers(notification_handlers or {})
         self.peer.on_initialized(self._client_initialized)
         self.engine = self.peer.engine
-        self.engine.serves_at_once = self._at_once
+        self.engine.serves_at_once = kernel.at_once
         #: Called when the layer above changed what it keeps for this session (log level,
         #: subscriptions): a shared registry saves the session for the other workers.
         self.on_state_change: Callable[[], Awaitable[None]] | None = None
@@ -251,11 +251,6 @@ class ServerSession:
         if method == "initialize":
             raise InvalidRequest(message="Invalid Request: the session is already initialized")
         return await self.kernel.serve(RequestContext(self, req, negotiated))
-
-    def _at_once(self, method: str, params: dict[str, Any] | None) -> bool:
-        # Asked of the spec served now (replaced whenever the server's offer changes).
-        at_once = self.kernel.spec.at_once
-        return at_once is not None and at_once(method, params)
 
     async def _before_handshake(self, req: IncomingRequest) -> Any:
         # No initialize yet: the era is decided per request (is_stateless).
