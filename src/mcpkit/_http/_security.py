@@ -56,6 +56,10 @@ def _pattern(value: str) -> tuple[str, str | None]:
     return parsed
 
 
+#: Host values whose verdicts a policy remembers.
+_SEEN_MAX = 64
+
+
 class HostOriginPolicy:
     """Decides whether a request's ``Host`` and ``Origin`` headers are acceptable.
 
@@ -70,6 +74,7 @@ class HostOriginPolicy:
         hosts = list(allowed_hosts) if allowed_hosts is not None else list(LOCAL_HOSTS)
         self.any_host = "*" in hosts
         self._hosts = [_pattern(h) for h in hosts if h != "*"]
+        self._seen: dict[str | None, bool] = {}
         if allowed_origins is None:
             origins = [f"{s}://{h}:*" for s in ("http", "https") for h, _ in self._hosts] + [
                 f"{s}://{h}" for s in ("http", "https") for h, _ in self._hosts
@@ -92,6 +97,18 @@ class HostOriginPolicy:
     def host_ok(self, host: str | None) -> bool:
         if self.any_host:
             return True
+        # The same few Host values come on every request: their verdicts are remembered
+        # (a bounded table; a client sending ever new values only refills it).
+        known = self._seen.get(host)
+        if known is not None:
+            return known
+        verdict = self._host_ok(host)
+        if len(self._seen) >= _SEEN_MAX:
+            self._seen.clear()
+        self._seen[host] = verdict
+        return verdict
+
+    def _host_ok(self, host: str | None) -> bool:
         parsed = _split_host(host) if host else None
         if parsed is None:
             return False

@@ -1,0 +1,695 @@
+"""HTTP/1.1 for our server: a connection protocol that serves an ASGI app, run by uvicorn.
+
+uvicorn still binds the sockets, runs the lifespan, handles signals, TLS, workers and the
+graceful shutdown; this is the per-connection protocol it runs (uvicorn's ``http=`` option
+takes a protocol class), in place of its own. Why our own: on uvicorn's protocols, one warm
+MCP ``tools/call`` spent most of the server's CPU in the HTTP layer (the scope, a response
+head and body written in two ``send`` calls, a timer per response; docs/performance.md).
+Here:
+
+* the request is parsed by httptools (llhttp, strict: a bad request line or header, a
+  ``Content-Length`` beside ``Transfer-Encoding``, a bad chunk end the connection with 400);
+* a response that declares its length (a JSON answer) has its head go out in the same
+  write as its first body bytes: one ``send`` system call, not two; a response that does
+  not (a stream: SSE) has its head written at once, chunked;
+* an app may take a request whose body has fully arrived without the ASGI ``receive`` round
+  (:data:`Direct`): the app gets the scope, the body and the usual ``receive``/``send``, or
+  says no and the request goes the ASGI way (the body kept for the app's first ``receive``);
+* idle connections are closed by one timer per connection that re-arms itself, not a new
+  timer per response; a connection's first head must arrive within ``head_timeout``
+  seconds (408) and every later one within the keep-alive timeout.
+
+Pipelined requests are served one at a time, in order. ``Expect: 100-continue`` is answered
+when the app first reads the body. A head longer than :data:`MAX_HEAD` gets 431.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, cast
+from urllib.parse import unquote
+
+import httptools
+
+from ._asgi import ASGIMessage, ClientGone, Receive, Scope, Send
+
+logger = logging.getLogger("mcpkit.http")
+
+#: The longest request head (request line and headers) accepted: 431 beyond.
+MAX_HEAD: Final = 64 * 1024
+#: Request body bytes buffered for an app that is not reading them before the connection
+#: stops reading from its socket (resumed once the app has read them).
+HIGH_WATER: Final = 256 * 1024
+
+#: An app's way in for a request whose body has fully arrived: given the scope, the body,
+#: ``receive`` (which after the body reports the disconnect) and ``send``, it returns what
+#: serves the request, or None to have the request served as ASGI (``app(scope, ...)``).
+Direct = Callable[[Scope, bytes, Receive, Send], "Awaitable[None] | None"]
+
+_ASGI: Final = {"version": "3.0", "spec_version": "2.4"}
+_BAD_NAME = re.compile(rb'[\x00-\x20\x7f()<>@,;:\\"/\[\]?={}]')
+_BAD_VALUE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
+_NO_BODY_STATUS: Final = frozenset({204, 304})
+
+
+def _status_line(status: int) -> bytes:
+    from http import HTTPStatus
+
+    try:
+        reason = HTTPStatus(status).phrase.encode()
+    except ValueError:
+        reason = b""
+    return b"HTTP/1.1 %d %s\r\n" % (status, reason)
+
+
+_STATUS: Final = {s: _status_line(s) for s in range(100, 600)}
+
+
+def _plain(status: int, text: bytes, *, close: bool = True) -> bytes:
+    """A whole response with a short text body (what the protocol itself answers)."""
+    conn = b"connection: close\r\n" if close else b""
+    return b"%scontent-type: text/plain; charset=utf-8\r\n%scontent-length: %d\r\n\r\n%s" % (
+        _STATUS[status],
+        conn,
+        len(text),
+        text,
+    )
+
+
+class _Cycle:
+    """One request and its response."""
+
+    __slots__ = (
+        "body",
+        "buffered",
+        "chunked",
+        "complete",
+        "continue_sent",
+        "disconnected",
+        "done",
+        "expect_continue",
+        "forwarded",
+        "head_only",
+        "headers",
+        "keep_alive",
+        "length",
+        "pending",
+        "protocol",
+        "scope",
+        "started",
+        "status",
+        "target",
+        "waiter",
+    )
+
+    def __init__(self, protocol: H1Protocol) -> None:
+        self.protocol = protocol
+        self.target = b""
+        self.headers: list[tuple[bytes, bytes]] = []
+        self.scope: Scope = {}
+        #: The response head the app started, written with the first body bytes.
+        self.pending: Any = None
+        self.body: list[bytes] = []
+        self.buffered = 0
+        self.complete = False
+        self.keep_alive = True
+        self.expect_continue = False
+        self.forwarded = False  # an X-Forwarded-* or Forwarded header came
+        self.continue_sent = False
+        self.head_only = False
+        self.disconnected = False
+        #: The response: head sent, whole (more_body False seen), its status.
+        self.started = False
+        self.done = False
+        self.status = 0
+        #: The response body's framing: chunked, or bytes left of a Content-Length (None:
+        #: neither, the body ends with the connection).
+        self.chunked = False
+        self.length: int | None = None
+        #: The app waiting in ``receive`` for body bytes or the disconnect.
+        self.waiter: asyncio.Future[None] | None = None
+
+    def wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    # The request's ASGI ``receive`` and ``send``: bound methods (no closure made per
+    # request), which do the common case themselves (one coroutine frame per message).
+
+    async def receive(self) -> ASGIMessage:
+        """The body, then (once it is all read, or the response complete) the disconnect."""
+        if self.complete and self.body and not self.disconnected:
+            body = self.body[0] if len(self.body) == 1 else b"".join(self.body)
+            self.body.clear()
+            self.buffered = 0
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await self.protocol.receive(self)
+
+    async def send(self, message: ASGIMessage) -> None:
+        """The head is held until the first body bytes, so a response sent whole goes out
+        in one write."""
+        protocol = self.protocol
+        if message["type"] == "http.response.start":
+            protocol.start(self, message)
+            return
+        if protocol.writable is not None:
+            await protocol.writable.wait()
+        protocol.body(self, message)
+
+
+class H1Protocol(asyncio.Protocol):
+    """One HTTP/1.1 connection serving an ASGI app; built by uvicorn as its ``http`` class.
+
+    The constructor takes what uvicorn gives every protocol it runs (its ``Config``, its
+    server state, the lifespan's state). The class attributes :attr:`direct` and
+    :attr:`head_timeout` are set on a subclass by :func:`protocol_class`.
+    """
+
+    #: The app's way in for complete requests (see :data:`Direct`), or None.
+    direct: Direct | None = None
+    #: Seconds a connection has to send its first request head (None: the keep-alive
+    #: timeout, as for every later head).
+    head_timeout: float | None = None
+
+    def __init__(
+        self,
+        config: Any,
+        server_state: Any,
+        app_state: dict[str, Any] | None = None,
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        if not config.loaded:
+            config.load()
+        self.app: Callable[[Scope, Receive, Send], Awaitable[None]] = config.loaded_app
+        self.loop = _loop or asyncio.get_running_loop()
+        self.state = server_state
+        self.app_state = app_state or {}
+        self.root_path: str = config.root_path or ""
+        self.keep_alive_timeout = float(config.timeout_keep_alive)
+        self.limit: int | None = config.limit_concurrency
+        self.access_log: bool = bool(config.access_log)
+        # An X-Forwarded-* header must reach uvicorn's proxy middleware around the app, so
+        # such a request never takes the app's direct way.
+        self.proxy_headers: bool = bool(config.proxy_headers)
+        self.parser = httptools.HttpRequestParser(self)
+        self.transport: asyncio.Transport | None = None
+        self.server: tuple[str, int] | None = None
+        self.client: tuple[str, int] | None = None
+        self.scheme = "http"
+        self.cycle: _Cycle | None = None  # being parsed
+        self.current: _Cycle | None = None  # being served (or next to be)
+        self.running = False  # whether the app was started for ``current``
+        self.queue: deque[_Cycle] = deque()
+        self.head_size = 0
+        self.closing = False
+        self.paused_reading = False
+        self.writable: asyncio.Event | None = None
+        # The idle timer: armed once, re-armed from its own callback while the connection
+        # keeps working (no timer made per response).
+        self.timer: asyncio.TimerHandle | None = None
+        self.idle_since: float | None = None
+        self.deadline = 0.0
+
+    # ------------------------------------------------------------------ connection
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # uvloop's transports are not asyncio.Transport subclasses, but have its methods.
+        self.transport = transport = cast(asyncio.Transport, transport)
+        self.state.connections.add(self)
+        self.server = _address(transport.get_extra_info("sockname"))
+        self.client = _address(transport.get_extra_info("peername"))
+        if transport.get_extra_info("sslcontext") is not None:
+            self.scheme = "https"
+        first = self.head_timeout if self.head_timeout is not None else self.keep_alive_timeout
+        self._idle(first)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.state.connections.discard(self)
+        self.closing = True
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        for cycle in (self.current, *self.queue):
+            if cycle is not None:
+                cycle.disconnected = True
+                cycle.wake()
+        self.queue.clear()
+        if self.writable is not None:
+            self.writable.set()
+
+    def eof_received(self) -> bool | None:
+        # The client sent all it will (a half-close): answer what is in flight, then close.
+        return None
+
+    def shutdown(self) -> None:
+        """uvicorn's shutdown: close now when idle, else after the response in flight."""
+        if self.current is None and not self.queue:
+            self._close()
+        else:
+            for cycle in (self.current, *self.queue):
+                if cycle is not None:
+                    cycle.keep_alive = False
+
+    def pause_writing(self) -> None:
+        self.writable = asyncio.Event()
+
+    def resume_writing(self) -> None:
+        if self.writable is not None:
+            self.writable.set()
+            self.writable = None
+
+    def _close(self) -> None:
+        self.closing = True
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.close()
+
+    def _answer_and_close(self, wire: bytes) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(wire)
+        self._close()
+
+    # ------------------------------------------------------------------ idle timer
+
+    def _idle(self, timeout: float) -> None:
+        self.idle_since = self.loop.time()
+        self.deadline = self.idle_since + timeout
+        if self.timer is None:
+            self.timer = self.loop.call_at(self.deadline, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self.timer = None
+        if self.idle_since is None or self.closing:
+            return
+        now = self.loop.time()
+        if now < self.deadline:
+            self.timer = self.loop.call_at(self.deadline, self._on_timer)
+            return
+        if self.cycle is not None and self.cycle.headers:
+            # A head begun and not finished in time (a slow client, or slowloris).
+            self._answer_and_close(_plain(408, b"Request Timeout"))
+        else:
+            self._close()
+
+    # ------------------------------------------------------------------ parsing
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            # No upgrade is offered (the MCP apps speak plain HTTP): the request is served
+            # as it is and the connection closes after it, as the bytes after the head
+            # belong to a protocol we do not speak.
+            if self.cycle is not None:
+                self.cycle.keep_alive = False
+                if not self.cycle.complete:
+                    self.cycle.complete = True
+                    self._queue(self.cycle)
+                self.cycle = None
+            self.paused_reading = True
+            if self.transport is not None:
+                self.transport.pause_reading()
+        except httptools.HttpParserError as e:
+            # A callback's own exception comes wrapped (HttpParserCallbackError).
+            if isinstance(e.__context__, _HeadTooLarge):
+                self._bad(431, b"Request Header Fields Too Large")
+            else:
+                self._bad_request(e)
+            return
+        self._serve_next()
+
+    def _bad_request(self, error: Exception) -> None:
+        logger.debug("invalid HTTP request: %s", error)
+        self._bad(400, b"Invalid HTTP request")
+
+    def _bad(self, status: int, text: bytes) -> None:
+        # Bytes after a request that cannot be parsed cannot be trusted: answer (unless a
+        # response is under way, which then is the connection's last) and close.
+        self.cycle = None
+        self.queue.clear()
+        if self.current is None:
+            self._answer_and_close(_plain(status, text))
+        else:
+            self.current.keep_alive = False
+            self.paused_reading = True
+            if self.transport is not None:
+                self.transport.pause_reading()
+
+    def on_message_begin(self) -> None:
+        self.cycle = _Cycle(self)
+        self.head_size = 0
+
+    def on_url(self, url: bytes) -> None:
+        self.head_size += len(url)
+        if self.head_size > MAX_HEAD:
+            raise _HeadTooLarge
+        assert self.cycle is not None
+        self.cycle.target += url
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.head_size += len(name) + len(value) + 4
+        if self.head_size > MAX_HEAD:
+            raise _HeadTooLarge
+        cycle = self.cycle
+        assert cycle is not None
+        name = name.lower()
+        cycle.headers.append((name, value))
+        if name.startswith(b"x-forwarded-") or name == b"forwarded":
+            cycle.forwarded = True
+        elif name == b"expect" and value.lower() == b"100-continue":
+            cycle.expect_continue = True
+
+    def on_headers_complete(self) -> None:
+        cycle = self.cycle
+        assert cycle is not None
+        parser = self.parser
+        method = parser.get_method().decode("ascii")
+        target = cycle.target
+        if target.startswith(b"/"):
+            raw_path, _, query = target.partition(b"?")
+        else:
+            # absolute-form (``http://host/path``) or ``*``
+            url = httptools.parse_url(target)
+            raw_path, query = url.path or b"/", url.query or b""
+        try:
+            path = raw_path.decode("ascii")
+        except UnicodeDecodeError:
+            raise httptools.HttpParserInvalidURLError("non-ASCII request target") from None
+        if "%" in path:
+            path = unquote(path)
+        if self.root_path:
+            path = self.root_path + path
+            raw_path = self.root_path.encode("ascii") + raw_path
+        cycle.scope = {
+            "type": "http",
+            "asgi": _ASGI,
+            "http_version": parser.get_http_version(),
+            "server": self.server,
+            "client": self.client,
+            "scheme": self.scheme,
+            "method": method,
+            "root_path": self.root_path,
+            "path": path,
+            "raw_path": raw_path,
+            "query_string": query,
+            "headers": cycle.headers,
+        }
+        if self.app_state:
+            cycle.scope["state"] = self.app_state.copy()
+        cycle.keep_alive = parser.should_keep_alive()
+        cycle.head_only = method == "HEAD"
+        # The head is in: the connection is no longer idle (a later head is timed again
+        # from the end of this request's response).
+        self.idle_since = None
+        self.state.total_requests += 1
+        self._queue(cycle)
+
+    def on_body(self, body: bytes) -> None:
+        cycle = self.cycle
+        assert cycle is not None
+        cycle.body.append(body)
+        cycle.buffered += len(body)
+        if cycle.buffered > HIGH_WATER and cycle is self.current and not self.paused_reading:
+            self.paused_reading = True
+            assert self.transport is not None
+            self.transport.pause_reading()
+        cycle.wake()
+
+    def on_message_complete(self) -> None:
+        cycle = self.cycle
+        assert cycle is not None
+        cycle.complete = True
+        self.cycle = None
+        cycle.wake()
+
+    def _queue(self, cycle: _Cycle) -> None:
+        if self.current is None and not self.queue:
+            self.current = cycle
+            self.running = False
+        else:
+            self.queue.append(cycle)
+            if not self.paused_reading and self.transport is not None:
+                # Pipelined: read on once the requests before it are answered.
+                self.paused_reading = True
+                self.transport.pause_reading()
+
+    # ------------------------------------------------------------------ serving
+
+    def _serve_next(self) -> None:
+        """Start serving the current request, once its head is in (its body maybe not)."""
+        cycle = self.current
+        if cycle is None or self.running or self.closing:
+            return
+        self.running = True
+        limit = self.limit
+        if limit is not None and (
+            len(self.state.connections) >= limit or len(self.state.tasks) >= limit
+        ):
+            logger.warning("over the concurrency limit (%d): 503", limit)
+            cycle.keep_alive = False
+            self._answer_and_close(_plain(503, b"Service Unavailable"))
+            return
+        receive, send = cycle.receive, cycle.send
+        work: Awaitable[None] | None = None
+        direct = self.direct
+        # An X-Forwarded-* header is for uvicorn's proxy middleware around the app (when
+        # enabled): such a request goes the ASGI way, through it.
+        if direct is not None and cycle.complete and not (cycle.forwarded and self.proxy_headers):
+            body = b"".join(cycle.body) if len(cycle.body) != 1 else cycle.body[0]
+            work = direct(cycle.scope, body, receive, send)
+            if work is not None:
+                cycle.body.clear()
+                cycle.buffered = 0
+        if work is None:
+            work = self.app(cycle.scope, receive, send)
+        task = self.loop.create_task(self._run(cycle, work))
+        self.state.tasks.add(task)
+
+    async def _run(self, cycle: _Cycle, work: Awaitable[None]) -> None:
+        try:
+            await work
+        except ClientGone:
+            # The app noticed the client left (the apps' own signal): nothing to answer.
+            self._abort(cycle)
+            return
+        except BaseException as e:
+            if isinstance(e, asyncio.CancelledError):
+                if not cycle.done:
+                    self._abort(cycle)
+                raise
+            logger.error("Exception in ASGI application", exc_info=e)
+            self._abort(cycle)
+            return
+        finally:
+            # Here, not in a done callback: that would cost the loop another turn per request.
+            self.state.tasks.discard(asyncio.current_task())
+        if not cycle.done:
+            if not cycle.disconnected:
+                logger.error("ASGI callable returned without completing the response")
+            self._abort(cycle)
+            return
+        self._finished(cycle)
+
+    def _abort(self, cycle: _Cycle) -> None:
+        """The app failed: 500 if nothing went out yet, else the connection is cut (a
+        response cut short must not look complete)."""
+        cycle.done = True
+        if cycle.disconnected or self.closing:
+            return
+        if not cycle.started:
+            self._answer_and_close(_plain(500, b"Internal Server Error"))
+        else:
+            self._close()
+
+    def _finished(self, cycle: _Cycle) -> None:
+        if self.access_log:
+            self._log(cycle)
+        if self.closing:
+            return
+        if not cycle.keep_alive:
+            self._close()
+            return
+        if not cycle.complete:
+            # The app answered without reading the whole body: what follows on the
+            # connection cannot be told apart from it.
+            self._close()
+            return
+        self.current = None
+        if self.queue:
+            self.current = self.queue.popleft()
+            self.running = False
+        if not self.queue and self.paused_reading and self.transport is not None:
+            self.paused_reading = False
+            self.transport.resume_reading()
+        if self.current is not None:
+            self._serve_next()
+        else:
+            self._idle(self.keep_alive_timeout)
+
+    def _log(self, cycle: _Cycle) -> None:
+        scope = cycle.scope
+        who = f"{self.client[0]}:{self.client[1]}" if self.client else "-"
+        query = scope["query_string"]
+        path = scope["path"] + ("?" + query.decode("latin-1") if query else "")
+        logging.getLogger("uvicorn.access").info(
+            '%s - "%s %s HTTP/%s" %d',
+            who,
+            scope["method"],
+            path,
+            scope["http_version"],
+            cycle.status,
+        )
+
+    # ------------------------------------------------------------------ ASGI
+
+    async def receive(self, cycle: _Cycle) -> ASGIMessage:
+        """A request's ASGI ``receive`` (see :meth:`_Cycle.receive`), waiting."""
+        while True:
+            if cycle.disconnected or cycle.done:
+                return {"type": "http.disconnect"}
+            if cycle.body or cycle.complete:
+                break
+            if cycle.expect_continue and not cycle.continue_sent and self.transport is not None:
+                cycle.continue_sent = True
+                self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            await self._wait(cycle)
+        if cycle.body:
+            body = b"".join(cycle.body) if len(cycle.body) != 1 else cycle.body[0]
+            cycle.body.clear()
+            cycle.buffered = 0
+            if self.paused_reading and not self.queue and self.transport is not None:
+                self.paused_reading = False
+                self.transport.resume_reading()
+            return {"type": "http.request", "body": body, "more_body": not cycle.complete}
+        # All of the body was delivered: the next event is the client leaving.
+        await self._wait_disconnect(cycle)
+        return {"type": "http.disconnect"}
+
+    async def _wait(self, cycle: _Cycle) -> None:
+        cycle.waiter = self.loop.create_future()
+        try:
+            await cycle.waiter
+        finally:
+            cycle.waiter = None
+
+    async def _wait_disconnect(self, cycle: _Cycle) -> None:
+        while not (cycle.disconnected or cycle.done):
+            await self._wait(cycle)
+
+    def start(self, cycle: _Cycle, message: ASGIMessage) -> None:
+        """``http.response.start``: checked and held (see :meth:`body`)."""
+        if cycle.started:
+            raise RuntimeError("the response was already started")
+        headers = message.get("headers", ())
+        sized = False
+        for name, value in headers:
+            if _BAD_NAME.search(name) or _BAD_VALUE.search(value):
+                raise RuntimeError(f"invalid response header {name!r}: {value!r}")
+            if name.lower() == b"content-length":
+                sized = True
+        cycle.started = True
+        cycle.status = int(message["status"])
+        if sized:
+            # Its body is coming, whole or in parts: the head waits to go out with it.
+            cycle.pending = headers
+        else:
+            # A stream (SSE): the client may wait for the head before anything is said.
+            head = self._head(cycle, headers, b"", True)
+            if not cycle.disconnected and self.transport is not None:
+                self.transport.write(head)
+
+    def body(self, cycle: _Cycle, message: ASGIMessage) -> None:
+        """``http.response.body``: written with the held head when it is the first."""
+        if message["type"] != "http.response.body":
+            raise RuntimeError(f"unexpected ASGI message {message['type']!r}")
+        if not cycle.started or cycle.done:
+            raise RuntimeError("response body sent before its start, or after its end")
+        body: bytes = message.get("body", b"")
+        more: bool = message.get("more_body", False)
+        head = cycle.pending
+        if head is not None:
+            cycle.pending = None
+            out = self._head(cycle, head, body, more) + self._frame(cycle, body, more)
+        else:
+            out = self._frame(cycle, body, more)
+        if not more:
+            cycle.done = True
+            cycle.wake()
+        if out and not cycle.disconnected and self.transport is not None:
+            self.transport.write(out)
+
+    def _head(self, cycle: _Cycle, headers: Any, body: bytes, more: bool) -> bytes:
+        """The response head; its framing decided here: the app's Content-Length, else the
+        whole body's length when it came in one message, else chunked."""
+        parts = [_STATUS.get(cycle.status) or _status_line(cycle.status)]
+        length: int | None = None
+        for name, value in self.state.default_headers:
+            parts.append(b"%s: %s\r\n" % (name, value))
+        for name, value in headers:
+            low = name.lower()
+            if low == b"content-length":
+                length = int(value)
+            elif low == b"connection" and value.lower() == b"close":
+                cycle.keep_alive = False
+            elif low == b"transfer-encoding":
+                continue  # the framing is ours to choose
+            parts.append(b"%s: %s\r\n" % (name, value))
+        no_body = cycle.status in _NO_BODY_STATUS or cycle.status < 200
+        if no_body:
+            cycle.length = 0
+        elif length is not None:
+            cycle.length = length
+        elif not more:
+            cycle.length = len(body)
+            parts.append(b"content-length: %d\r\n" % len(body))
+        elif cycle.scope["http_version"] == "1.1":
+            cycle.chunked = True
+            parts.append(b"transfer-encoding: chunked\r\n")
+        else:
+            cycle.keep_alive = False  # HTTP/1.0: the body ends with the connection
+        if not cycle.keep_alive:
+            parts.append(b"connection: close\r\n")
+        parts.append(b"\r\n")
+        return b"".join(parts)
+
+    def _frame(self, cycle: _Cycle, body: bytes, more: bool) -> bytes:
+        if cycle.head_only or (cycle.length == 0 and not body):
+            return b""
+        if cycle.chunked:
+            chunk = b"%x\r\n%s\r\n" % (len(body), body) if body else b""
+            return chunk if more else chunk + b"0\r\n\r\n"
+        if cycle.length is not None:
+            if len(body) > cycle.length:
+                raise RuntimeError("response body longer than its Content-Length")
+            cycle.length -= len(body)
+            if not more and cycle.length:
+                raise RuntimeError("response body shorter than its Content-Length")
+        return body
+
+
+class _HeadTooLarge(Exception):
+    pass
+
+
+def _address(value: Any) -> tuple[str, int] | None:
+    if isinstance(value, tuple) and len(value) >= 2:
+        return str(value[0]), int(value[1])
+    return None
+
+
+def protocol_class(direct: Direct | None, head_timeout: float | None) -> type[H1Protocol]:
+    """The protocol class uvicorn is given (``config.http_protocol_class``): connections
+    whose complete requests may go to ``direct``, whose first head must arrive within
+    ``head_timeout`` seconds."""
+    return type(
+        "MCPKitH1Protocol",
+        (H1Protocol,),
+        {
+            "direct": staticmethod(direct) if direct is not None else None,
+            "head_timeout": head_timeout,
+        },
+    )
