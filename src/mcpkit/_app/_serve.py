@@ -155,12 +155,23 @@ async def serve_app(
     if ours:
         from .._http._h1server import protocol_class
 
-        config.http_protocol_class = protocol_class(getattr(app, "direct", None), header_timeout)
+        config.http_protocol_class = protocol_class(direct_way_in(app, log_level), header_timeout)
     elif header_timeout is not None:
         config.http_protocol_class = head_timeout_protocol(
             config.http_protocol_class, header_timeout
         )
     await _Server(config).serve()
+
+
+def direct_way_in(app: Any, log_level: str = "warning") -> Any:
+    """The app's way in for complete requests (:meth:`StreamableHTTPApp.direct`), or None.
+
+    Only our app itself offers one: an app wrapped in middleware is always called as ASGI
+    (a wrapper forwarding attributes must not be stepped around), and so is every app when
+    uvicorn logs each ASGI message (``trace``)."""
+    if type(app) is not StreamableHTTPApp or log_level == "trace":
+        return None
+    return app.direct
 
 
 def _our_protocol(kw: dict[str, Any]) -> bool:
