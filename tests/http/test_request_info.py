@@ -84,3 +84,52 @@ def test_credentials_are_withheld_however_the_headers_are_read() -> None:
         headers["proxy-authorization"]
     assert headers == {"x-tenant": "acme"}
     assert not hasattr(headers, "__setitem__")
+
+
+def test_the_info_made_for_each_request_is_the_public_dataclass() -> None:
+    # from_scope fills the frozen dataclass without its __init__ (the hot path): the
+    # instance must be indistinguishable from one made the ordinary way.
+    from mcpkit._http._request_info import HTTPRequestInfo, from_scope
+
+    scope = {
+        "method": "POST",
+        "path": "/mcp",
+        "query_string": b"a=1",
+        "client": ("127.0.0.1", 5),
+        "scheme": "https",
+    }
+    info = from_scope(scope, {"x-tenant": "acme"})
+    made = HTTPRequestInfo(
+        method="POST",
+        path="/mcp",
+        query="a=1",
+        headers=info.headers,
+        client=("127.0.0.1", 5),
+        scheme="https",
+    )
+    assert info == made and repr(info) == repr(made)
+    with pytest.raises(AttributeError):
+        info.method = "GET"  # type: ignore[misc]  # still frozen
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+async def test_a_tool_sees_its_http_request_over_a_real_socket(revision: str) -> None:
+    # Served by uvicorn with mcpkit's HTTP/1.1 protocol (what serve_http runs): a 2026-07-28
+    # call takes the protocol's direct way to the kernel, a 2025 one the ASGI app (uvicorn in
+    # a thread of its own: on either backend of the test).
+    from tests.http._http_helpers import running
+
+    headers = {"x-tenant": "acme", "authorization": "Bearer not-for-tools"}
+    with running(_server().http_app()) as srv, anyio.fail_after(20):
+        async with Client(http(srv.url, headers=headers), protocol_version=revision) as client:
+            result = await client.call_tool("seen", {})
+    seen = result.structured_content
+    assert seen is not None
+    assert seen["client"][0] == "127.0.0.1" and seen["client"][1] != srv.port
+    assert {k: v for k, v in seen.items() if k != "client"} == {
+        "http": True,
+        "method": "POST",
+        "path": "/mcp",
+        "tenant": "acme",
+        "authorization": None,
+    }

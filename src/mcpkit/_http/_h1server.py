@@ -202,6 +202,8 @@ class H1Protocol(asyncio.Protocol):
         self.timer: asyncio.TimerHandle | None = None
         self.idle_since: float | None = None
         self.deadline = 0.0
+        #: No request head has come yet on this connection.
+        self.awaiting_first_head = True
 
     # ------------------------------------------------------------------ connection
 
@@ -277,11 +279,12 @@ class H1Protocol(asyncio.Protocol):
         if now < self.deadline:
             self.timer = self.loop.call_at(self.deadline, self._on_timer)
             return
-        if self.cycle is not None and self.cycle.headers:
-            # A head begun and not finished in time (a slow client, or slowloris).
+        if self.cycle is not None or self.awaiting_first_head:
+            # A head begun and not finished in time (a slow client, or slowloris), or a
+            # new connection that sent no head at all: told why, then closed.
             self._answer_and_close(_plain(408, b"Request Timeout"))
         else:
-            self._close()
+            self._close()  # an idle keep-alive connection: closed quietly
 
     # ------------------------------------------------------------------ parsing
 
@@ -393,6 +396,7 @@ class H1Protocol(asyncio.Protocol):
         # The head is in: the connection is no longer idle (a later head is timed again
         # from the end of this request's response).
         self.idle_since = None
+        self.awaiting_first_head = False
         self.state.total_requests += 1
         self._queue(cycle)
 
