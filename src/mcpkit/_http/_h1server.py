@@ -41,6 +41,9 @@ logger = logging.getLogger("mcpkit.http")
 
 #: The longest request head (request line and headers) accepted: 431 beyond.
 MAX_HEAD: Final = 64 * 1024
+#: Seconds a connection closing after a refusal keeps reading (and dropping) what the client
+#: still sends, so that the refusal is not lost to a reset (see ``_answer_and_close``).
+LINGER: Final = 2.0
 #: Request body bytes buffered for an app that is not reading them before the connection
 #: stops reading from its socket (resumed once the app has read them).
 HIGH_WATER: Final = 256 * 1024
@@ -200,10 +203,20 @@ class H1Protocol(asyncio.Protocol):
         # The idle timer: armed once, re-armed from its own callback while the connection
         # keeps working (no timer made per response).
         self.timer: asyncio.TimerHandle | None = None
+        self.timer_at = 0.0
         self.idle_since: float | None = None
         self.deadline = 0.0
         #: No request head has come yet on this connection.
         self.awaiting_first_head = True
+        #: A head is being read, and how many bytes of it were fed to the parser.
+        self.in_head = True
+        self.head_seen = 0
+        #: The request whose head came last (what an upgrade refers to).
+        self.last: _Cycle | None = None
+        #: Written after the last answer when bytes after it could not be parsed.
+        self.refusal: bytes | None = None
+        #: A refusal was written: what the client still sends is dropped.
+        self.discarding = False
 
     # ------------------------------------------------------------------ connection
 
@@ -233,7 +246,9 @@ class H1Protocol(asyncio.Protocol):
             self.writable.set()
 
     def eof_received(self) -> bool | None:
-        # The client sent all it will (a half-close): answer what is in flight, then close.
+        # The client closed its side: the transport closes, and a request in flight sees
+        # the disconnect (closing a response stream is how a client cancels its request,
+        # so a half-close cannot be told from a cancel; uvicorn's protocols do the same).
         return None
 
     def shutdown(self) -> None:
@@ -259,17 +274,44 @@ class H1Protocol(asyncio.Protocol):
             self.transport.close()
 
     def _answer_and_close(self, wire: bytes) -> None:
-        if self.transport is not None and not self.transport.is_closing():
-            self.transport.write(wire)
-        self._close()
+        """Write a refusal and close, lingering: the client may still be sending (a head
+        too large, a body refused), and closing on its unread bytes would make the kernel
+        reset the connection, which can destroy the refusal before the client reads it.
+        So our side is shut, what still comes is read and dropped, and the connection
+        closes when the client closes or after :data:`LINGER` seconds."""
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        transport.write(wire)
+        self.closing = True
+        try:
+            if not transport.can_write_eof():
+                raise OSError("no half-close")
+            transport.write_eof()
+        except (OSError, RuntimeError, NotImplementedError):
+            transport.close()
+            return
+        self.discarding = True
+        if self.paused_reading:
+            self.paused_reading = False
+            transport.resume_reading()
+        self.loop.call_later(LINGER, transport.close)
 
     # ------------------------------------------------------------------ idle timer
 
     def _idle(self, timeout: float) -> None:
         self.idle_since = self.loop.time()
         self.deadline = self.idle_since + timeout
-        if self.timer is None:
-            self.timer = self.loop.call_at(self.deadline, self._on_timer)
+        # A timer already armed for a later moment (the first head's longer timeout) is
+        # brought forward; one armed earlier re-arms itself when it fires.
+        if self.timer is None or self.timer_at > self.deadline:
+            self._arm(self.deadline)
+
+    def _arm(self, when: float) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        self.timer_at = when
+        self.timer = self.loop.call_at(when, self._on_timer)
 
     def _on_timer(self) -> None:
         self.timer = None
@@ -277,7 +319,7 @@ class H1Protocol(asyncio.Protocol):
             return
         now = self.loop.time()
         if now < self.deadline:
-            self.timer = self.loop.call_at(self.deadline, self._on_timer)
+            self._arm(self.deadline)
             return
         if self.cycle is not None or self.awaiting_first_head:
             # A head begun and not finished in time (a slow client, or slowloris), or a
@@ -289,21 +331,12 @@ class H1Protocol(asyncio.Protocol):
     # ------------------------------------------------------------------ parsing
 
     def data_received(self, data: bytes) -> None:
+        if self.discarding:
+            return  # after a refusal: dropped until the client closes (_answer_and_close)
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
-            # No upgrade is offered (the MCP apps speak plain HTTP): the request is served
-            # as it is and the connection closes after it, as the bytes after the head
-            # belong to a protocol we do not speak.
-            if self.cycle is not None:
-                self.cycle.keep_alive = False
-                if not self.cycle.complete:
-                    self.cycle.complete = True
-                    self._queue(self.cycle)
-                self.cycle = None
-            self.paused_reading = True
-            if self.transport is not None:
-                self.transport.pause_reading()
+            self._no_upgrade()
         except httptools.HttpParserError as e:
             # A callback's own exception comes wrapped (HttpParserCallbackError).
             if isinstance(e.__context__, _HeadTooLarge):
@@ -311,28 +344,66 @@ class H1Protocol(asyncio.Protocol):
             else:
                 self._bad_request(e)
             return
+        if self.in_head:
+            # The parser holds a header until its line ends: what it was fed of an
+            # unfinished head is counted here, so no line grows without bound.
+            self.head_seen += len(data)
+            if self.head_seen > MAX_HEAD:
+                self._bad(431, b"Request Header Fields Too Large")
+                return
         self._serve_next()
+
+    def _no_upgrade(self) -> None:
+        """No upgrade is offered (the MCP apps speak plain HTTP): the request is served as
+        it is and the connection closes after it, as the bytes after its head belong to a
+        protocol we do not speak."""
+        cycle = self.cycle or self.last
+        self.cycle = None
+        if cycle is not None:
+            cycle.keep_alive = False
+            if not cycle.complete:
+                cycle.complete = True
+                cycle.wake()
+        self.paused_reading = True
+        if self.transport is not None:
+            self.transport.pause_reading()
 
     def _bad_request(self, error: Exception) -> None:
         logger.debug("invalid HTTP request: %s", error)
         self._bad(400, b"Invalid HTTP request")
 
     def _bad(self, status: int, text: bytes) -> None:
-        # Bytes after a request that cannot be parsed cannot be trusted: answer (unless a
-        # response is under way, which then is the connection's last) and close.
-        self.cycle = None
-        self.queue.clear()
-        if self.current is None:
+        """Bytes that cannot be parsed: nothing after them can be trusted. The requests
+        before them are answered, then the refusal is written and the connection closed."""
+        broken, self.cycle = self.cycle, None
+        self.in_head = False
+        self.paused_reading = True
+        if self.transport is not None:
+            self.transport.pause_reading()
+        if broken is not None and broken in self.queue:
+            self.queue.remove(broken)  # its head was fine, its body is not
+        if broken is not None and broken is self.current:
+            # The request being served broke (a bad chunk): it is refused if nothing of
+            # its answer went out, and its app sees the client leave.
+            broken.keep_alive = False
+            if broken.started:
+                self._close()
+            else:
+                self._answer_and_close(_plain(status, text))
+            return
+        last = self.queue[-1] if self.queue else self.current
+        if last is None:
             self._answer_and_close(_plain(status, text))
-        else:
-            self.current.keep_alive = False
-            self.paused_reading = True
-            if self.transport is not None:
-                self.transport.pause_reading()
+            return
+        last.keep_alive = False
+        self.refusal = _plain(status, text)
+        self._serve_next()  # the request before it may not have started yet
 
     def on_message_begin(self) -> None:
         self.cycle = _Cycle(self)
         self.head_size = 0
+        self.head_seen = 0
+        self.in_head = True
 
     def on_url(self, url: bytes) -> None:
         self.head_size += len(url)
@@ -397,6 +468,8 @@ class H1Protocol(asyncio.Protocol):
         # from the end of this request's response).
         self.idle_since = None
         self.awaiting_first_head = False
+        self.in_head = False
+        self.last = cycle
         self.state.total_requests += 1
         self._queue(cycle)
 
@@ -504,12 +577,15 @@ class H1Protocol(asyncio.Protocol):
         if self.closing:
             return
         if not cycle.keep_alive:
-            self._close()
+            if self.refusal is not None:
+                self._answer_and_close(self.refusal)  # what came after could not be parsed
+            else:
+                self._close()
             return
         if not cycle.complete:
             # The app answered without reading the whole body: what follows on the
-            # connection cannot be told apart from it.
-            self._close()
+            # connection cannot be told apart from it (the client may still be sending it).
+            self._answer_and_close(b"")
             return
         self.current = None
         if self.queue:
@@ -579,7 +655,7 @@ class H1Protocol(asyncio.Protocol):
         headers = message.get("headers", ())
         sized = False
         for name, value in headers:
-            if _BAD_NAME.search(name) or _BAD_VALUE.search(value):
+            if not name or _BAD_NAME.search(name) or _BAD_VALUE.search(value):
                 raise RuntimeError(f"invalid response header {name!r}: {value!r}")
             if name.lower() == b"content-length":
                 sized = True
@@ -590,7 +666,7 @@ class H1Protocol(asyncio.Protocol):
             cycle.pending = headers
         else:
             # A stream (SSE): the client may wait for the head before anything is said.
-            head = self._head(cycle, headers, b"", True)
+            head = self._head(cycle, headers)
             if not cycle.disconnected and self.transport is not None:
                 self.transport.write(head)
 
@@ -605,7 +681,7 @@ class H1Protocol(asyncio.Protocol):
         head = cycle.pending
         if head is not None:
             cycle.pending = None
-            out = self._head(cycle, head, body, more) + self._frame(cycle, body, more)
+            out = self._head(cycle, head) + self._frame(cycle, body, more)
         else:
             out = self._frame(cycle, body, more)
         if not more:
@@ -614,9 +690,9 @@ class H1Protocol(asyncio.Protocol):
         if out and not cycle.disconnected and self.transport is not None:
             self.transport.write(out)
 
-    def _head(self, cycle: _Cycle, headers: Any, body: bytes, more: bool) -> bytes:
-        """The response head; its framing decided here: the app's Content-Length, else the
-        whole body's length when it came in one message, else chunked."""
+    def _head(self, cycle: _Cycle, headers: Any) -> bytes:
+        """The response head; its framing decided here: the app's Content-Length, else
+        chunked (HTTP/1.1) or the connection's end (HTTP/1.0)."""
         parts = [_STATUS.get(cycle.status) or _status_line(cycle.status)]
         length: int | None = None
         for name, value in self.state.default_headers:
@@ -625,8 +701,10 @@ class H1Protocol(asyncio.Protocol):
             low = name.lower()
             if low == b"content-length":
                 length = int(value)
-            elif low == b"connection" and value.lower() == b"close":
-                cycle.keep_alive = False
+            elif low == b"connection":
+                if value.lower() == b"close":
+                    cycle.keep_alive = False
+                continue  # written below, once, from what the connection will do
             elif low == b"transfer-encoding":
                 continue  # the framing is ours to choose
             parts.append(b"%s: %s\r\n" % (name, value))
@@ -635,9 +713,6 @@ class H1Protocol(asyncio.Protocol):
             cycle.length = 0
         elif length is not None:
             cycle.length = length
-        elif not more:
-            cycle.length = len(body)
-            parts.append(b"content-length: %d\r\n" % len(body))
         elif cycle.scope["http_version"] == "1.1":
             cycle.chunked = True
             parts.append(b"transfer-encoding: chunked\r\n")
