@@ -290,3 +290,20 @@ async def test_a_large_body_reaches_the_app_whole(launcher: Launcher) -> None:
                 r = await c.response()
         assert (r.status, r.body) == (200, b"POST /echo|" + body)
         await c.still_open()
+
+
+async def test_an_upgrade_request_with_a_body_has_its_body_read(launcher: Launcher) -> None:
+    """``curl --http2`` on an http URL sends its POST with ``Upgrade: h2c``: the parser
+    stops at such a head, so the protocol reads the declared body itself, answers as plain
+    HTTP/1.1, and closes the connection."""
+    app = PlainApp()
+    async with launcher.serve(app, lifespan="off") as srv:
+        async with srv.connect() as c:
+            upgrade = {"connection": "Upgrade, HTTP2-Settings", "upgrade": "h2c"}
+            head_and_part = request("POST", "/echo", b"hello world", headers=upgrade)[:-6]
+            await c.send(head_and_part)
+            await c.send(b" world")
+            r = await c.response()
+            assert (r.status, r.body) == (200, b"POST /echo|hello world")
+            await c.assert_closed()
+        await still_serving(srv)

@@ -1,23 +1,17 @@
-"""HTTP/1.1 for our server: a connection protocol that serves an ASGI app, run by uvicorn.
+"""HTTP/1.1 for our server: the connection protocol uvicorn runs for ``serve_http``.
 
-uvicorn still binds the sockets, runs the lifespan, handles signals, TLS, workers and the
-graceful shutdown; this is the per-connection protocol it runs (uvicorn's ``http=`` option
-takes a protocol class), in place of its own. Why our own: on uvicorn's protocols, one warm
-MCP ``tools/call`` spent most of the server's CPU in the HTTP layer (the scope, a response
-head and body written in two ``send`` calls, a timer per response; docs/performance.md).
-Here:
+uvicorn binds the sockets and runs the lifespan, signals, TLS and the graceful shutdown;
+this replaces its per-connection protocol (its ``http=`` option takes a class), which spent
+most of the server's CPU per MCP call (docs/performance.md). Here:
 
-* the request is parsed by httptools (llhttp, strict: a bad request line or header, a
-  ``Content-Length`` beside ``Transfer-Encoding``, a bad chunk end the connection with 400);
-* a response that declares its length (a JSON answer) has its head go out in the same
-  write as its first body bytes: one ``send`` system call, not two; a response that does
-  not (a stream: SSE) has its head written at once, chunked;
+* httptools (llhttp, strict) parses: a bad line or header, a ``Content-Length`` beside
+  ``Transfer-Encoding``, a bad chunk get 400 and the connection closes;
+* a response that declares its length (a JSON answer) leaves in one write, head and body;
+  one that does not (SSE) has its head written at once, chunked;
 * an app may take a request whose body has fully arrived without the ASGI ``receive`` round
-  (:data:`Direct`): the app gets the scope, the body and the usual ``receive``/``send``, or
-  says no and the request goes the ASGI way (the body kept for the app's first ``receive``);
-* idle connections are closed by one timer per connection that re-arms itself, not a new
-  timer per response; a connection's first head must arrive within ``head_timeout``
-  seconds (408) and every later one within the keep-alive timeout.
+  (:data:`Direct`), or say no: the request then goes the ASGI way with the same body;
+* one timer per connection, re-armed by itself: the first head within ``head_timeout``
+  seconds (408), every later one within the keep-alive timeout.
 
 Pipelined requests are served one at a time, in order. ``Expect: 100-continue`` is answered
 when the app first reads the body. A head longer than :data:`MAX_HEAD` gets 431.
@@ -217,6 +211,8 @@ class H1Protocol(asyncio.Protocol):
         self.refusal: bytes | None = None
         #: A refusal was written: what the client still sends is dropped.
         self.discarding = False
+        #: Body bytes still to come of a request that asked to upgrade (see _no_upgrade).
+        self.upgrade_left = 0
 
     # ------------------------------------------------------------------ connection
 
@@ -333,10 +329,13 @@ class H1Protocol(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self.discarding:
             return  # after a refusal: dropped until the client closes (_answer_and_close)
+        if self.upgrade_left:
+            self._upgrade_body(data)
+            return
         try:
             self.parser.feed_data(data)
-        except httptools.HttpParserUpgrade:
-            self._no_upgrade()
+        except httptools.HttpParserUpgrade as e:
+            self._no_upgrade(data[int(e.args[0]) :] if e.args else b"")
         except httptools.HttpParserError as e:
             # A callback's own exception comes wrapped (HttpParserCallbackError).
             if isinstance(e.__context__, _HeadTooLarge):
@@ -353,20 +352,45 @@ class H1Protocol(asyncio.Protocol):
                 return
         self._serve_next()
 
-    def _no_upgrade(self) -> None:
+    def _no_upgrade(self, rest: bytes) -> None:
         """No upgrade is offered (the MCP apps speak plain HTTP): the request is served as
-        it is and the connection closes after it, as the bytes after its head belong to a
-        protocol we do not speak."""
+        it is and the connection closes after it, as what would follow an upgrade belongs
+        to a protocol we do not speak. The parser stops at the head of such a request; a
+        body it declares with Content-Length (``curl --http2`` on an http URL sends
+        ``Upgrade: h2c`` with its POST) is read here; a chunked one is refused."""
         cycle = self.cycle or self.last
         self.cycle = None
-        if cycle is not None:
-            cycle.keep_alive = False
-            if not cycle.complete:
-                cycle.complete = True
-                cycle.wake()
+        if cycle is None:
+            return
+        cycle.keep_alive = False
+        length = _declared_length(cycle.headers)
+        if length is None:
+            self._bad(400, b"Invalid HTTP request: a chunked body with Upgrade")
+            return
+        if length and not cycle.body:
+            cycle.complete = False
+            self.upgrade_left = length
+            self._upgrade_body(rest)
+            return
+        cycle.complete = True
+        cycle.wake()
         self.paused_reading = True
         if self.transport is not None:
             self.transport.pause_reading()
+
+    def _upgrade_body(self, data: bytes) -> None:
+        """The body of a request that asked to upgrade (see :meth:`_no_upgrade`)."""
+        cycle = self.last
+        assert cycle is not None
+        part = data[: self.upgrade_left]
+        self.upgrade_left -= len(part)
+        if part:
+            cycle.body.append(part)
+            cycle.buffered += len(part)
+        if not self.upgrade_left:
+            cycle.complete = True
+        cycle.wake()
+        self._serve_next()
 
     def _bad_request(self, error: Exception) -> None:
         logger.debug("invalid HTTP request: %s", error)
@@ -740,6 +764,18 @@ class H1Protocol(asyncio.Protocol):
 
 class _HeadTooLarge(Exception):
     pass
+
+
+def _declared_length(headers: list[tuple[bytes, bytes]]) -> int | None:
+    """The body length a request's headers declare: 0 without one, None when chunked (the
+    parser has already refused conflicting or malformed lengths)."""
+    length = 0
+    for name, value in headers:
+        if name == b"transfer-encoding":
+            return None
+        if name == b"content-length":
+            length = int(value)
+    return length
 
 
 def _address(value: Any) -> tuple[str, int] | None:
