@@ -76,10 +76,12 @@ def test_no_other_module_asks_which_loop_runs_it() -> None:
     """The fork lives here: elsewhere, no sniffio and no asyncio.get_running_loop()."""
     askers = []
     for path in sorted(SRC.rglob("*.py")):
-        if path.parent.name == "_backend" or (
-            path.parent.name == "_app" and path.name == "_serve.py"
+        if path.parent.name == "_backend" or (path.parent.name, path.name) in (
+            ("_app", "_serve.py"),
+            ("_http", "_h1server.py"),
         ):
-            continue  # _serve.py is uvicorn's own protocol class: uvicorn is asyncio only
+            # uvicorn's runner and the connection protocol it runs: uvicorn is asyncio only
+            continue
         text = path.read_text()
         if "sniffio" in text or "get_running_loop(" in text:
             askers.append(str(path.relative_to(SRC)))

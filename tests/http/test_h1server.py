@@ -434,3 +434,25 @@ async def test_graceful_shutdown_finishes_the_request_in_flight_then_stops(
             await srv.stopped.wait()
         with pytest.raises(OSError):
             await anyio.connect_tcp("127.0.0.1", srv.port)
+
+
+@pytest.mark.parametrize(
+    ("http", "ours"),
+    [(None, True), ("mcpkit", True), ("h11", False), ("httptools", False)],
+)
+async def test_the_http_option_chooses_the_protocol(
+    launcher: Launcher, http: str | None, ours: bool
+) -> None:
+    """serve_app's default (what serve_http and mcpkit run use) is our protocol; naming
+    one of uvicorn's (``uvicorn_options={"http": "h11"}``) gives uvicorn's, and "mcpkit"
+    names ours explicitly. Either way the request is served."""
+    from mcpkit._http._h1server import H1Protocol
+
+    options = {} if http is None else {"http": http}
+    async with launcher.serve(PlainApp(), lifespan="off", **options) as srv:
+        chosen = srv.server.config.http_protocol_class
+        assert isinstance(chosen, type) and issubclass(chosen, H1Protocol) is ours
+        async with srv.connect() as c:
+            await c.send(request("GET", "/static"))
+            r = await c.response()
+            assert (r.status, r.body) == (200, b"static body")

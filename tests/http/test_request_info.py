@@ -133,3 +133,13 @@ async def test_a_tool_sees_its_http_request_over_a_real_socket(revision: str) ->
         "tenant": "acme",
         "authorization": None,
     }
+
+
+def test_the_request_info_path_counts_the_root_path_once() -> None:
+    """uvicorn (``--root-path``) and Starlette's Mount put root_path in path already; an
+    older server gave the path below it. ctx.http_request.path is the full path either way."""
+    from mcpkit._http._request_info import from_scope
+
+    full = {"method": "POST", "root_path": "/api", "path": "/api/mcp"}
+    below = {"method": "POST", "root_path": "/api", "path": "/mcp"}
+    assert from_scope(full, {}).path == from_scope(below, {}).path == "/api/mcp"

@@ -78,13 +78,16 @@ def from_scope(
     by ``principal`` (verified by the app's authorization gate)."""
     client = scope.get("client")
     query = scope.get("query_string", b"")
+    # The full path: ASGI servers and frameworks (uvicorn --root-path, Starlette's Mount)
+    # include root_path in path; older ones gave the path below it.
+    root, path = str(scope.get("root_path", "")), str(scope.get("path", ""))
     # Made on every HTTP request: filled in directly, not through the frozen dataclass's
     # __init__ (which sets each field through object.__setattr__; 1.3 against 0.5 µs).
     # The instance is the same as one built by HTTPRequestInfo(...) (a test compares).
     info = object.__new__(HTTPRequestInfo)
     info.__dict__.update(
         method=str(scope.get("method", "")),
-        path=str(scope.get("root_path", "")) + str(scope.get("path", "")),
+        path=path if path.startswith(root) else root + path,
         query=query.decode("latin-1") if isinstance(query, bytes) else str(query),
         headers=_Withheld(headers),
         client=(str(client[0]), int(client[1])) if client else None,
