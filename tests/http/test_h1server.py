@@ -456,3 +456,24 @@ async def test_the_http_option_chooses_the_protocol(
             await c.send(request("GET", "/static"))
             r = await c.response()
             assert (r.status, r.body) == (200, b"static body")
+
+
+async def test_a_large_sized_body_is_written_apart_from_its_head(
+    launcher: Launcher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A body over 64 KiB is not copied to be joined to its head: two writes, and the
+    response arrives whole."""
+    with counting_writes(monkeypatch) as writes:
+        async with launcher.serve(BigApp(), lifespan="off") as srv, srv.connect() as c:
+            await c.send(request("GET", "/big"))
+            r = await c.response()
+            assert (r.status, len(r.body)) == (200, 256 * 1024)
+            assert len(writes.all) == 2 and writes.all[1] == r.body
+
+
+class BigApp:
+    async def __call__(self, scope: dict[str, object], receive: object, send: object) -> None:
+        body = b"x" * (256 * 1024)
+        headers = [(b"content-length", b"%d" % len(body))]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})  # type: ignore[operator]
+        await send({"type": "http.response.body", "body": body})  # type: ignore[operator]

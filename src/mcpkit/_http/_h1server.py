@@ -24,6 +24,7 @@ import logging
 import re
 from collections import deque
 from collections.abc import Awaitable, Callable
+from http import HTTPStatus
 from typing import Any, Final, cast
 from urllib.parse import unquote
 
@@ -51,11 +52,11 @@ _ASGI: Final = {"version": "3.0", "spec_version": "2.4"}
 _BAD_NAME = re.compile(rb'[\x00-\x20\x7f()<>@,;:\\"/\[\]?={}]')
 _BAD_VALUE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
 _NO_BODY_STATUS: Final = frozenset({204, 304})
+#: The largest body joined to its head for one write (a larger one is written apart).
+_JOIN_MAX: Final = 64 * 1024
 
 
 def _status_line(status: int) -> bytes:
-    from http import HTTPStatus
-
     try:
         reason = HTTPStatus(status).phrase.encode()
     except ValueError:
@@ -66,15 +67,11 @@ def _status_line(status: int) -> bytes:
 _STATUS: Final = {s: _status_line(s) for s in range(100, 600)}
 
 
-def _plain(status: int, text: bytes, *, close: bool = True) -> bytes:
-    """A whole response with a short text body (what the protocol itself answers)."""
-    conn = b"connection: close\r\n" if close else b""
-    return b"%scontent-type: text/plain; charset=utf-8\r\n%scontent-length: %d\r\n\r\n%s" % (
-        _STATUS[status],
-        conn,
-        len(text),
-        text,
-    )
+def _plain(status: int, text: bytes) -> bytes:
+    """A whole response with a short text body, the connection's last (what the protocol
+    itself answers)."""
+    head = b"content-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
+    return b"%s%scontent-length: %d\r\n\r\n%s" % (_STATUS[status], head, len(text), text)
 
 
 class _Cycle:
@@ -702,12 +699,17 @@ class H1Protocol(asyncio.Protocol):
             raise RuntimeError("response body sent before its start, or after its end")
         body: bytes = message.get("body", b"")
         more: bool = message.get("more_body", False)
-        head = cycle.pending
-        if head is not None:
+        pending = cycle.pending
+        head = b""
+        if pending is not None:
             cycle.pending = None
-            out = self._head(cycle, head) + self._frame(cycle, body, more)
-        else:
-            out = self._frame(cycle, body, more)
+            head = self._head(cycle, pending)  # first: it sets the framing _frame follows
+        out = self._frame(cycle, body, more)
+        if head:
+            if len(out) <= _JOIN_MAX:
+                out = head + out
+            elif not cycle.disconnected and self.transport is not None:
+                self.transport.write(head)  # a large body is not copied to join it
         if not more:
             cycle.done = True
             cycle.wake()
