@@ -28,6 +28,15 @@ from mcpkit._http._asgi import ASGIMessage, Receive, Scope, Send
 WAIT = 5.0
 
 
+#: The marks of every test module of our HTTP protocol: anyio, on asyncio only (uvicorn
+#: runs on asyncio), each test bounded.
+H1_MARKS = [
+    pytest.mark.anyio,
+    pytest.mark.parametrize("anyio_backend", ["asyncio"]),
+    pytest.mark.timeout(60),
+]
+
+
 class Log:
     """What an app saw, in order; a test waits (bounded) until a record is in."""
 

@@ -1,4 +1,5 @@
-"""Fixtures: a demo MCP server served by a real uvicorn on 127.0.0.1."""
+"""Fixtures: a demo MCP server served by a real uvicorn on 127.0.0.1; ``launcher`` for the
+tests of our HTTP/1.1 protocol (``serve_app`` in the test's own loop)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from contextlib import ExitStack
 from typing import Any
 
 import pytest
+from _h1_wire import Launcher
 from _http_helpers import DemoServer, ThreadServer, running
 
 from mcpkit._app import create_http_app
@@ -27,3 +29,8 @@ def serve(demo: DemoServer) -> Iterator[Callable[..., ThreadServer]]:
 
     with stack:
         yield start
+
+
+@pytest.fixture
+def launcher(monkeypatch: pytest.MonkeyPatch) -> Launcher:
+    return Launcher(monkeypatch)

@@ -12,20 +12,11 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from _h1_wire import WAIT, Launcher, PlainApp, counting_writes, request
+from _h1_wire import H1_MARKS, WAIT, Launcher, PlainApp, counting_writes, request
 
 from mcpkit._http import _h1server
 
-pytestmark = [
-    pytest.mark.anyio,
-    pytest.mark.parametrize("anyio_backend", ["asyncio"]),  # uvicorn runs on asyncio only
-    pytest.mark.timeout(60),
-]
-
-
-@pytest.fixture
-def launcher(monkeypatch: pytest.MonkeyPatch) -> Launcher:
-    return Launcher(monkeypatch)
+pytestmark = H1_MARKS
 
 
 # ------------------------------------------------------------------ keep-alive and close

@@ -11,20 +11,11 @@ import time
 
 import anyio
 import pytest
-from _h1_wire import WAIT, Launcher, PlainApp, Running, request
+from _h1_wire import H1_MARKS, WAIT, Launcher, PlainApp, Running, request
 
 from mcpkit._http._h1server import MAX_HEAD
 
-pytestmark = [
-    pytest.mark.anyio,
-    pytest.mark.parametrize("anyio_backend", ["asyncio"]),  # uvicorn runs on asyncio only
-    pytest.mark.timeout(60),
-]
-
-
-@pytest.fixture
-def launcher(monkeypatch: pytest.MonkeyPatch) -> Launcher:
-    return Launcher(monkeypatch)
+pytestmark = H1_MARKS
 
 
 async def still_serving(srv: Running) -> None:
@@ -63,14 +54,20 @@ MALFORMED = {
 
 @pytest.mark.parametrize("wire", list(MALFORMED.values()), ids=list(MALFORMED))
 async def test_a_malformed_request_gets_400_and_close(launcher: Launcher, wire: bytes) -> None:
+    await _refused(launcher, wire, 400)
+
+
+async def _refused(launcher: Launcher, wire: bytes, status: int) -> None:
+    """``wire`` is answered ``status`` and the connection closes; nothing of it (nor of
+    what followed it) reached the app, and the server serves on."""
     app = PlainApp()
     async with launcher.serve(app, lifespan="off") as srv:
         async with srv.connect() as c:
             await c.send(wire)
             r = await c.response()
-            assert (r.status, r.get("connection")) == (400, "close"), r
+            assert (r.status, r.get("connection")) == (status, "close"), r
             await c.assert_closed()
-        assert app.scopes == []  # nothing of it reached the app (nor what followed it)
+        assert app.scopes == []
         await still_serving(srv)
 
 
@@ -137,15 +134,7 @@ OVERSIZED = {
 
 @pytest.mark.parametrize("wire", list(OVERSIZED.values()), ids=list(OVERSIZED))
 async def test_a_head_over_64_kib_gets_431_and_close(launcher: Launcher, wire: bytes) -> None:
-    app = PlainApp()
-    async with launcher.serve(app, lifespan="off") as srv:
-        async with srv.connect() as c:
-            await c.send(wire)
-            r = await c.response()
-            assert (r.status, r.get("connection")) == (431, "close"), r
-            await c.assert_closed()
-        assert app.scopes == []
-        await still_serving(srv)
+    await _refused(launcher, wire, 431)
 
 
 async def test_a_header_value_growing_past_64_kib_gets_431_before_it_ends(

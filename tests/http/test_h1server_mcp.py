@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 import pytest
-from _h1_wire import Launcher, counting_writes, request
+from _h1_wire import H1_MARKS, Launcher, counting_writes, request
 
 import mcpkit
 from mcpkit import Context
@@ -20,16 +20,7 @@ from mcpkit._app import StreamableHTTPApp
 from mcpkit._http._asgi import Receive, Scope, Send
 from mcpkit._http._sse import SSEParser
 
-pytestmark = [
-    pytest.mark.anyio,
-    pytest.mark.parametrize("anyio_backend", ["asyncio"]),  # uvicorn runs on asyncio only
-    pytest.mark.timeout(60),
-]
-
-
-@pytest.fixture
-def launcher(monkeypatch: pytest.MonkeyPatch) -> Launcher:
-    return Launcher(monkeypatch)
+pytestmark = H1_MARKS
 
 
 REV = "2026-07-28"
