@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 import pytest
 from _h1_wire import H1_MARKS, Launcher, counting_writes, request
+from _http_helpers import HEADERS, INIT_PARAMS
 
 import mcpkit
 from mcpkit import Context
@@ -43,12 +44,7 @@ def mcp_server() -> mcpkit.Server:
 
 
 def mcp_headers(method: str = "tools/call", name: str | None = "echo") -> dict[str, str]:
-    h = {
-        "content-type": "application/json",
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": REV,
-        "mcp-method": method,
-    }
+    h = {**HEADERS, "mcp-protocol-version": REV, "mcp-method": method}
     if name is not None:
         h["mcp-name"] = name
     return h
@@ -185,17 +181,8 @@ async def test_a_2025_session_works_over_the_asgi_way(
 ) -> None:
     app = mcpkit.create_http_app(mcp_server(), json_response=True)
     count = DirectCount(app, monkeypatch)
-    base = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "h1-test", "version": "1"},
-        },
-    }
+    base = HEADERS
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS}
     async with launcher.serve(app) as srv, srv.connect() as c:
         await c.send(request("POST", "/mcp", orjson.dumps(init), base, host=srv.host))
         r = await c.response()
