@@ -7,6 +7,7 @@ Imported by the HTTP client only (``ssl`` is not loaded at a stdio server's star
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import ssl
 from typing import Any, Protocol
 
@@ -58,14 +59,24 @@ async def connect_tcp(
                 host, port, tls=True, ssl_context=ssl_context, tls_hostname=host
             )
         )
-    # IPv6 and IPv4 raced as anyio.connect_tcp does, where the loop can (uvloop cannot).
+    # IPv6 and IPv4 raced as anyio.connect_tcp does, where the loop can (uvloop cannot), for
+    # a host name only: an address has nothing to race, and CPython 3.11's race drops the
+    # socket it connected when the connect is cancelled at that moment (a leaked socket).
     options: dict[str, Any] = {"server_hostname": host} if ssl_context is not None else {}
-    if isinstance(loop, asyncio.BaseEventLoop):
+    if isinstance(loop, asyncio.BaseEventLoop) and not _is_address(host):
         options["happy_eyeballs_delay"] = 0.25
     transport, protocol = await loop.create_connection(
         lambda: _TCPProtocol(loop), host, port, ssl=ssl_context, **options
     )
     return AsyncioTCPStream(transport, protocol)
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
 
 
 class AnyioTCPStream:
