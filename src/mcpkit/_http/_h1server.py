@@ -24,13 +24,13 @@ import logging
 import re
 from collections import deque
 from collections.abc import Awaitable, Callable
-from http import HTTPStatus
 from typing import Any, Final, cast
 from urllib.parse import unquote
 
 import httptools
 
 from ._asgi import ASGIMessage, ClientGone, Receive, Scope, Send
+from ._h1cycle import STATUS, Cycle, declared_length, plain, status_line
 
 logger = logging.getLogger("mcpkit.http")
 
@@ -54,94 +54,6 @@ _BAD_VALUE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
 _NO_BODY_STATUS: Final = frozenset({204, 304})
 #: The largest body joined to its head for one write (a larger one is written apart).
 _JOIN_MAX: Final = 64 * 1024
-
-
-def _status_line(status: int) -> bytes:
-    try:
-        reason = HTTPStatus(status).phrase.encode()
-    except ValueError:
-        reason = b""
-    return b"HTTP/1.1 %d %s\r\n" % (status, reason)
-
-
-_STATUS: Final = {s: _status_line(s) for s in range(100, 600)}
-
-
-def _plain(status: int, text: bytes) -> bytes:
-    """A whole response with a short text body, the connection's last (what the protocol
-    itself answers)."""
-    head = b"content-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
-    return b"%s%scontent-length: %d\r\n\r\n%s" % (_STATUS[status], head, len(text), text)
-
-
-class _Cycle:
-    """One request and its response.
-
-    No ``__slots__``: the defaults are class attributes, so a new request sets only what it
-    has of its own (one is made per request; 20 assignments were a microsecond of it).
-    """
-
-    target = b""
-    #: The response head the app started, written with the first body bytes.
-    pending: Any = None
-    buffered = 0
-    complete = False
-    #: The app has been given the end of the body (``more_body`` False, or the direct way
-    #: in took the body): what ``receive`` says next is the disconnect.
-    delivered = False
-    keep_alive = True
-    expect_continue = False
-    forwarded = False  # an X-Forwarded-* or Forwarded header came
-    continue_sent = False
-    head_only = False
-    disconnected = False
-    #: The response: head sent, whole (more_body False seen), its status.
-    started = False
-    done = False
-    status = 0
-    #: The response body's framing: chunked, or bytes left of a Content-Length (None:
-    #: neither, the body ends with the connection).
-    chunked = False
-    length: int | None = None
-    #: The app waiting in ``receive`` for body bytes or the disconnect.
-    waiter: asyncio.Future[None] | None = None
-    #: The task serving it.
-    task: asyncio.Task[None] | None = None
-
-    def __init__(self, protocol: H1Protocol) -> None:
-        self.protocol = protocol
-        self.headers: list[tuple[bytes, bytes]] = []
-        self.scope: Scope = {}
-        self.body: list[bytes] = []
-
-    def wake(self) -> None:
-        waiter = self.waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    # The request's ASGI ``receive`` and ``send``: bound methods (no closure made per
-    # request), which do the common case themselves (one coroutine frame per message).
-
-    async def receive(self) -> ASGIMessage:
-        """The body, then (once it is all read, or the response complete) the disconnect."""
-        if self.complete and not self.delivered and not self.disconnected:
-            self.delivered = True
-            body = b"".join(self.body) if len(self.body) != 1 else self.body[0]
-            self.body.clear()
-            self.buffered = 0
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await self.protocol.receive(self)
-
-    async def send(self, message: ASGIMessage) -> None:
-        """The head is held until the first body bytes, so a response sent whole goes out
-        in one write."""
-        protocol = self.protocol
-        if message["type"] == "http.response.start":
-            protocol.start(self, message)
-            return
-        if protocol.writable is not None:
-            await protocol.writable.wait()
-        protocol.body(self, message)
 
 
 class H1Protocol(asyncio.Protocol):
@@ -183,10 +95,10 @@ class H1Protocol(asyncio.Protocol):
         self.server: tuple[str, int] | None = None
         self.client: tuple[str, int] | None = None
         self.scheme = "http"
-        self.cycle: _Cycle | None = None  # being parsed
-        self.current: _Cycle | None = None  # being served (or next to be)
+        self.cycle: Cycle | None = None  # being parsed
+        self.current: Cycle | None = None  # being served (or next to be)
         self.running = False  # whether the app was started for ``current``
-        self.queue: deque[_Cycle] = deque()
+        self.queue: deque[Cycle] = deque()
         self.head_size = 0
         self.closing = False
         self.paused_reading = False
@@ -203,7 +115,7 @@ class H1Protocol(asyncio.Protocol):
         self.in_head = True
         self.head_seen = 0
         #: The request whose head came last (what an upgrade refers to).
-        self.last: _Cycle | None = None
+        self.last: Cycle | None = None
         #: Written after the last answer when bytes after it could not be parsed.
         self.refusal: bytes | None = None
         #: A refusal was written: what the client still sends is dropped.
@@ -317,7 +229,7 @@ class H1Protocol(asyncio.Protocol):
         if self.cycle is not None or self.awaiting_first_head:
             # A head begun and not finished in time (a slow client, or slowloris), or a
             # new connection that sent no head at all: told why, then closed.
-            self._answer_and_close(_plain(408, b"Request Timeout"))
+            self._answer_and_close(plain(408, b"Request Timeout"))
         else:
             self._close()  # an idle keep-alive connection: closed quietly
 
@@ -360,7 +272,7 @@ class H1Protocol(asyncio.Protocol):
         if cycle is None:
             return
         cycle.keep_alive = False
-        length = _declared_length(cycle.headers)
+        length = declared_length(cycle.headers)
         if length is None:
             self._bad(400, b"Invalid HTTP request: a chunked body with Upgrade")
             return
@@ -410,18 +322,18 @@ class H1Protocol(asyncio.Protocol):
             if broken.started:
                 self._close()
             else:
-                self._answer_and_close(_plain(status, text))
+                self._answer_and_close(plain(status, text))
             return
         last = self.queue[-1] if self.queue else self.current
         if last is None:
-            self._answer_and_close(_plain(status, text))
+            self._answer_and_close(plain(status, text))
             return
         last.keep_alive = False
-        self.refusal = _plain(status, text)
+        self.refusal = plain(status, text)
         self._serve_next()  # the request before it may not have started yet
 
     def on_message_begin(self) -> None:
-        self.cycle = _Cycle(self)
+        self.cycle = Cycle(self)
         self.head_size = 0
         self.head_seen = 0
         self.in_head = True
@@ -512,7 +424,7 @@ class H1Protocol(asyncio.Protocol):
         self.cycle = None
         cycle.wake()
 
-    def _queue(self, cycle: _Cycle) -> None:
+    def _queue(self, cycle: Cycle) -> None:
         if self.current is None and not self.queue:
             self.current = cycle
             self.running = False
@@ -537,7 +449,7 @@ class H1Protocol(asyncio.Protocol):
         ):
             logger.warning("over the concurrency limit (%d): 503", limit)
             cycle.keep_alive = False
-            self._answer_and_close(_plain(503, b"Service Unavailable"))
+            self._answer_and_close(plain(503, b"Service Unavailable"))
             return
         receive, send = cycle.receive, cycle.send
         work: Awaitable[None] | None = None
@@ -556,7 +468,7 @@ class H1Protocol(asyncio.Protocol):
         cycle.task = task = self.loop.create_task(self._run(cycle, work))
         self.state.tasks.add(task)
 
-    async def _run(self, cycle: _Cycle, work: Awaitable[None]) -> None:
+    async def _run(self, cycle: Cycle, work: Awaitable[None]) -> None:
         try:
             await work
         except ClientGone:
@@ -581,18 +493,18 @@ class H1Protocol(asyncio.Protocol):
             return
         self._finished(cycle)
 
-    def _abort(self, cycle: _Cycle) -> None:
+    def _abort(self, cycle: Cycle) -> None:
         """The app failed: 500 if nothing went out yet, else the connection is cut (a
         response cut short must not look complete)."""
         cycle.done = True
         if cycle.disconnected or self.closing:
             return
         if not cycle.started:
-            self._answer_and_close(_plain(500, b"Internal Server Error"))
+            self._answer_and_close(plain(500, b"Internal Server Error"))
         else:
             self._close()
 
-    def _finished(self, cycle: _Cycle) -> None:
+    def _finished(self, cycle: Cycle) -> None:
         if self.access_log:
             self._log(cycle)
         if self.closing:
@@ -620,7 +532,7 @@ class H1Protocol(asyncio.Protocol):
         else:
             self._idle(self.keep_alive_timeout)
 
-    def _log(self, cycle: _Cycle) -> None:
+    def _log(self, cycle: Cycle) -> None:
         scope = cycle.scope
         who = f"{self.client[0]}:{self.client[1]}" if self.client else "-"
         query = scope["query_string"]
@@ -636,8 +548,8 @@ class H1Protocol(asyncio.Protocol):
 
     # ------------------------------------------------------------------ ASGI
 
-    async def receive(self, cycle: _Cycle) -> ASGIMessage:
-        """A request's ASGI ``receive`` (see :meth:`_Cycle.receive`), waiting."""
+    async def receive(self, cycle: Cycle) -> ASGIMessage:
+        """A request's ASGI ``receive`` (see :meth:`Cycle.receive`), waiting."""
         while not cycle.delivered:
             if cycle.disconnected or cycle.done:
                 return {"type": "http.disconnect"}
@@ -658,18 +570,18 @@ class H1Protocol(asyncio.Protocol):
         await self._wait_disconnect(cycle)
         return {"type": "http.disconnect"}
 
-    async def _wait(self, cycle: _Cycle) -> None:
+    async def _wait(self, cycle: Cycle) -> None:
         cycle.waiter = self.loop.create_future()
         try:
             await cycle.waiter
         finally:
             cycle.waiter = None
 
-    async def _wait_disconnect(self, cycle: _Cycle) -> None:
+    async def _wait_disconnect(self, cycle: Cycle) -> None:
         while not (cycle.disconnected or cycle.done):
             await self._wait(cycle)
 
-    def start(self, cycle: _Cycle, message: ASGIMessage) -> None:
+    def start(self, cycle: Cycle, message: ASGIMessage) -> None:
         """``http.response.start``: checked and held (see :meth:`body`)."""
         if cycle.started:
             raise RuntimeError("the response was already started")
@@ -691,7 +603,7 @@ class H1Protocol(asyncio.Protocol):
             if not cycle.disconnected and self.transport is not None:
                 self.transport.write(head)
 
-    def body(self, cycle: _Cycle, message: ASGIMessage) -> None:
+    def body(self, cycle: Cycle, message: ASGIMessage) -> None:
         """``http.response.body``: written with the held head when it is the first."""
         if message["type"] != "http.response.body":
             raise RuntimeError(f"unexpected ASGI message {message['type']!r}")
@@ -716,10 +628,10 @@ class H1Protocol(asyncio.Protocol):
         if out and not cycle.disconnected and self.transport is not None:
             self.transport.write(out)
 
-    def _head(self, cycle: _Cycle, headers: Any) -> bytes:
+    def _head(self, cycle: Cycle, headers: Any) -> bytes:
         """The response head; its framing decided here: the app's Content-Length, else
         chunked (HTTP/1.1) or the connection's end (HTTP/1.0)."""
-        parts = [_STATUS.get(cycle.status) or _status_line(cycle.status)]
+        parts = [STATUS.get(cycle.status) or status_line(cycle.status)]
         length: int | None = None
         for name, value in self.state.default_headers:
             parts.append(b"%s: %s\r\n" % (name, value))
@@ -749,7 +661,7 @@ class H1Protocol(asyncio.Protocol):
         parts.append(b"\r\n")
         return b"".join(parts)
 
-    def _frame(self, cycle: _Cycle, body: bytes, more: bool) -> bytes:
+    def _frame(self, cycle: Cycle, body: bytes, more: bool) -> bytes:
         if cycle.head_only or (cycle.length == 0 and not body):
             return b""
         if cycle.chunked:
@@ -766,18 +678,6 @@ class H1Protocol(asyncio.Protocol):
 
 class _HeadTooLarge(Exception):
     pass
-
-
-def _declared_length(headers: list[tuple[bytes, bytes]]) -> int | None:
-    """The body length a request's headers declare: 0 without one, None when chunked (the
-    parser has already refused conflicting or malformed lengths)."""
-    length = 0
-    for name, value in headers:
-        if name == b"transfer-encoding":
-            return None
-        if name == b"content-length":
-            length = int(value)
-    return length
 
 
 def _address(value: Any) -> tuple[str, int] | None:
