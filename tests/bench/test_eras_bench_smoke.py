@@ -40,7 +40,10 @@ def test_eras_bench_quick(tmp_path: Path) -> None:
     assert py is not None and result_row is not None, proc.stdout
     result = json.loads(out.read_text())
     cells = result["throughput"]
-    assert {(c["http"], c["conns"]) for c in cells} >= {("h11", 1), ("h11", 32)}
+    # The default stacks: ours (serve_http's default, the target rows) and uvicorn's.
+    stacks = {(c["http"], c["conns"]) for c in cells}
+    assert stacks >= {(h, n) for h in ("mcpkit", "h11", "httptools") for n in (1, 32)}
+    assert "| 2026 tools/call >= 1.2x 2025, sequential, mcpkit's HTTP/1.1" in proc.stdout
     for cell in cells:
         assert cell["calls_s_2025"] > 0 and cell["calls_s_2026"] > 0
         assert cell["reps"] == 1 and len(cell["ratios"]) == 1

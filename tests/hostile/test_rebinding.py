@@ -78,3 +78,20 @@ def test_rebinding_request_is_refused_by_a_real_server(header: str, value: str) 
         assert "mcp-session-id" not in answer.headers
         fine = http.post(srv.url, headers=HEADERS, content=body)
         assert fine.status_code == 200 and "mcp-session-id" in fine.headers
+
+
+def test_remembered_host_verdicts_stay_right_and_bounded() -> None:
+    """host_ok remembers its verdicts (the same Host on every request): asked again, a
+    refused host stays refused and an allowed one allowed; a client sending ever new
+    values only refills the bounded table."""
+    from mcpkit._http._security import _SEEN_MAX, HostOriginPolicy
+
+    policy = HostOriginPolicy(["mcp.example.com"], None)
+    for _ in range(2):
+        assert policy.host_ok("mcp.example.com:443") is True
+        assert policy.host_ok("evil.example.com") is False
+        assert policy.host_ok(None) is False
+    for i in range(5 * _SEEN_MAX):
+        assert policy.host_ok(f"rebind-{i}.example.com") is False
+    assert len(policy._seen) <= _SEEN_MAX
+    assert policy.host_ok("mcp.example.com") is True

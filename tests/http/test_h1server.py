@@ -468,3 +468,45 @@ class BigApp:
         headers = [(b"content-length", b"%d" % len(body))]
         await send({"type": "http.response.start", "status": 200, "headers": headers})  # type: ignore[operator]
         await send({"type": "http.response.body", "body": body})  # type: ignore[operator]
+
+
+async def test_uvicorns_root_path_is_in_the_scope_as_uvicorn_puts_it(launcher: Launcher) -> None:
+    """``uvicorn_options={"root_path": "/api"}``: path and raw_path begin with it, as on
+    uvicorn's own protocols (ASGI: path includes root_path)."""
+    app = PlainApp()
+    async with launcher.serve(app, lifespan="off", root_path="/api") as srv, srv.connect() as c:
+        await c.send(request("GET", "/static?x=1"))
+        await c.response()  # 404: this app routes on the full path
+    scope = app.scopes[0]
+    assert (scope["root_path"], scope["path"], scope["raw_path"], scope["query_string"]) == (
+        "/api",
+        "/api/static",
+        b"/api/static",
+        b"x=1",
+    )
+
+
+async def test_the_access_log_names_each_request_when_asked_for(launcher: Launcher) -> None:
+    """``uvicorn_options={"access_log": True}`` (off by default): one line per request on
+    uvicorn's access logger, as uvicorn's protocols write it."""
+    import logging
+
+    lines: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    access = logging.getLogger("uvicorn.access")
+    keep = Keep()
+    options = {"access_log": True, "log_level": "info"}
+    async with launcher.serve(PlainApp(), lifespan="off", **options) as srv:
+        access.addHandler(keep)  # after uvicorn configured its loggers at startup
+        try:
+            async with srv.connect() as c:
+                await c.send(request("GET", "/static?x=1"))
+                assert (await c.response()).status == 200
+        finally:
+            access.removeHandler(keep)
+    assert len(lines) == 1
+    assert lines[0].endswith('"GET /static?x=1 HTTP/1.1" 200') and "127.0.0.1:" in lines[0]

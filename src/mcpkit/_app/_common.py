@@ -41,15 +41,22 @@ async def host_origin_refused(
 ) -> bool:
     """Answer a request whose ``Host`` (421) or ``Origin`` (403) the policy refuses (DNS
     rebinding protection, both HTTP apps); True when it was answered."""
+    refused = host_origin_problem(policy, headers)
+    if refused is None:
+        return False
+    await respond_error(send, refused[0], INVALID_REQUEST, refused[1])
+    return True
+
+
+def host_origin_problem(
+    policy: HostOriginPolicy, headers: dict[str, str]
+) -> tuple[int, str] | None:
+    """Why the policy refuses a request's ``Host`` (421) or ``Origin`` (403), or None."""
     if not policy.host_ok(headers.get("host")):
-        await respond_error(
-            send, 421, INVALID_REQUEST, "Misdirected Request: Host header not allowed"
-        )
-        return True
+        return 421, "Misdirected Request: Host header not allowed"
     if not policy.origin_ok(headers.get("origin")):
-        await respond_error(send, 403, INVALID_REQUEST, "Forbidden: Origin not allowed")
-        return True
-    return False
+        return 403, "Forbidden: Origin not allowed"
+    return None
 
 
 async def read_post_body(

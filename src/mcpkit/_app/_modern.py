@@ -17,7 +17,7 @@ import logging
 import re
 from collections.abc import Mapping, MutableMapping, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import orjson
@@ -35,6 +35,7 @@ from .._http._asgi import (
     JSON,
     Receive,
     Send,
+    error_body,
     respond,
     respond_error,
 )
@@ -212,6 +213,13 @@ def meta_problem(msg: dict[str, Any]) -> str | None:
     return None
 
 
+class Refusal(NamedTuple):
+    """The answer refusing a request: its HTTP status and JSON body (empty: none)."""
+
+    status: int
+    body: bytes
+
+
 class ModernHandler:
     """Serves stateless-revision POSTs: each in the task of its own POST, straight through
     the server's :class:`~mcpkit.lowlevel.Kernel` (no session, no engine, no shared slots).
@@ -248,49 +256,42 @@ class ModernHandler:
         send: Send,
         info: TransportInfo,
     ) -> None:
-        if "method" not in msg:
-            await respond_error(
-                send, 400, INVALID_REQUEST, "Bad Request: a client does not POST responses"
+        verdict = self.check(msg, headers)
+        if isinstance(verdict, Refusal):
+            await respond(
+                send, verdict.status, verdict.body, content_type=JSON if verdict.body else None
             )
             return
+        await self.serve(verdict[0], verdict[1], msg, receive, send, info)
+
+    def check(
+        self, msg: dict[str, Any], headers: Mapping[str, str]
+    ) -> tuple[IncomingRequest, Any] | Refusal:
+        """The request and its negotiated revision, or the answer that refuses it: a
+        response POSTed (400), a notification (202: none travels over HTTP at 2026-07-28;
+        closing a stream is the cancellation), headers that do not mirror the body, a
+        ``_meta`` without what every request carries (400), a revision or capability the
+        kernel refuses. :meth:`post` answers a refusal; the app's direct way in hands such
+        a request to the ASGI path instead (which comes here)."""
+        if "method" not in msg:
+            return Refusal(
+                400, error_body(INVALID_REQUEST, "Bad Request: a client does not POST responses")
+            )
         if "id" not in msg:
-            # No core notification travels over HTTP at 2026-07-28 (closing a stream is
-            # the cancellation); accepted and ignored.
-            await respond(send, 202)
-            return
+            return Refusal(202, b"")
         rid = msg["id"]
         problem = self._header_problem(msg, headers)
         if problem is not None:
-            await respond_error(send, 400, HEADER_MISMATCH, problem, id=rid)
-            return
-        kernel = self.kernel
+            return Refusal(400, error_body(HEADER_MISMATCH, problem, rid))
         req = IncomingRequest(None, rid, msg["method"], msg.get("params"))
         try:
-            negotiated = kernel.negotiate(req.meta)
+            return req, self.kernel.negotiate(req.meta)
         except ProtocolError as e:
             problem = meta_problem(msg)
             if problem is not None:  # what every request must carry is missing: 400
-                await respond_error(send, 400, INVALID_PARAMS, problem, id=rid)
-                return
+                return Refusal(400, error_body(INVALID_PARAMS, problem, rid))
             error = {"jsonrpc": "2.0", "id": rid, "error": e.to_error()}
-            await respond(send, status_of(error), orjson.dumps(error), content_type=JSON)
-            return
-        await self.serve(req, negotiated, msg, receive, send, info)
-
-    def ready(
-        self, msg: dict[str, Any], headers: Mapping[str, str]
-    ) -> tuple[IncomingRequest, Any] | None:
-        """The request and its negotiated revision when :meth:`post` would serve ``msg``
-        without an error answer (a request, its headers mirroring it, its ``_meta``
-        complete), else None: then :meth:`post` answers it. The app's direct way in for
-        complete requests asks this first."""
-        if "method" not in msg or "id" not in msg or self._header_problem(msg, headers):
-            return None
-        req = IncomingRequest(None, msg["id"], msg["method"], msg.get("params"))
-        try:
-            return req, self.kernel.negotiate(req.meta)
-        except ProtocolError:
-            return None
+            return Refusal(status_of(error), orjson.dumps(error))
 
     async def serve(
         self,

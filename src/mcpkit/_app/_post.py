@@ -44,10 +44,22 @@ from ._common import (
     settled,
     wait_or_disconnect,
 )
-from ._modern import ModernHandler, is_modern, names_stateless_revision, refuse_version
+from ._modern import ModernHandler, Refusal, is_modern, names_stateless_revision, refuse_version
 from ._options import HTTPAppOptions
 from ._registry import SessionEntry, SessionFactory, SessionRegistry, hosting_of
 from ._streams import StreamHandler
+
+
+def _content_problem(headers: dict[str, str]) -> tuple[int, str] | None:
+    """Why a POST's Accept or Content-Type is refused (status, message), or None."""
+    if not accepts_json_and_sse(headers.get("accept")):
+        return 406, (
+            "Not Acceptable: the Accept header must list application/json and text/event-stream"
+        )
+    if media_type(headers) != "application/json":
+        return 415, "Unsupported Media Type: send application/json"
+    return None
+
 
 #: What :meth:`PostHandler._read` returns for a POST it already answered with an error.
 _REFUSED: Any = object()
@@ -89,18 +101,9 @@ class PostHandler:
     async def _read(self, headers: dict[str, str], receive: Receive, send: Send) -> Any:
         """The POSTed JSON, or ``_REFUSED`` once the request was answered with an error
         (Accept, Content-Type, size, speed or JSON itself wrong)."""
-        if not accepts_json_and_sse(headers.get("accept")):
-            await respond_error(
-                send,
-                406,
-                INVALID_REQUEST,
-                "Not Acceptable: the Accept header must list application/json and text/event-stream",
-            )
-            return _REFUSED
-        if media_type(headers) != "application/json":
-            await respond_error(
-                send, 415, INVALID_REQUEST, "Unsupported Media Type: send application/json"
-            )
+        refused = _content_problem(headers)
+        if refused is not None:
+            await respond_error(send, refused[0], INVALID_REQUEST, refused[1])
             return _REFUSED
         body = await read_post_body(
             headers, receive, send, self.options.max_body_size, self.options.body_timeout
@@ -125,11 +128,7 @@ class PostHandler:
         the kernel, when :meth:`post` would serve it without an error answer; else None (then
         the app's ASGI path serves it, and answers whatever is wrong). The checks are
         :meth:`post`'s, in its order; the app has checked the path, Host and Origin."""
-        if (
-            not accepts_json_and_sse(headers.get("accept"))
-            or media_type(headers) != "application/json"
-            or len(body) > self.options.max_body_size
-        ):
+        if _content_problem(headers) is not None or len(body) > self.options.max_body_size:
             return None
         try:
             msg = orjson.loads(body)
@@ -144,11 +143,11 @@ class PostHandler:
         ):
             return None
         modern = self.modern
-        ready = modern.ready(msg, headers)
-        if ready is None:
+        verdict = modern.check(msg, headers)
+        if isinstance(verdict, Refusal):
             return None
         info = TransportInfo("http", "tcp", http=request_info(scope, headers, None))
-        return modern.serve(ready[0], ready[1], msg, receive, send, info)
+        return modern.serve(verdict[0], verdict[1], msg, receive, send, info)
 
     async def post(
         self, headers: dict[str, str], receive: Receive, send: Send, info: TransportInfo

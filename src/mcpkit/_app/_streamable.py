@@ -46,7 +46,13 @@ from .._http._transport import HTTPServerTransport, SessionGone
 from .._transports._base import TransportInfo
 from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
 from ._auth import AuthGate, owner_fn, serve_admitted
-from ._common import allow_header, host_origin_refused, serve_lifespan, session_for
+from ._common import (
+    allow_header,
+    host_origin_problem,
+    host_origin_refused,
+    serve_lifespan,
+    session_for,
+)
 from ._legacy import SSEApp
 from ._options import HTTPAppOptions
 from ._post import PostHandler
@@ -227,7 +233,7 @@ class StreamableHTTPApp:
         if self.gate is not None and self.gate.is_metadata(scope):
             await self.gate.serve_metadata(scope, send)
             return
-        if self.options.path is not None and not same_path(route_path(scope), self.options.path):
+        if not self._on_path(scope):
             if self.legacy is not None and self.legacy.handles(scope):
                 await self._ensure_host()  # the server's lifespan covers legacy clients too
                 await self.legacy(scope, receive, send)
@@ -245,6 +251,10 @@ class StreamableHTTPApp:
             return
         await serve_admitted(self.gate, scope, headers, receive, send, self._dispatch)
 
+    def _on_path(self, scope: Scope) -> bool:
+        path = self.options.path
+        return path is None or same_path(route_path(scope), path)
+
     def direct(
         self, scope: Scope, body: bytes, receive: Receive, send: Send
     ) -> Awaitable[None] | None:
@@ -254,23 +264,19 @@ class StreamableHTTPApp:
         the body read through ``receive``, the dispatch). Returns None for anything else, or
         anything the ASGI path would answer with an error: the server then calls the app as
         ASGI with the same request, so one path answers every refusal."""
-        opts = self.options
         if (
             self.gate is not None
             or self._closing
             or self._tg is None
             or scope["method"] != "POST"
-            or (opts.path is not None and not same_path(route_path(scope), opts.path))
+            or not self._on_path(scope)
         ):
             return None
         headers = header_map(scope)
-        version = headers.get("mcp-protocol-version")
         if (
-            version is None
-            or version.strip(" \t") not in STATELESS_PROTOCOL_VERSIONS
+            not _stateless_era(headers)
             or headers.repeated is not None
-            or not self.policy.host_ok(headers.get("host"))
-            or not self.policy.origin_ok(headers.get("origin"))
+            or host_origin_problem(self.policy, headers) is not None
         ):
             return None
         return self.posts.direct(scope, headers, body, receive, send)

@@ -71,6 +71,20 @@ class Cycle:
         self.scope: Scope = {}
         self.body: list[bytes] = []
 
+    def joined_body(self) -> bytes:
+        """What has arrived of the body and was not given yet, kept (as one piece)."""
+        if len(self.body) != 1:
+            self.body[:] = [b"".join(self.body)]
+        return self.body[0]
+
+    def take_body(self) -> bytes:
+        """:meth:`joined_body`, now given (all of it, once complete: then ``delivered``)."""
+        body = self.joined_body()
+        self.body.clear()
+        self.buffered = 0
+        self.delivered = self.complete
+        return body
+
     def wake(self) -> None:
         waiter = self.waiter
         if waiter is not None and not waiter.done():
@@ -82,11 +96,7 @@ class Cycle:
     async def receive(self) -> ASGIMessage:
         """The body, then (once it is all read, or the response complete) the disconnect."""
         if self.complete and not self.delivered and not self.disconnected:
-            self.delivered = True
-            body = b"".join(self.body) if len(self.body) != 1 else self.body[0]
-            self.body.clear()
-            self.buffered = 0
-            return {"type": "http.request", "body": body, "more_body": False}
+            return {"type": "http.request", "body": self.take_body(), "more_body": False}
         return await self.protocol.receive(self)
 
     async def send(self, message: ASGIMessage) -> None:

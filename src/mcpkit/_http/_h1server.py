@@ -109,9 +109,8 @@ class H1Protocol(asyncio.Protocol):
         self.timer_at = 0.0
         self.idle_since: float | None = None
         self.deadline = 0.0
-        #: No request head has come yet on this connection.
-        self.awaiting_first_head = True
-        #: A head is being read, and how many bytes of it were fed to the parser.
+        #: A head is awaited or being read (from the start, and from each message's first
+        #: byte to its blank line), and how many bytes of it were fed to the parser.
         self.in_head = True
         self.head_seen = 0
         #: The request whose head came last (what an upgrade refers to).
@@ -226,7 +225,7 @@ class H1Protocol(asyncio.Protocol):
         if now < self.deadline:
             self._arm(self.deadline)
             return
-        if self.cycle is not None or self.awaiting_first_head:
+        if self.in_head:
             # A head begun and not finished in time (a slow client, or slowloris), or a
             # new connection that sent no head at all: told why, then closed.
             self._answer_and_close(plain(408, b"Request Timeout"))
@@ -400,7 +399,6 @@ class H1Protocol(asyncio.Protocol):
         # The head is in: the connection is no longer idle (a later head is timed again
         # from the end of this request's response).
         self.idle_since = None
-        self.awaiting_first_head = False
         self.in_head = False
         self.last = cycle
         self.state.total_requests += 1
@@ -457,12 +455,9 @@ class H1Protocol(asyncio.Protocol):
         # An X-Forwarded-* header is for uvicorn's proxy middleware around the app (when
         # enabled): such a request goes the ASGI way, through it.
         if direct is not None and cycle.complete and not (cycle.forwarded and self.proxy_headers):
-            body = b"".join(cycle.body) if len(cycle.body) != 1 else cycle.body[0]
-            work = direct(cycle.scope, body, receive, send)
+            work = direct(cycle.scope, cycle.joined_body(), receive, send)
             if work is not None:
-                cycle.body.clear()
-                cycle.buffered = 0
-                cycle.delivered = True
+                cycle.take_body()  # the app's receive says the disconnect next
         if work is None:
             work = self.app(cycle.scope, receive, send)
         cycle.task = task = self.loop.create_task(self._run(cycle, work))
@@ -554,13 +549,10 @@ class H1Protocol(asyncio.Protocol):
             if cycle.disconnected or cycle.done:
                 return {"type": "http.disconnect"}
             if cycle.body or cycle.complete:
-                body = b"".join(cycle.body) if len(cycle.body) != 1 else cycle.body[0]
-                cycle.body.clear()
-                cycle.buffered = 0
+                body = cycle.take_body()
                 if self.paused_reading and not self.queue and self.transport is not None:
                     self.paused_reading = False
                     self.transport.resume_reading()
-                cycle.delivered = cycle.complete
                 return {"type": "http.request", "body": body, "more_body": not cycle.complete}
             if cycle.expect_continue and not cycle.continue_sent and self.transport is not None:
                 cycle.continue_sent = True
