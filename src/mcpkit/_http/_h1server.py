@@ -27,7 +27,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final, cast
 from urllib.parse import unquote
 
-import httptools
+try:
+    import httptools
+except ModuleNotFoundError:  # the [http] extra installs it; protocol_class() says so
+    httptools = None  # type: ignore[assignment]
 
 from ._asgi import ASGIMessage, ClientGone, Receive, Scope, Send
 from ._h1cycle import STATUS, Cycle, declared_length, plain, status_line
@@ -681,7 +684,12 @@ def _address(value: Any) -> tuple[str, int] | None:
 def protocol_class(direct: Direct | None, head_timeout: float | None) -> type[H1Protocol]:
     """The protocol class uvicorn is given (``config.http_protocol_class``): connections
     whose complete requests may go to ``direct``, whose first head must arrive within
-    ``head_timeout`` seconds."""
+    ``head_timeout`` seconds. Needs httptools (the ``[http]`` extra)."""
+    if httptools is None:
+        raise ImportError(
+            "mcpkit's HTTP/1.1 protocol parses with httptools, which is not installed: "
+            "pip install 'mcpkit[http]' (or pass uvicorn_options={'http': 'h11'})"
+        )
     return type(
         "MCPKitH1Protocol",
         (H1Protocol,),
