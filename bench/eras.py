@@ -6,7 +6,8 @@
     python -m bench.eras ...              # the same
 
 The eras, both served by one app (``bench/eras_server.py``: ``serve_http(...,
-json_response=True)``, uvicorn on 127.0.0.1, ``async def`` tools):
+json_response=True)``, uvicorn on 127.0.0.1; its tools ``def`` functions, as in the neutral
+benchmark, or with ``--tools async`` ``async def`` ones):
 
 * **2025-11-25 session, JSON responses**: each connection initializes once and sends its
   ``tools/call`` POSTs with the ``Mcp-Session-Id`` it got;
@@ -84,10 +85,11 @@ Message = MutableMapping[str, Any]
 class ServerProcess:
     """``bench/eras_server.py`` on a free port, its stderr kept for error reports."""
 
-    def __init__(self, http: str) -> None:
+    def __init__(self, http: str, tools: str) -> None:
         self.http = http
+        argv = [str(HERE / "eras_server.py"), "--http", http, "--tools", tools, "--port", "0"]
         self.proc = subprocess.Popen(
-            [sys.executable, str(HERE / "eras_server.py"), "--http", http, "--port", "0"],
+            [sys.executable, *argv],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -138,7 +140,7 @@ def load(server: ServerProcess, order: tuple[str, ...], conns: int, calls: int, 
 def throughput(a: argparse.Namespace, https: list[str]) -> list[dict[str, Any]]:
     """Every (repetition, parser, level, era) run, interleaved (see the module docstring)."""
     levels = [(1, a.seq_calls), (a.conns, a.conc_calls)]
-    servers = {h: ServerProcess(h) for h in https}
+    servers = {h: ServerProcess(h, a.tools) for h in https}
     runs: list[dict[str, Any]] = []
     try:
         for rep in range(a.reps):
@@ -293,9 +295,17 @@ async def serve_one(
         prof.enable()
     # What mcpkit's HTTP protocol does with a request whose body is in: the app's direct
     # way in when it takes it (a 2026-07-28 POST), else the app as ASGI.
+    # A request known to end at once it runs in its own step (no task), as here.
+    from mcpkit._backend._eager import AtOnce, drive
+
     direct = getattr(app, "direct", None)
     work = direct(scope, body, receive, send) if direct is not None else None
-    await (work if work is not None else app(scope, receive, send))
+    if isinstance(work, AtOnce):
+        rest = drive(work)
+        if rest is not None:
+            await rest
+    else:
+        await (work if work is not None else app(scope, receive, send))
     if prof is not None:
         prof.disable()
     start = next(m for m in sent if m["type"] == "http.response.start")
@@ -314,7 +324,7 @@ def call_body(era: str, rid: int) -> bytes:
     return json.dumps(msg, separators=(",", ":")).encode()
 
 
-async def python_work(samples: int, warmup: int, timed: int) -> dict[str, Any]:
+async def python_work(samples: int, warmup: int, timed: int, tools: str) -> dict[str, Any]:
     """Per era: function calls of ``samples`` profiled warm requests (the median), and the
     median in-process µs per request over ``timed`` unprofiled ones (eras alternating)."""
     from bench.eras_load import initialize_body
@@ -322,7 +332,7 @@ async def python_work(samples: int, warmup: int, timed: int) -> dict[str, Any]:
     from mcpkit import create_http_app
     from mcpkit.lowlevel import ASGIClient
 
-    app = create_http_app(build(), json_response=True)
+    app = create_http_app(build(tools), json_response=True)
     base = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
     async with ASGIClient(app):  # the app's lifespan
         status, got, out = await serve_one(app, base, initialize_body("eras-profile"))
@@ -550,6 +560,13 @@ def main(argv: list[str] | None = None) -> int:
         help="HTTP protocols: mcpkit (ours, the default of serve_http), and uvicorn's h11 "
         "and httptools (those installed are run)",
     )
+    p.add_argument(
+        "--tools",
+        default="sync",
+        choices=("sync", "async"),
+        help="the server's tools: def functions (the default, as in the neutral benchmark) "
+        "or async def ones",
+    )
     p.add_argument("--no-throughput", action="store_true", help="only the in-process profile")
     p.add_argument("--no-profile", action="store_true", help="only the throughput runs")
     p.add_argument("--quick", action="store_true", help="tiny counts, 1 repetition (a smoke run)")
@@ -574,6 +591,7 @@ def main(argv: list[str] | None = None) -> int:
             "warmup": a.warmup,
             "chunks": a.chunks,
             "quick": a.quick,
+            "tools": a.tools,
         },
         "label": a.label,
         "versions": _versions(https),
@@ -587,7 +605,7 @@ def main(argv: list[str] | None = None) -> int:
     if not a.no_profile:
         import anyio
 
-        result["python_work"] = anyio.run(python_work, samples, warm, timed)
+        result["python_work"] = anyio.run(python_work, samples, warm, timed, a.tools)
     result["loadavg_end"] = os.getloadavg()
     text = tables(result)
     print(text)

@@ -153,6 +153,24 @@ async def test_a_header_value_growing_past_64_kib_gets_431_before_it_ends(
         await still_serving(srv)
 
 
+async def test_many_pipelined_requests_in_one_read_are_not_taken_for_a_long_head(
+    launcher: Launcher,
+) -> None:
+    """300 KiB of small pipelined requests in one write, the last head cut short: the
+    requests before it are no head of the one that follows (each is answered), and the
+    rest of the last head arriving later completes it."""
+    one = b"GET /static HTTP/1.1\r\n" + H + b"\r\n"
+    n = 300 * 1024 // len(one) + 1
+    async with launcher.serve(PlainApp(), lifespan="off") as srv, srv.connect() as c:
+        await c.send(one * n + one[:20])
+        for _ in range(n):
+            r = await c.response()
+            assert (r.status, r.body) == (200, b"static body"), r
+        await c.send(one[20:])
+        r = await c.response()
+        assert (r.status, r.body) == (200, b"static body"), r
+
+
 # ------------------------------------------------------------------ slow and idle clients
 
 PARTIAL_HEADS = {

@@ -217,6 +217,32 @@ class _Live:
             sent.set()
 
 
+async def answer_now(
+    kernel: Kernel, rc: RequestContext, send: Send, *, json_response: bool
+) -> None:
+    """Serve ``rc``, which says nothing before its answer, and send that answer as one
+    body: JSON with ``json_response``, else one SSE event (an error status answers JSON
+    either way), as :func:`answer_sse` would for a request answered at once. Waits on
+    nothing but what the request itself waits on (the app's direct way in runs it in the
+    step that read it when the kernel knows it ends at once)."""
+    req = rc.request
+    response = await response_of(req, kernel.serve(rc), "server")
+    req.done = True
+    if not json_response:
+        await _one_body(send, [], response)
+        return
+    body = orjson.dumps(response)
+    # respond(), written out: this is every JSON answer of the era.
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200 if "result" in response else status_of(response),
+            "headers": [(b"content-type", JSON), (b"content-length", b"%d" % len(body))],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
 async def _one_body(send: Send, early: list[bytes], response: dict[str, Any]) -> None:
     status = status_of(response)
     if status != 200:

@@ -41,13 +41,13 @@ from .._http._asgi import (
 )
 from .._http._headers import NAMED_MEMBER, decode_header_value, value_at
 from .._http._sse import encode_event
-from .._jsonrpc import IncomingRequest, response_of
+from .._jsonrpc import IncomingRequest
 from .._session._base import RequestContext
 from .._session._kernel import Kernel
 from .._session._stateless import is_stateless
 from .._transports._base import TransportInfo
 from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
-from ._answers import WATCH_AFTER, answer_sse, status_of
+from ._answers import WATCH_AFTER, answer_now, answer_sse, status_of
 from ._budget import Budget
 from ._options import HTTPAppOptions
 from ._registry import Hosting, SessionFactory
@@ -345,20 +345,39 @@ class ModernHandler:
         meta: dict[str, Any] = msg["params"]["_meta"]
         live = listen or "progressToken" in meta or "io.modelcontextprotocol/logLevel" in meta
         if self.options.json_response and not live:
-            response = await response_of(req, kernel.serve(rc), "server")
-            req.done = True
-            body = orjson.dumps(response)
-            # respond(), written out: this is every JSON answer of the era.
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 200 if "result" in response else status_of(response),
-                    "headers": [(b"content-type", JSON), (b"content-length", b"%d" % len(body))],
-                }
-            )
-            await send({"type": "http.response.body", "body": body})
+            await answer_now(kernel, rc, send, json_response=True)
         else:
             await answer_sse(kernel, rc, receive, send, stream_after=0 if listen else WATCH_AFTER)
+
+    def at_once(self, req: IncomingRequest, msg: dict[str, Any]) -> bool:
+        """Whether serving ``req`` (checked: :meth:`check`) ends without waiting: the
+        kernel knows it does (a sync tool shown short, given no Context, ...) and it asked
+        for nothing said before its answer (progress, log messages)."""
+        meta: dict[str, Any] = msg["params"]["_meta"]
+        return (
+            "progressToken" not in meta
+            and "io.modelcontextprotocol/logLevel" not in meta
+            and self.kernel.at_once(req.method, req.params)
+        )
+
+    async def serve_at_once(
+        self, req: IncomingRequest, negotiated: Any, send: Send, info: TransportInfo
+    ) -> None:
+        """Serve a request :meth:`at_once` says ends without waiting: within the calls'
+        budget (refused 429/503 as in :meth:`serve`), answered in one body. No cancel scope
+        and no drain entry: it runs in the step that read it (no task), so nothing can
+        cancel it, and it is never in flight across a wait."""
+        budget = self.calls
+        key = info.principal.key if info.principal is not None else None
+        refused = budget.enter(key)
+        if refused is not None:
+            await _refuse(send, req.id, False, refused)
+            return
+        try:
+            rc = RequestContext(None, req, negotiated, transport=info)
+            await answer_now(self.kernel, rc, send, json_response=self.options.json_response)
+        finally:
+            budget.leave(key)
 
     async def drain(self, timeout: float) -> None:
         """Let the requests in flight finish, for ``timeout`` seconds at most (a shutdown;

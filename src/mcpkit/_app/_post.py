@@ -11,6 +11,7 @@ import anyio
 import orjson
 from anyio.abc import TaskGroup
 
+from .._backend._eager import AtOnce
 from .._exceptions import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, ConnectionClosed
 from .._http._asgi import (
     JSON,
@@ -123,7 +124,7 @@ class PostHandler:
         body: bytes,
         receive: Receive,
         send: Send,
-    ) -> Awaitable[None] | None:
+    ) -> Awaitable[None] | AtOnce | None:
         """What serves a stateless-revision POST whose body has fully arrived, straight to
         the kernel, when :meth:`post` would serve it without an error answer; else None (then
         the app's ASGI path serves it, and answers whatever is wrong). The checks are
@@ -146,8 +147,11 @@ class PostHandler:
         verdict = modern.check(msg, headers)
         if isinstance(verdict, Refusal):
             return None
+        req, negotiated = verdict
         info = TransportInfo("http", "tcp", http=request_info(scope, headers, None))
-        return modern.serve(verdict[0], verdict[1], msg, receive, send, info)
+        if modern.at_once(req, msg):
+            return AtOnce(modern.serve_at_once(req, negotiated, send, info))
+        return modern.serve(req, negotiated, msg, receive, send, info)
 
     async def post(
         self, headers: dict[str, str], receive: Receive, send: Send, info: TransportInfo

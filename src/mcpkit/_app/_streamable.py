@@ -25,6 +25,7 @@ from anyio.abc import TaskGroup
 from .._auth._principal import Principal
 from .._auth._resource import ResourceServer
 from .._backend import start_detached
+from .._backend._eager import AtOnce
 from .._exceptions import INTERNAL_ERROR, INVALID_REQUEST, BackendUnavailable
 from .._http._asgi import (
     BODY_TIMEOUT,
@@ -257,7 +258,7 @@ class StreamableHTTPApp:
 
     def direct(
         self, scope: Scope, body: bytes, receive: Receive, send: Send
-    ) -> Awaitable[None] | None:
+    ) -> Awaitable[None] | AtOnce | None:
         """The way in of mcpkit's own HTTP server for a request whose body has fully arrived
         (see ``mcpkit._http._h1server``): a 2026-07-28 POST that every check of the ASGI
         path would let through goes straight to the kernel, without the ASGI framing (routing,
