@@ -21,11 +21,21 @@ from test_h1server_mcp import META, call, mcp_headers
 import mcpkit
 from mcpkit._app import StreamableHTTPApp
 from mcpkit._backend._eager import AtOnce
+from mcpkit._http import _h1server
 from mcpkit._http._asgi import Receive, Scope, Send
 from mcpkit._http._sse import SSEParser
+from mcpkit._server import _threads
 from mcpkit._server._threads import INLINE_AFTER
 
 pytestmark = H1_MARKS
+
+
+@pytest.fixture(autouse=True)
+def _short_is_short(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loaded machine may preempt a call of a microsecond tool for milliseconds: what
+    these tests check is what follows from "shown short", not how it is decided."""
+    monkeypatch.setattr(_threads, "INLINE_UNDER", 10.0)
+    monkeypatch.setattr(_threads, "INLINE_LIMIT", 10.0)
 
 
 async def _later(text: str) -> str:
@@ -154,9 +164,18 @@ async def test_a_pipelined_burst_of_calls_that_end_at_once_is_answered_in_order(
     launcher: Launcher, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """2,000 requests in one write (more than the recursion limit): each is answered in
-    order, none by a task; the turn after the first takes the rest one loop turn later."""
+    order, with no task unless the client's reading lagged: an answer that finds the
+    socket's buffer full waits (flow control), and a task finishes that request."""
     app = mcpkit.create_http_app(at_once_server(), json_response=True)
     n = 2000
+    pauses: list[None] = []
+    pause = _h1server.H1Protocol.pause_writing
+
+    def counted(self: _h1server.H1Protocol) -> None:
+        pauses.append(None)
+        pause(self)
+
+    monkeypatch.setattr(_h1server.H1Protocol, "pause_writing", counted)
     async with launcher.serve(app) as srv:
         await _warm(srv, "echo")
         burst = b"".join(
@@ -173,7 +192,7 @@ async def test_a_pipelined_burst_of_calls_that_end_at_once_is_answered_in_order(
                     ids.append(r.json()["id"])
                     assert r.json()["result"]["content"][0]["text"] == f"t{ids[-1]}"
         assert ids == list(range(n))
-        assert tasks == []
+        assert len(tasks) <= len(pauses), (len(tasks), len(pauses))
 
 
 async def test_a_call_that_waits_after_all_is_finished_by_a_task(
