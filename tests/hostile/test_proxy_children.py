@@ -277,7 +277,10 @@ async def test_an_upstream_that_cannot_start_answers_initialize_with_503(tmp_pat
             error = refused.json()
             assert error["id"] == 1 and error["error"]["code"] == -32603
             assert "ended before answering initialize" in error["error"]["message"]
-            assert "did not start" in served.stderr()  # the log says why
         finally:
             proc.terminate()
             await anyio.to_thread.run_sync(proc.wait, 30)
+        # The log says why; it may be written after the answer left, so it is read once
+        # the process has ended (the reader thread then has all of stderr).
+        await anyio.to_thread.run_sync(served.close)
+        assert "did not start" in served.stderr(), served.stderr()[-4000:]
