@@ -216,32 +216,43 @@ async def test_a_call_that_waits_after_all_is_finished_by_a_task(
         assert r.status == 200 and r.json()["result"]["content"][0]["text"] == "again"
 
 
+async def _ways_taken(
+    launcher: Launcher,
+    monkeypatch: pytest.MonkeyPatch,
+    server: mcpkit.Server,
+    calls: list[tuple[str, str, dict[str, Any]]],
+) -> list[str]:
+    """How the direct way in took each call (tool, text, extra ``_meta``), the sync tool
+    shown short first; every call answered with its text."""
+    app = mcpkit.create_http_app(server, json_response=True)
+    ways = Ways(app, monkeypatch)
+    async with launcher.serve(app) as srv:
+        await _warm(srv, "echo")
+        ways.kinds.clear()
+        for name, text, meta in calls:
+            r = await _post(srv, name, text, **meta)
+            assert r.status == 200, r
+            sse = (r.get("content-type") or "").startswith("text/event-stream")
+            answer = orjson.loads(_last_event(r.body)) if sse else r.json()  # progress: SSE
+            assert answer["result"]["content"][0]["text"] == text, r
+    return ways.kinds
+
+
+def _last_event(body: bytes) -> str:
+    return [e.data for e in SSEParser().feed(body) if e.data][-1]
+
+
 async def test_what_may_wait_keeps_its_task(
     launcher: Launcher, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An ``async def`` tool, a call asking for progress, a server with middleware: a task
     each, as before (they may wait, or say things before the answer)."""
     server = at_once_server()
-    app = mcpkit.create_http_app(server, json_response=True)
-    ways = Ways(app, monkeypatch)
-    async with launcher.serve(app) as srv:
-        await _warm(srv, "echo")
-        ways.kinds.clear()
-        r = await _post(srv, "echo_async", "a")
-        assert r.status == 200 and r.json()["result"]["content"][0]["text"] == "a"
-        r = await _post(srv, "echo", "p", progressToken="tok")
-        assert r.status == 200, r
-        assert ways.kinds == ["task", "task"]
+    calls = [("echo_async", "a", {}), ("echo", "p", {"progressToken": "tok"}), ("echo", "b", {})]
+    assert await _ways_taken(launcher, monkeypatch, server, calls) == ["task", "task", "at once"]
 
     async def passthrough(ctx: Any, call_next: Any) -> Any:
         return await call_next(ctx)
 
     server.add_middleware(passthrough)
-    app = mcpkit.create_http_app(server, json_response=True)
-    ways = Ways(app, monkeypatch)
-    async with launcher.serve(app) as srv:
-        await _warm(srv, "echo")
-        ways.kinds.clear()
-        r = await _post(srv, "echo", "m")
-        assert r.status == 200 and r.json()["result"]["content"][0]["text"] == "m"
-        assert ways.kinds == ["task"]
+    assert await _ways_taken(launcher, monkeypatch, server, [("echo", "m", {})]) == ["task"]
