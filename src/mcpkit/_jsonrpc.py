@@ -27,6 +27,7 @@ from ._exceptions import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
+    BackendUnavailable,
     ConnectionClosed,
     InternalError,
     ProtocolError,
@@ -151,15 +152,24 @@ class IncomingRequest:
         return await self.engine.request(method, params, related_request_id=self.id, **kw)
 
 
+#: The error message of a request the shared state (Redis) could not serve.
+UNAVAILABLE = "Service Unavailable: the shared state is not answering; retry shortly"
+
+
 async def response_of(req: IncomingRequest, serving: Awaitable[Any], name: str) -> dict[str, Any]:
     """The JSON-RPC response to ``req``: what ``serving`` (the handler's awaitable) gave,
-    its :class:`ProtocolError` as the error, any other exception as -32603 (logged, never
-    shown to the peer). For transports that serve a request without an engine too."""
+    its :class:`ProtocolError` as the error, :class:`BackendUnavailable` as -32603 saying
+    to retry (:data:`UNAVAILABLE`: over HTTP a one-request answer is then 503), any other
+    exception as -32603 (logged, never shown to the peer). For transports that serve a
+    request without an engine too."""
     try:
         result = await serving
         return {"jsonrpc": "2.0", "id": req.id, "result": result}
     except ProtocolError as e:
         return {"jsonrpc": "2.0", "id": req.id, "error": e.to_error()}
+    except BackendUnavailable as e:
+        logger.warning("%s: %r not served: %s", name, req.method, e)
+        return _error(req.id, INTERNAL_ERROR, UNAVAILABLE)
     except Exception as e:
         logger.exception("%s: handler for %r failed", name, req.method)
         return _error(req.id, INTERNAL_ERROR, f"Internal error: {type(e).__name__}")

@@ -19,7 +19,7 @@ from tests.scaleout._cluster import (
     stop_process,
     wait_port,
 )
-from tests.scaleout._wire import call, headers, initialize
+from tests.scaleout._wire import answer, call, headers, initialize
 from tests.scaleout.conftest import JOBS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(120)]
@@ -75,6 +75,64 @@ async def test_redis_restarted_under_a_worker(durable_redis: RedisServer, tmp_pa
     finally:
         stop_process(worker)
     assert worker.returncode == 0  # it stopped on SIGTERM, gracefully, not stuck (SIGKILL)
+
+
+def _task_call(rid: int) -> tuple[dict[str, str], bytes]:
+    """A 2026-07-28 ``tools/call`` of ``build`` from a client declaring the tasks extension:
+    the server runs it as a task, whose record lives in Redis."""
+    msg = {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "method": "tools/call",
+        "params": {
+            "name": "build",
+            "arguments": {"steps": 1},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {
+                    "extensions": {"io.modelcontextprotocol/tasks": {}}
+                },
+            },
+        },
+    }
+    modern = {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "build"}
+    return headers(**modern), orjson.dumps(msg)
+
+
+async def test_a_2026_task_call_while_redis_is_down_is_answered_503(
+    durable_redis: RedisServer, tmp_path: Path
+) -> None:
+    """No session to read, but the task's record to write: with Redis gone the call gets
+    503 with Retry-After (the client may retry; nothing was started), not a 200 carrying
+    an internal error; once Redis is back the same call starts its task."""
+    port = free_port()
+    worker = start_worker(durable_redis.url, JOBS, port, tmp_path / "worker.log")
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        wait_port(port, worker)
+        async with httpx2.AsyncClient(timeout=30) as http:
+            h, body = _task_call(1)
+            r = await http.post(url, headers=h, content=body)
+            assert r.status_code == 200 and answer(r)["result"]["resultType"] == "task", r.text
+            durable_redis.stop()
+            with anyio.fail_after(30):
+                r = await http.post(url, headers=h, content=_task_call(2)[1])
+            assert r.status_code == 503, r.text
+            assert r.headers["retry-after"] == "1"
+            error = r.json()
+            assert error["id"] == 2 and error["error"]["code"] == -32603, error
+            assert "not answering" in error["error"]["message"], error
+            durable_redis.start()
+            with anyio.fail_after(30):
+                while True:
+                    r = await http.post(url, headers=h, content=_task_call(3)[1])
+                    if r.status_code != 503:
+                        break
+                    await anyio.sleep(0.1)
+            assert r.status_code == 200 and answer(r)["result"]["resultType"] == "task", r.text
+    finally:
+        stop_process(worker)
+    assert worker.returncode == 0
 
 
 class BlackHole:

@@ -24,6 +24,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from .._backend import beside, bounded_scope
 from .._exceptions import (
     HEADER_MISMATCH,
+    INTERNAL_ERROR,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -31,7 +32,7 @@ from .._exceptions import (
 from .._http._asgi import JSON, SSE_HEADERS, Receive, Send, cancel_on_disconnect, respond
 from .._http._sse import encode_event
 from .._http._transport import CONNECTION_BUFFER
-from .._jsonrpc import IncomingRequest, response_of
+from .._jsonrpc import UNAVAILABLE, IncomingRequest, response_of
 from .._session._base import RequestContext
 from .._session._kernel import Kernel
 
@@ -48,11 +49,21 @@ _STATUS_BY_CODE = {
 
 
 def status_of(message: Any) -> int:
-    """The HTTP status of a modern answer: 200, or what its error calls for."""
+    """The HTTP status of a modern answer: 200, or what its error calls for (503 when the
+    shared state could not serve it: the client may retry)."""
     error = message.get("error") if isinstance(message, dict) else None
     if not isinstance(error, dict):
         return 200
+    if error.get("message") == UNAVAILABLE and error.get("code") == INTERNAL_ERROR:
+        return 503
     return _STATUS_BY_CODE.get(error.get("code"), 200)  # type: ignore[arg-type]
+
+
+async def _error_body(send: Send, response: dict[str, Any]) -> None:
+    """An error answer as one JSON body, with its status (and Retry-After with 503)."""
+    status = status_of(response)
+    retry = [(b"retry-after", b"1")] if status == 503 else None
+    await respond(send, status, orjson.dumps(response), content_type=JSON, headers=retry)
 
 
 #: What the SSE answer's queue carries: an encoded event, or the final response message.
@@ -69,9 +80,8 @@ async def _stream_out(queue: MemoryObjectReceiveStream[_Item], send: Send) -> bo
     chunk, final = await queue.receive()
     if final is not None:
         # Answered before it said anything: one body.
-        status = status_of(final)
-        if status != 200:
-            await respond(send, status, orjson.dumps(final), content_type=JSON)
+        if status_of(final) != 200:
+            await _error_body(send, final)
         else:
             await respond(send, 200, encode_event(orjson.dumps(final)), headers=SSE_HEADERS)
         return True
@@ -231,12 +241,15 @@ async def answer_now(
     if not json_response:
         await _one_body(send, [], response)
         return
+    if "result" not in response:
+        await _error_body(send, response)
+        return
     body = orjson.dumps(response)
     # respond(), written out: this is every JSON answer of the era.
     await send(
         {
             "type": "http.response.start",
-            "status": 200 if "result" in response else status_of(response),
+            "status": 200,
             "headers": [(b"content-type", JSON), (b"content-length", b"%d" % len(body))],
         }
     )
@@ -244,9 +257,8 @@ async def answer_now(
 
 
 async def _one_body(send: Send, early: list[bytes], response: dict[str, Any]) -> None:
-    status = status_of(response)
-    if status != 200:
-        await respond(send, status, orjson.dumps(response), content_type=JSON)
+    if status_of(response) != 200:
+        await _error_body(send, response)
         return
     body = encode_event(orjson.dumps(response))
     await respond(send, 200, b"".join([*early, body]) if early else body, headers=SSE_HEADERS)
