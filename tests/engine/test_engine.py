@@ -586,3 +586,21 @@ async def test_requests_served_inline_answer_and_can_be_cancelled(make_pair: Any
         # The caller's task goes on (it was not cancelled itself), and so does the engine.
         await engine.serve_inline({"jsonrpc": "2.0", "id": 3, "method": "echo"})
         assert await raw.recv() == {"jsonrpc": "2.0", "id": 3, "result": None}
+
+
+async def test_a_handler_meeting_the_shared_state_down_says_to_retry() -> None:
+    """Redis not answering is no internal error: the answer says to retry (and over HTTP a
+    one-request answer carrying it is 503 with Retry-After)."""
+    from mcpkit._app._answers import status_of
+    from mcpkit._exceptions import BackendUnavailable
+    from mcpkit._jsonrpc import UNAVAILABLE, response_of
+
+    async def serving() -> Any:
+        raise BackendUnavailable("cannot reach 127.0.0.1:6379/0: connection refused")
+
+    answer = await response_of(IncomingRequest(None, 4, "tools/call", {}), serving(), "t")
+    assert answer == {"jsonrpc": "2.0", "id": 4, "error": {"code": -32603, "message": UNAVAILABLE}}
+    assert "6379" not in str(answer)  # where the shared state lives is not the client's to know
+    assert status_of(answer) == 503
+    other = {"jsonrpc": "2.0", "id": 4, "error": {"code": -32603, "message": "Internal error"}}
+    assert status_of(other) == 200
