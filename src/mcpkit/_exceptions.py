@@ -59,6 +59,9 @@ RESOURCE_NOT_FOUND = -32002
 HEADER_MISMATCH = -32020
 MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+#: The -32603 message of a request the shared state (Redis) could not serve; over HTTP a
+#: one-request answer carrying it is 503 with Retry-After (see BackendUnavailable).
+UNAVAILABLE = "Service Unavailable: the shared state is not answering; retry shortly"
 
 
 class MCPError(Exception):

@@ -27,6 +27,7 @@ from ._exceptions import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
+    UNAVAILABLE,
     BackendUnavailable,
     ConnectionClosed,
     InternalError,
@@ -152,16 +153,11 @@ class IncomingRequest:
         return await self.engine.request(method, params, related_request_id=self.id, **kw)
 
 
-#: The error message of a request the shared state (Redis) could not serve.
-UNAVAILABLE = "Service Unavailable: the shared state is not answering; retry shortly"
-
-
 async def response_of(req: IncomingRequest, serving: Awaitable[Any], name: str) -> dict[str, Any]:
     """The JSON-RPC response to ``req``: what ``serving`` (the handler's awaitable) gave,
-    its :class:`ProtocolError` as the error, :class:`BackendUnavailable` as -32603 saying
-    to retry (:data:`UNAVAILABLE`: over HTTP a one-request answer is then 503), any other
-    exception as -32603 (logged, never shown to the peer). For transports that serve a
-    request without an engine too."""
+    its :class:`ProtocolError` as the error, :class:`BackendUnavailable` as -32603
+    :data:`UNAVAILABLE`, any other exception as -32603 (logged, never shown to the peer).
+    For transports that serve a request without an engine too."""
     try:
         result = await serving
         return {"jsonrpc": "2.0", "id": req.id, "result": result}
@@ -177,11 +173,8 @@ async def response_of(req: IncomingRequest, serving: Awaitable[Any], name: str) 
 
 def _handler_cancelled(req: IncomingRequest) -> dict[str, Any]:
     logger.error("%s: handler for %r raised CancelledError on its own", req.engine.name, req.method)
-    return _error(
-        req.id,
-        INTERNAL_ERROR,
-        "Internal error: the handler was cancelled (CancelledError) though the request was not",
-    )
+    why = "the handler was cancelled (CancelledError) though the request was not"
+    return _error(req.id, INTERNAL_ERROR, f"Internal error: {why}")
 
 
 class _Pending:

@@ -592,8 +592,8 @@ async def test_a_handler_meeting_the_shared_state_down_says_to_retry() -> None:
     """Redis not answering is no internal error: the answer says to retry (and over HTTP a
     one-request answer carrying it is 503 with Retry-After)."""
     from mcpkit._app._answers import status_of
-    from mcpkit._exceptions import BackendUnavailable
-    from mcpkit._jsonrpc import UNAVAILABLE, response_of
+    from mcpkit._exceptions import UNAVAILABLE, BackendUnavailable
+    from mcpkit._jsonrpc import response_of
 
     async def serving() -> Any:
         raise BackendUnavailable("cannot reach 127.0.0.1:6379/0: connection refused")

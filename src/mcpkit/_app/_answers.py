@@ -27,12 +27,13 @@ from .._exceptions import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
+    UNAVAILABLE,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from .._http._asgi import JSON, SSE_HEADERS, Receive, Send, cancel_on_disconnect, respond
 from .._http._sse import encode_event
 from .._http._transport import CONNECTION_BUFFER
-from .._jsonrpc import UNAVAILABLE, IncomingRequest, response_of
+from .._jsonrpc import IncomingRequest, response_of
 from .._session._base import RequestContext
 from .._session._kernel import Kernel
 
