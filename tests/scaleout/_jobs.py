@@ -19,6 +19,13 @@ async def build(steps: int, ctx: Context) -> str:
 
 
 @server.tool(task_support="optional")
+async def nap(seconds: float) -> str:
+    """Sleep ``seconds`` (touching no shared state meanwhile), then finish."""
+    await anyio.sleep(seconds)
+    return f"napped {seconds} s"
+
+
+@server.tool(task_support="optional")
 async def hold() -> str:
     """Run until cancelled (or until the worker running it dies)."""
     await anyio.sleep(3600)

@@ -6,6 +6,7 @@ import socket
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
@@ -77,26 +78,31 @@ async def test_redis_restarted_under_a_worker(durable_redis: RedisServer, tmp_pa
     assert worker.returncode == 0  # it stopped on SIGTERM, gracefully, not stuck (SIGKILL)
 
 
-def _task_call(rid: int) -> tuple[dict[str, str], bytes]:
-    """A 2026-07-28 ``tools/call`` of ``build`` from a client declaring the tasks extension:
-    the server runs it as a task, whose record lives in Redis."""
-    msg = {
-        "jsonrpc": "2.0",
-        "id": rid,
-        "method": "tools/call",
-        "params": {
-            "name": "build",
-            "arguments": {"steps": 1},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {
-                    "extensions": {"io.modelcontextprotocol/tasks": {}}
-                },
-            },
+def _modern(rid: int, method: str, params: dict[str, Any]) -> tuple[dict[str, str], bytes]:
+    """A 2026-07-28 request from a client declaring the tasks extension, and its headers."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "extensions": {"io.modelcontextprotocol/tasks": {}}
         },
     }
-    modern = {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "build"}
-    return headers(**modern), orjson.dumps(msg)
+    msg = {"jsonrpc": "2.0", "id": rid, "method": method, "params": {**params, "_meta": meta}}
+    h = {"mcp-protocol-version": "2026-07-28", "mcp-method": method}
+    named = params.get("name", params.get("taskId"))  # what Mcp-Name mirrors
+    if named is not None:
+        h["mcp-name"] = named
+    return headers(**h), orjson.dumps(msg)
+
+
+async def _logged(log: Path, text: str) -> None:
+    """Until the worker's log holds ``text`` (it writes there; there is no event to wait on)."""
+    while text not in await anyio.Path(log).read_text():  # noqa: ASYNC110  (another process)
+        await anyio.sleep(0.05)
+
+
+def _task_call(rid: int) -> tuple[dict[str, str], bytes]:
+    """``tools/call`` of ``build``: the server runs it as a task, its record in Redis."""
+    return _modern(rid, "tools/call", {"name": "build", "arguments": {"steps": 1}})
 
 
 async def test_a_2026_task_call_while_redis_is_down_is_answered_503(
@@ -133,6 +139,45 @@ async def test_a_2026_task_call_while_redis_is_down_is_answered_503(
     finally:
         stop_process(worker)
     assert worker.returncode == 0
+
+
+async def test_a_task_ending_while_redis_is_down_is_recorded_once_redis_is_back(
+    durable_redis: RedisServer, tmp_path: Path
+) -> None:
+    """A task that ends while Redis is down: its end is recorded again and again (bounded)
+    rather than raised, which stopped the worker ("Application shutdown failed"); the
+    worker serves on, and once Redis is back the task reads completed, with its result."""
+    port = free_port()
+    log = tmp_path / "worker.log"
+    worker = start_worker(durable_redis.url, JOBS, port, log)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        wait_port(port, worker)
+        async with httpx2.AsyncClient(timeout=30) as http:
+            h, body = _modern(1, "tools/call", {"name": "nap", "arguments": {"seconds": 0.3}})
+            created = answer(await http.post(url, headers=h, content=body))["result"]
+            assert created["resultType"] == "task", created
+            durable_redis.stop()
+            with anyio.fail_after(30):  # the worker says the task ended, unrecorded yet
+                await _logged(log, "recording it again")
+            h, body = _modern(2, "tools/list", {})
+            r = await http.post(url, headers=h, content=body)
+            assert r.status_code == 200, r.text  # still serving what needs no Redis
+            durable_redis.start()
+            h, body = _modern(3, "tasks/get", {"taskId": created["taskId"]})
+            with anyio.fail_after(30):
+                while True:
+                    r = await http.post(url, headers=h, content=body)
+                    if r.status_code == 200 and answer(r)["result"].get("status") != "working":
+                        break
+                    await anyio.sleep(0.05)
+            done = answer(r)["result"]
+            assert done["status"] == "completed", done
+            assert done["result"]["content"][0]["text"] == "napped 0.3 s", done
+    finally:
+        stop_process(worker)
+    assert worker.returncode == 0
+    assert "not recorded" not in log.read_text()
 
 
 class BlackHole:

@@ -43,6 +43,7 @@ from ._logging import current_context
 from ._mrtr import check_answer
 from ._session import state_of
 from ._tasks import (
+    SETTLE_STOPPING,
     ComparingTaskStore,
     TaskManager,
     TaskRequestContext,
@@ -263,8 +264,8 @@ class TasksExtension(Extension):
             if start.task_id is not None:
                 with anyio.CancelScope(shield=True):
                     err = {"error": {"code": -32603, "message": "The server stopped."}}
-                    await self.manager._set_status(
-                        start.task_id, "failed", "The server stopped.", err
+                    await self.manager.settle(
+                        start.task_id, "failed", "The server stopped.", err, SETTLE_STOPPING
                     )
             raise
         finally:
@@ -303,11 +304,11 @@ class TasksExtension(Extension):
             return  # cancelled (tasks/cancel recorded it) or expired
         if "error" in outcome:
             message = outcome["error"]["message"]
-            await self.manager._set_status(task_id, "failed", message, outcome)
+            await self.manager.settle(task_id, "failed", message, outcome)
         else:
             result = outcome["result"]
             message = _error_text(result) if result.get("isError") else "The operation completed."
-            await self.manager._set_status(task_id, "completed", message, outcome)
+            await self.manager.settle(task_id, "completed", message, outcome)
 
     # ------------------------------------------------------------------ input
 

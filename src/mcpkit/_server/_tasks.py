@@ -21,7 +21,13 @@ import anyio
 import anyio.lowlevel
 from anyio.abc import TaskGroup
 
-from .._exceptions import InvalidParams, InvalidRequest, MCPError, ProtocolError
+from .._exceptions import (
+    BackendUnavailable,
+    InvalidParams,
+    InvalidRequest,
+    MCPError,
+    ProtocolError,
+)
 from .._session._base import RequestContext
 from .._stores._tasks import TERMINAL, MemoryTaskStore, TaskRecord, TaskStore
 from ._auth import caller_key
@@ -47,6 +53,10 @@ _TRANSITIONS = {
 }
 
 _STOPPED = "The server stopped while the task was running."
+#: Seconds a background task's end is retried while the shared state is down (see
+#: ``TaskManager.settle``), and while the server is stopping.
+SETTLE_FOR = 10.0
+SETTLE_STOPPING = 2.0
 
 
 def iso(t: float) -> str:
@@ -434,6 +444,33 @@ class TaskManager:
             state_of(live.session).post("notifications/tasks/status", task_wire(record))
         return record
 
+    async def settle(
+        self,
+        task_id: str,
+        status: str,
+        message: str,
+        outcome: dict[str, Any],
+        within: float = SETTLE_FOR,
+    ) -> None:
+        """Record how a task run in the background ended. Nobody waits for an answer, so a
+        store that is down (Redis) is retried, backing off, for ``within`` seconds, then
+        logged and left (the record keeps its last status until it expires): never
+        raised, as an outage of the shared state must not stop the server."""
+        delay = 0.05
+        deadline = anyio.current_time() + within
+        while True:
+            try:
+                await self._set_status(task_id, status, message, outcome)
+                return
+            except BackendUnavailable as e:
+                if anyio.current_time() + delay > deadline:
+                    logger.error("task %s ended %s, not recorded: %s", task_id, status, e)
+                    return
+                if delay == 0.05:
+                    logger.warning("task %s ended %s; recording it again (%s)", task_id, status, e)
+            await anyio.sleep(delay)
+            delay = min(2 * delay, 1.0)
+
     def tell(self, record: TaskRecord) -> None:
         """Tell the watcher of the task's new state, if someone follows it."""
         watcher = self.watcher
@@ -595,7 +632,7 @@ class TaskManager:
             # The server is stopping: leave a clear status rather than `working` forever.
             with anyio.CancelScope(shield=True):
                 err = {"error": {"code": -32603, "message": _STOPPED}}
-                await self._set_status(task_id, "failed", _STOPPED, err)
+                await self.settle(task_id, "failed", _STOPPED, err, SETTLE_STOPPING)
             raise
         finally:
             live.scope = None
@@ -605,13 +642,13 @@ class TaskManager:
                     return  # cancelled (tasks/cancel already recorded it) or expired
                 if "error" in outcome:
                     message = outcome["error"]["message"]
-                    await self._set_status(task_id, "failed", message, outcome)
+                    await self.settle(task_id, "failed", message, outcome)
                 elif outcome["result"].get("isError"):
                     message = _error_text(outcome["result"])
-                    await self._set_status(task_id, "failed", message, outcome)
+                    await self.settle(task_id, "failed", message, outcome)
                 else:
                     message = "The operation completed."
-                    await self._set_status(task_id, "completed", message, outcome)
+                    await self.settle(task_id, "completed", message, outcome)
         finally:
             live.done = True
             if self._live.get(task_id) is live:
