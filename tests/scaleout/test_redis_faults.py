@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,21 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(120)]
 PING = b'{"jsonrpc":"2.0","id":5,"method":"ping"}'
 
 
+@asynccontextmanager
+async def _worker(redis: RedisServer, log: Path) -> AsyncIterator[tuple[str, httpx2.AsyncClient]]:
+    """A worker on ``redis`` (its log in ``log``), its URL and a client; after the block the
+    worker is stopped and must have stopped on SIGTERM, gracefully, not stuck (SIGKILL)."""
+    port = free_port()
+    worker = start_worker(redis.url, JOBS, port, log)
+    try:
+        wait_port(port, worker)
+        async with httpx2.AsyncClient(timeout=30) as http:
+            yield f"http://127.0.0.1:{port}/mcp", http
+    finally:
+        stop_process(worker)
+    assert worker.returncode == 0
+
+
 @pytest.fixture
 def durable_redis(tmp_path: Path) -> Iterator[RedisServer]:
     """A Redis that keeps its data across a restart (append-only file, fsync always)."""
@@ -49,33 +65,25 @@ async def _ping_until(
 
 
 async def test_redis_restarted_under_a_worker(durable_redis: RedisServer, tmp_path: Path) -> None:
-    port = free_port()
-    worker = start_worker(durable_redis.url, JOBS, port, tmp_path / "worker.log")
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        wait_port(port, worker)
-        async with httpx2.AsyncClient(timeout=30) as http:
-            sid = await initialize(http, url)
-            assert (await call(http, url, sid, "ping", None))["result"] == {}
-            durable_redis.stop()
-            # Down: a clear 503 with Retry-After, soon, not a hang or a 500. A session read
-            # within FRESH_FOR (1 s) may still be served from the worker's replica until the
-            # worker's bus has seen Redis go: 200s are tolerated until the 503 comes.
-            r = await _ping_until(http, url, sid, lambda status: status != 200, within=15)
-            assert r.status_code == 503, r.text
-            assert r.headers["retry-after"] == "1"
-            assert "session store" in r.json()["error"]["message"]
-            durable_redis.start()
-            # Back: the same session goes on (its state was kept by Redis), the worker too.
-            r = await _ping_until(http, url, sid, lambda status: status != 503, within=20)
-            assert r.status_code == 200, r.text
-            built = await call(
-                http, url, sid, "tools/call", {"name": "build", "arguments": {"steps": 1}}
-            )
-            assert built["result"]["content"][0]["text"] == "built in 1 steps"
-    finally:
-        stop_process(worker)
-    assert worker.returncode == 0  # it stopped on SIGTERM, gracefully, not stuck (SIGKILL)
+    async with _worker(durable_redis, tmp_path / "worker.log") as (url, http):
+        sid = await initialize(http, url)
+        assert (await call(http, url, sid, "ping", None))["result"] == {}
+        durable_redis.stop()
+        # Down: a clear 503 with Retry-After, soon, not a hang or a 500. A session read
+        # within FRESH_FOR (1 s) may still be served from the worker's replica until the
+        # worker's bus has seen Redis go: 200s are tolerated until the 503 comes.
+        r = await _ping_until(http, url, sid, lambda status: status != 200, within=15)
+        assert r.status_code == 503, r.text
+        assert r.headers["retry-after"] == "1"
+        assert "session store" in r.json()["error"]["message"]
+        durable_redis.start()
+        # Back: the same session goes on (its state was kept by Redis), the worker too.
+        r = await _ping_until(http, url, sid, lambda status: status != 503, within=20)
+        assert r.status_code == 200, r.text
+        built = await call(
+            http, url, sid, "tools/call", {"name": "build", "arguments": {"steps": 1}}
+        )
+        assert built["result"]["content"][0]["text"] == "built in 1 steps"
 
 
 def _modern(rid: int, method: str, params: dict[str, Any]) -> tuple[dict[str, str], bytes]:
@@ -111,34 +119,26 @@ async def test_a_2026_task_call_while_redis_is_down_is_answered_503(
     """No session to read, but the task's record to write: with Redis gone the call gets
     503 with Retry-After (the client may retry; nothing was started), not a 200 carrying
     an internal error; once Redis is back the same call starts its task."""
-    port = free_port()
-    worker = start_worker(durable_redis.url, JOBS, port, tmp_path / "worker.log")
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        wait_port(port, worker)
-        async with httpx2.AsyncClient(timeout=30) as http:
-            h, body = _task_call(1)
-            r = await http.post(url, headers=h, content=body)
-            assert r.status_code == 200 and answer(r)["result"]["resultType"] == "task", r.text
-            durable_redis.stop()
-            with anyio.fail_after(30):
-                r = await http.post(url, headers=h, content=_task_call(2)[1])
-            assert r.status_code == 503, r.text
-            assert r.headers["retry-after"] == "1"
-            error = r.json()
-            assert error["id"] == 2 and error["error"]["code"] == -32603, error
-            assert "not answering" in error["error"]["message"], error
-            durable_redis.start()
-            with anyio.fail_after(30):
-                while True:
-                    r = await http.post(url, headers=h, content=_task_call(3)[1])
-                    if r.status_code != 503:
-                        break
-                    await anyio.sleep(0.1)
-            assert r.status_code == 200 and answer(r)["result"]["resultType"] == "task", r.text
-    finally:
-        stop_process(worker)
-    assert worker.returncode == 0
+    async with _worker(durable_redis, tmp_path / "worker.log") as (url, http):
+        h, body = _task_call(1)
+        r = await http.post(url, headers=h, content=body)
+        assert r.status_code == 200 and answer(r)["result"]["resultType"] == "task", r.text
+        durable_redis.stop()
+        with anyio.fail_after(30):
+            r = await http.post(url, headers=h, content=_task_call(2)[1])
+        assert r.status_code == 503, r.text
+        assert r.headers["retry-after"] == "1"
+        error = r.json()
+        assert error["id"] == 2 and error["error"]["code"] == -32603, error
+        assert "not answering" in error["error"]["message"], error
+        durable_redis.start()
+        with anyio.fail_after(30):
+            while True:
+                r = await http.post(url, headers=h, content=_task_call(3)[1])
+                if r.status_code != 503:
+                    break
+                await anyio.sleep(0.1)
+        assert r.status_code == 200 and answer(r)["result"]["resultType"] == "task", r.text
 
 
 async def test_a_task_ending_while_redis_is_down_is_recorded_once_redis_is_back(
@@ -147,36 +147,28 @@ async def test_a_task_ending_while_redis_is_down_is_recorded_once_redis_is_back(
     """A task that ends while Redis is down: its end is recorded again and again (bounded)
     rather than raised, which stopped the worker ("Application shutdown failed"); the
     worker serves on, and once Redis is back the task reads completed, with its result."""
-    port = free_port()
     log = tmp_path / "worker.log"
-    worker = start_worker(durable_redis.url, JOBS, port, log)
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        wait_port(port, worker)
-        async with httpx2.AsyncClient(timeout=30) as http:
-            h, body = _modern(1, "tools/call", {"name": "nap", "arguments": {"seconds": 0.3}})
-            created = answer(await http.post(url, headers=h, content=body))["result"]
-            assert created["resultType"] == "task", created
-            durable_redis.stop()
-            with anyio.fail_after(30):  # the worker says the task ended, unrecorded yet
-                await _logged(log, "recording it again")
-            h, body = _modern(2, "tools/list", {})
-            r = await http.post(url, headers=h, content=body)
-            assert r.status_code == 200, r.text  # still serving what needs no Redis
-            durable_redis.start()
-            h, body = _modern(3, "tasks/get", {"taskId": created["taskId"]})
-            with anyio.fail_after(30):
-                while True:
-                    r = await http.post(url, headers=h, content=body)
-                    if r.status_code == 200 and answer(r)["result"].get("status") != "working":
-                        break
-                    await anyio.sleep(0.05)
-            done = answer(r)["result"]
-            assert done["status"] == "completed", done
-            assert done["result"]["content"][0]["text"] == "napped 0.3 s", done
-    finally:
-        stop_process(worker)
-    assert worker.returncode == 0
+    async with _worker(durable_redis, log) as (url, http):
+        h, body = _modern(1, "tools/call", {"name": "nap", "arguments": {"seconds": 0.3}})
+        created = answer(await http.post(url, headers=h, content=body))["result"]
+        assert created["resultType"] == "task", created
+        durable_redis.stop()
+        with anyio.fail_after(30):  # the worker says the task ended, unrecorded yet
+            await _logged(log, "recording it again")
+        h, body = _modern(2, "tools/list", {})
+        r = await http.post(url, headers=h, content=body)
+        assert r.status_code == 200, r.text  # still serving what needs no Redis
+        durable_redis.start()
+        h, body = _modern(3, "tasks/get", {"taskId": created["taskId"]})
+        with anyio.fail_after(30):
+            while True:
+                r = await http.post(url, headers=h, content=body)
+                if r.status_code == 200 and answer(r)["result"].get("status") != "working":
+                    break
+                await anyio.sleep(0.05)
+        done = answer(r)["result"]
+        assert done["status"] == "completed", done
+        assert done["result"]["content"][0]["text"] == "napped 0.3 s", done
     assert "not recorded" not in log.read_text()
 
 
