@@ -521,3 +521,24 @@ async def test_quick_sync_tools_share_workers_under_concurrency(anyio_backend: s
     assert len(names) == 64
     # Quick jobs do not start a thread per call in flight.
     assert len(set(names)) < 16
+
+
+async def test_a_tool_meeting_the_shared_state_down_says_to_retry_not_where_it_lives() -> None:
+    """What Redis raises when down names the instance: the client is told to retry, not
+    where the server's shared state lives (the log keeps that)."""
+    from mcpkit._exceptions import UNAVAILABLE, BackendUnavailable
+
+    server = Server("down")
+
+    @server.tool()
+    async def needs_redis() -> str:
+        """Reads the shared state (here: finds it down)."""
+        raise BackendUnavailable("Redis unavailable (read task): cannot reach 10.0.0.5:6379")
+
+    async with connect(server) as c:
+        r = await c.tool("needs_redis")
+    assert r["isError"] is True
+    assert r["content"] == [
+        {"type": "text", "text": f"Error executing tool needs_redis: {UNAVAILABLE}"}
+    ]
+    assert "10.0.0.5" not in str(r)

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._exceptions import MCPError, ProtocolError, ToolError
+from .._exceptions import UNAVAILABLE, BackendUnavailable, MCPError, ProtocolError, ToolError
 from .._http._headers import header_params
 from ..types._dialects import UnsupportedDialect, schema_dialect
 from ..types._jsonschema import schema_errors
@@ -185,6 +185,11 @@ class ToolDef:
         except ProtocolError:
             # Deliberate JSON-RPC errors (e.g. -32042 URL elicitation required) go out as such.
             raise
+        except BackendUnavailable as e:
+            # The shared state (Redis) down: its message names the instance, which is not
+            # the client's to know; the client may retry.
+            logger.warning("tool %r: %s", self.name, e)
+            return error_result(f"Error executing tool {self.name}: {UNAVAILABLE}")
         except MCPError as e:
             # Our own errors (capability missing, timeouts) carry clear messages worth showing.
             return error_result(f"Error executing tool {self.name}: {e}")
