@@ -213,6 +213,13 @@ def meta_problem(msg: dict[str, Any]) -> str | None:
     return None
 
 
+def _speaks_early(msg: dict[str, Any]) -> bool:
+    """Whether a checked request asked for things said before its answer (progress, log
+    messages): its answer is then a stream, not one body."""
+    meta: dict[str, Any] = msg["params"]["_meta"]  # negotiate() found it an object
+    return "progressToken" in meta or "io.modelcontextprotocol/logLevel" in meta
+
+
 class Refusal(NamedTuple):
     """The answer refusing a request: its HTTP status and JSON body (empty: none)."""
 
@@ -301,9 +308,14 @@ class ModernHandler:
         receive: Receive,
         send: Send,
         info: TransportInfo,
+        *,
+        at_once: bool = False,
     ) -> None:
-        """Serve a request whose checks passed (:meth:`ready`), within the app's budgets
-        (a refusal is answered 429/503) and its shutdown drain."""
+        """Serve a request whose checks passed (:meth:`check`), within the app's budgets
+        (a refusal is answered 429/503) and its shutdown drain. With ``at_once`` (what
+        :meth:`at_once` says of it) it is answered in one body with no cancel scope and no
+        drain entry: it runs in the step that read it (no task), so nothing can cancel it
+        and it is never in flight across a wait."""
         rid = req.id
         listen = req.method == "subscriptions/listen"
         budget = self.listens if listen else self.calls
@@ -311,6 +323,13 @@ class ModernHandler:
         refused = budget.enter(key)
         if refused is not None:
             await _refuse(send, rid, listen, refused)
+            return
+        if at_once:
+            try:
+                rc = RequestContext(None, req, negotiated, transport=info)
+                await answer_now(self.kernel, rc, send, json_response=self.options.json_response)
+            finally:
+                budget.leave(key)
             return
         scope = bounded_scope(None)  # a cheap cancel scope (no anyio scope on asyncio)
         out = _Tracked(send)
@@ -342,8 +361,7 @@ class ModernHandler:
         # request will have something to say before its answer. A listen stream is all
         # notifications; a request that asked for progress or log messages gets them live
         # (negotiate() found its _meta an object).
-        meta: dict[str, Any] = msg["params"]["_meta"]
-        live = listen or "progressToken" in meta or "io.modelcontextprotocol/logLevel" in meta
+        live = listen or _speaks_early(msg)
         if self.options.json_response and not live:
             await answer_now(kernel, rc, send, json_response=True)
         else:
@@ -352,32 +370,8 @@ class ModernHandler:
     def at_once(self, req: IncomingRequest, msg: dict[str, Any]) -> bool:
         """Whether serving ``req`` (checked: :meth:`check`) ends without waiting: the
         kernel knows it does (a sync tool shown short, given no Context, ...) and it asked
-        for nothing said before its answer (progress, log messages)."""
-        meta: dict[str, Any] = msg["params"]["_meta"]
-        return (
-            "progressToken" not in meta
-            and "io.modelcontextprotocol/logLevel" not in meta
-            and self.kernel.at_once(req.method, req.params)
-        )
-
-    async def serve_at_once(
-        self, req: IncomingRequest, negotiated: Any, send: Send, info: TransportInfo
-    ) -> None:
-        """Serve a request :meth:`at_once` says ends without waiting: within the calls'
-        budget (refused 429/503 as in :meth:`serve`), answered in one body. No cancel scope
-        and no drain entry: it runs in the step that read it (no task), so nothing can
-        cancel it, and it is never in flight across a wait."""
-        budget = self.calls
-        key = info.principal.key if info.principal is not None else None
-        refused = budget.enter(key)
-        if refused is not None:
-            await _refuse(send, req.id, False, refused)
-            return
-        try:
-            rc = RequestContext(None, req, negotiated, transport=info)
-            await answer_now(self.kernel, rc, send, json_response=self.options.json_response)
-        finally:
-            budget.leave(key)
+        for nothing said before its answer."""
+        return not _speaks_early(msg) and self.kernel.at_once(req.method, req.params)
 
     async def drain(self, timeout: float) -> None:
         """Let the requests in flight finish, for ``timeout`` seconds at most (a shutdown;

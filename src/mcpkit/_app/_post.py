@@ -149,9 +149,9 @@ class PostHandler:
             return None
         req, negotiated = verdict
         info = TransportInfo("http", "tcp", http=request_info(scope, headers, None))
-        if modern.at_once(req, msg):
-            return AtOnce(modern.serve_at_once(req, negotiated, send, info))
-        return modern.serve(req, negotiated, msg, receive, send, info)
+        at_once = modern.at_once(req, msg)
+        work = modern.serve(req, negotiated, msg, receive, send, info, at_once=at_once)
+        return AtOnce(work) if at_once else work
 
     async def post(
         self, headers: dict[str, str], receive: Receive, send: Send, info: TransportInfo

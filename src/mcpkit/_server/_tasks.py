@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import logging
 import time
 import uuid
@@ -456,20 +457,19 @@ class TaskManager:
         store that is down (Redis) is retried, backing off, for ``within`` seconds, then
         logged and left (the record keeps its last status until it expires): never
         raised, as an outage of the shared state must not stop the server."""
-        delay = 0.05
         deadline = anyio.current_time() + within
-        while True:
+        for attempt in itertools.count():  # ended by the deadline
             try:
                 await self._set_status(task_id, status, message, outcome)
                 return
             except BackendUnavailable as e:
+                delay = min(0.05 * 2**attempt, 1.0)
                 if anyio.current_time() + delay > deadline:
                     logger.error("task %s ended %s, not recorded: %s", task_id, status, e)
                     return
-                if delay == 0.05:
+                if attempt == 0:
                     logger.warning("task %s ended %s; recording it again (%s)", task_id, status, e)
             await anyio.sleep(delay)
-            delay = min(2 * delay, 1.0)
 
     def tell(self, record: TaskRecord) -> None:
         """Tell the watcher of the task's new state, if someone follows it."""
