@@ -298,7 +298,7 @@ class beside:  # lower case: used like a function, as bounded_scope
     On asyncio a plain task, its delayed start an entry in the loop's deadline heap: an anyio
     task group around the block, its child task (with a scope of its own) and the group's
     cancellation (which formats the task's repr) cost ~100 µs per HTTP request (measured,
-    docs/performance.md). Elsewhere a task group, the task started at once.
+    docs/performance.md). Elsewhere a task group, the task sleeping ``after`` seconds first.
     """
 
     __slots__ = ("_after", "_args", "_deadline", "_fn", "_loop", "_queue", "_task", "_tg")
@@ -320,7 +320,7 @@ class beside:  # lower case: used like a function, as bounded_scope
         if loop is None:
             self._tg = anyio.create_task_group()
             await self._tg.__aenter__()
-            self._tg.start_soon(_watch, self._fn, self._args)
+            self._tg.start_soon(_watch, self._fn, self._args, self._after)
         elif self._after > 0:
             self._queue = _deadlines_of(loop)
             self._queue.hold(self, loop.time() + self._after)
@@ -344,8 +344,12 @@ class beside:  # lower case: used like a function, as bounded_scope
         return bool(await self._tg.__aexit__(*exc_info))
 
 
-async def _watch(fn: Callable[..., Coroutine[Any, Any, Any]], args: tuple[Any, ...]) -> None:
+async def _watch(
+    fn: Callable[..., Coroutine[Any, Any, Any]], args: tuple[Any, ...], after: float = 0.0
+) -> None:
     try:
+        if after > 0:
+            await anyio.sleep(after)  # a block that waits briefly (a held call) is not watched
         await fn(*args)
     except Exception:
         logger.exception("a watcher task failed")

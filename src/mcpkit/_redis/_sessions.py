@@ -43,6 +43,7 @@ from .._http._transport import Chunk, Stream
 from .._transports._base import Message
 from ._events import RedisEventStore
 from ._notify import SharedNotifications
+from ._rounds import RoundRouter
 from ._transport import SharedTransport, stream_event
 
 if TYPE_CHECKING:
@@ -175,6 +176,8 @@ class RedisSessionRegistry:
             backend.on(kind, handler)
         #: Changes this worker's server announces, told to every worker's clients.
         self.notifications = SharedNotifications(backend, hosting, self.sessions.values)
+        #: 2026-07-28 retries routed to the worker holding their call (``_rounds``).
+        self.rounds = RoundRouter(backend, hosting, self._host)
         # The one place the server is given this backend's shared state.
         hosting.share_with(self, backend.task_store(), backend.state_keys())
         self._tie_events()

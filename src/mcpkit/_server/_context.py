@@ -96,6 +96,13 @@ class Context(Generic[StateT]):
         #: Set while a tool started through the tasks extension may still become a task.
         self._begin_task: Callable[[], Awaitable[None]] | None = None
 
+    def _rebind(self, request: RequestContext) -> None:
+        """Serve ``request`` from now on: the next round of a held call (``_held``), whose
+        progress and logs go to the request that resumed it."""
+        self._request = request
+        if request.session is not None:
+            self._session = request.session
+
     async def begin_task(self) -> None:
         """Go on as a task: the request is answered with the task's handle now, and the rest
         of the tool runs in the background (its client polls ``tasks/get``).
@@ -319,8 +326,12 @@ class Context(Generic[StateT]):
             return await self._request.ask(method, params, key)
         rounds = self._rounds()
         if rounds is not None:
-            # No server-to-client requests: the answer comes with the client's retry.
-            return rounds.take(key or rounds.next_key(method), method, params)
+            # No server-to-client requests: the answer comes with the client's retry,
+            # to this very call when it is held (``_held``), else to the function run again.
+            key = key or rounds.next_key(method)
+            if rounds.held is not None:
+                return await rounds.held.ask(self, key, method, params)
+            return rounds.take(key, method, params)
         if as_task:
             from ._tasks import CLIENT_TASK_CAPABILITY, request_as_task
 
@@ -364,10 +375,13 @@ class Context(Generic[StateT]):
                 book(answer.data.date, answer.data.guests)
 
         Under revision 2026-07-28 (stateless) the question goes back to the client in an
-        ``InputRequiredResult`` and the whole function runs again when the client retries
-        with the answer; ``key`` names the question in ``inputRequests`` (default: its
-        kind and call order). Keep side effects after the questions, or make them
-        idempotent: code before a question runs once per round.
+        ``InputRequiredResult``; the call waits here, held by the server, and goes on when
+        the client retries with the answer, so code before the question runs once.
+        ``key`` names the question in ``inputRequests`` (default: its kind and call order).
+        Only when the held call is gone (it waited longer than
+        ``StatelessSettings.hold_seconds``, or the process holding it stopped) does the
+        retry run the function again from the top, with the answers given so far, and a
+        warning is logged: see docs/server.md for writing tools that stay safe then.
         """
         self._require(
             ("elicitation",),
@@ -640,7 +654,8 @@ class Context(Generic[StateT]):
                 ctx.list_roots(),
             )
         """
-        if self._rounds() is not None:
+        rounds = self._rounds()
+        if rounds is not None and rounds.held is None:
             # Each call either answers from this round's inputs at once or raises the
             # question it asks: awaited in turn, every unanswered question is collected.
             results: list[Any] = []
@@ -662,6 +677,9 @@ class Context(Generic[StateT]):
             if pending:
                 raise InputRequired(pending)
             return results
+        if rounds is not None and rounds.held is not None:
+            # A held call (``_held``): the questions go to the client together.
+            return await rounds.held.gather(calls)
         answers: list[Any] = [None] * len(calls)
 
         async def run(i: int, call: Awaitable[Any]) -> None:

@@ -95,21 +95,43 @@ class Handlers:
             logger.warning("could not subscribe to %s upstream: %s", uri, e)
 
     async def _rounds(
-        self, rc: RequestContext, params: dict[str, Any] | None, run: Coroutine[Any, Any, Any]
+        self,
+        rc: RequestContext,
+        params: dict[str, Any] | None,
+        run: Coroutine[Any, Any, Any],
+        *,
+        hold: bool = False,
     ) -> Any:
         """Run ``run``, a handler's coroutine that may ask the client for input, under a
         stateless revision: its questions end the request with an ``InputRequiredResult``
         (see ``_mrtr``), and so does a ``URLElicitationRequired`` it raises (-32042 is not
-        a code of 2026-07-28: its URL-mode elicitations become the result's questions)."""
+        a code of 2026-07-28: its URL-mode elicitations become the result's questions).
+
+        With ``hold`` (its function takes a Context, so it may ask), the coroutine runs as
+        a held call (``_held``): suspended where it asks, resumed by the retry."""
         # The state is sealed to the verified caller: another caller cannot replay it.
         principal = rc.transport.principal
         caller = principal.key if principal is not None else None
         try:
             rc.state = rounds = RoundState(self.server.stateless, rc.request.method, params, caller)
+            call = self.server.holds.find(rounds)
         except BaseException:
             run.close()  # a forged or stale requestState: the handler never starts
             raise
         try:
+            if call is not None:
+                run.close()  # the call goes on where it asked
+                return await call.round(rc, rounds)
+            if rounds.held_id is not None:
+                routed, result = await self._route(rc, rounds)
+                if routed:
+                    run.close()  # served by the worker holding the call
+                    return result
+                self._gone(rc, rounds)
+            if hold:
+                call = self.server.holds.start(rc, rounds, run)
+                if call is not None:
+                    return await call.round(rc, rounds)
             return await run
         except BaseException as e:
             asked = collect_input_required(e)
@@ -119,6 +141,31 @@ class Handlers:
             if asked is None:
                 raise
             return rounds.input_required(asked)
+
+    async def _route(self, rc: RequestContext, rounds: RoundState) -> tuple[bool, Any]:
+        """Serve a retry on the worker holding its call, when another worker sharing this
+        one's state holds it (``mcpkit._redis._rounds``): ``(True, its result)``; else
+        ``(False, None)``."""
+        router = getattr(self.server._shared, "rounds", None)
+        worker = rounds.held_worker
+        if router is None or worker is None or worker == router.worker_id:
+            return False, None
+        routed: tuple[bool, Any] = await router.forward(worker, rc)
+        return routed
+
+    def _gone(self, rc: RequestContext, rounds: RoundState) -> None:
+        """A retry naming a held call this process does not have: the function runs again
+        from the top with the answers so far, which its author should hear about."""
+        target = rc.request.params.get("name") if rc.request.params else None
+        logger.warning(
+            "%s %s: the call held for these answers is gone (it waited longer than "
+            "StatelessSettings.hold_seconds, or the process holding it%s stopped); running "
+            "it again from the top with the answers given so far: code before its questions "
+            "runs again (docs/server.md, 'Asking the user')",
+            rc.request.method,
+            repr(target) if isinstance(target, str) else "",
+            f" ({rounds.held_worker})" if rounds.held_worker else "",
+        )
 
     async def tools_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
         return self.registry.page("tools", params, self.server.stateless)
@@ -155,7 +202,8 @@ class Handlers:
             # runs task-capable tools as tasks for the clients declaring it.
             if support is not None and support != "forbidden":
                 return await self.server.task_extension.call_tool(self, rc, tool, args)
-            return await self._rounds(rc, params, self._call(tool, args, rc))
+            held = tool.context_param is not None
+            return await self._rounds(rc, params, self._call(tool, args, rc), hold=held)
         if support is not None and support != "forbidden":
             task = params.get("task")
             if task is not None:
@@ -196,7 +244,9 @@ class Handlers:
             authorize(rc, self.registry.scopes_for("resources/read", params))
         n = rc.negotiated
         if n is not None and n.stateless:
-            result = await self._rounds(rc, params, self._read(uri, rc))
+            entry = self.registry.entry_for(uri)
+            held = getattr(entry, "context_param", None) is not None
+            result = await self._rounds(rc, params, self._read(uri, rc), hold=held)
             hints = self.registry.hints_for(uri)
             if hints and result.get("resultType") != "input_required":
                 # The resource's own hints; the server's defaults fill in what it left out.
@@ -258,7 +308,9 @@ class Handlers:
             raise InvalidParams(message="Invalid params: 'arguments' must be an object of strings")
         n = rc.negotiated
         if n is not None and n.stateless:
-            return await self._rounds(rc, params, self._get_prompt(prompt, name, args, rc))
+            held = prompt.context_param is not None
+            run = self._get_prompt(prompt, name, args, rc)
+            return await self._rounds(rc, params, run, hold=held)
         return await self._get_prompt(prompt, name, args, rc)
 
     async def _get_prompt(

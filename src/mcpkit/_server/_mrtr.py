@@ -25,11 +25,14 @@ import os
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
 from .._exceptions import InvalidParams
+
+if TYPE_CHECKING:
+    from ._held import HeldCall
 
 #: Parameters that carry the rounds themselves, left out of the request's fingerprint.
 _ROUND_PARAMS = ("inputResponses", "requestState", "_meta")
@@ -72,6 +75,16 @@ class StatelessSettings:
     state_ttl: float = 600.0
     #: Most rounds one request may take before it is refused.
     max_rounds: int = 16
+    #: Keep a call that asks suspended where it asked, and resume it with the answers,
+    #: so that code before a question runs once (see docs/server.md). False: every round
+    #: runs the function again from the top.
+    hold_calls: bool = True
+    #: Most calls of one server held at once for their clients' answers; beyond, new
+    #: calls are not held (logged).
+    max_held: int = 1000
+    #: How long a held call waits for its client's next round, in seconds (never longer
+    #: than ``state_ttl``); then it is cancelled where it waits.
+    hold_seconds: float = 300.0
     #: ``ttlMs`` of cacheable results (lists, reads, discovery) when a registration sets none.
     cache_ttl_ms: int = 0
     #: ``cacheScope`` of cacheable results: ``"private"`` (per user) or ``"public"``.
@@ -89,6 +102,8 @@ class StatelessSettings:
             raise ValueError("cache_scope must be 'private' or 'public'")
         if self.cache_ttl_ms < 0 or self.state_ttl <= 0 or self.max_rounds < 1:
             raise ValueError("cache_ttl_ms must be >= 0, state_ttl > 0 and max_rounds >= 1")
+        if self.max_held < 0 or self.hold_seconds <= 0:
+            raise ValueError("max_held must be >= 0 and hold_seconds > 0")
 
     def _given(self) -> bytes | None:
         # An explicit key, else MCPKIT_STATE_KEY (read until found, then kept as the key).
@@ -247,6 +262,11 @@ class RoundState:
         self.answers: dict[str, tuple[str, Any]] = {}
         self.round = 1
         self._auto = 0
+        #: The held call these rounds belong to (``_held``), once it is held here.
+        self.held: HeldCall | None = None
+        #: The id of the held call and the worker holding it, from the ``requestState``.
+        self.held_id: str | None = None
+        self.held_worker: str | None = None
         params = params or {}
         if params.get("requestState") is not None:
             self._restore(params["requestState"])
@@ -276,12 +296,32 @@ class RoundState:
             for key, pair in answers.items():
                 if isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str):
                     self.answers[key] = (pair[0], pair[1])
+        held, worker = payload.get("h"), payload.get("w")
+        self.held_id = held if isinstance(held, str) else None
+        self.held_worker = worker if isinstance(worker, str) else None
         rounds = payload.get("r")
         self.round = (rounds if isinstance(rounds, int) else 0) + 1
         if self.round > self.settings.max_rounds:
             raise InvalidParams(
                 message=f"Invalid params: more than {self.settings.max_rounds} input rounds"
             )
+
+    def hold(self, call: HeldCall | None, worker: str | None) -> None:
+        """These rounds belong to held ``call`` (of this process, ``worker`` among many):
+        the states sealed from now on name it (None: no call any more)."""
+        self.held = call
+        self.held_id = call.id if call is not None else None
+        self.held_worker = worker
+
+    def adopt(self, earlier: RoundState) -> None:
+        """Go on from ``earlier``, the rounds of the same held call before this request:
+        its call, and the count of the questions it asked without a key."""
+        self.held, self.held_id, self.held_worker = (
+            earlier.held,
+            earlier.held_id,
+            earlier.held_worker,
+        )
+        self._auto = max(self._auto, earlier._auto)
 
     def next_key(self, method: str) -> str:
         """A key for a question the handler did not name: the method and its call order."""
@@ -312,6 +352,10 @@ class RoundState:
             "r": self.round,
             "a": {k: [m, a] for k, (m, a) in self.answers.items()},
         }
+        if self.held_id is not None:
+            payload["h"] = self.held_id
+            if self.held_worker is not None:
+                payload["w"] = self.held_worker
         return {
             "resultType": "input_required",
             "inputRequests": requests,

@@ -24,6 +24,7 @@ from ._context import Context, StateT
 from ._extensions import Extension, Extensions
 from ._func import FuncInfo, context_param_of, describe
 from ._handlers import Handlers
+from ._held import Holds
 from ._hosted import (
     announce_change,
     build_spec,
@@ -173,6 +174,8 @@ class Server(AppMixin, Generic[StateT]):
         self.bridges_logging = False
         #: How the stateless revision (2026-07-28) is served: requestState key, caching hints.
         self.stateless = stateless or StatelessSettings()
+        #: Calls held across the rounds of 2026-07-28 requests (``_held``).
+        self.holds = Holds(self)
         #: The open ``subscriptions/listen`` streams.
         self.listeners = Listeners()
         settings = resolve_task_settings(
