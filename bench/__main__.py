@@ -1,6 +1,12 @@
-"""``python -m bench``: see :mod:`bench.run`; ``python -m bench eras``: see :mod:`bench.eras`."""
+"""``python -m bench``: see :mod:`bench.run`; ``python -m bench eras``: see :mod:`bench.eras`;
+``python -m bench held``: see :mod:`bench.held`."""
 
 import sys
+
+if sys.argv[1:2] == ["held"]:
+    from bench.held import main as held
+
+    sys.exit(held(sys.argv[2:]))
 
 if sys.argv[1:2] == ["eras"]:
     from bench.eras import main as eras

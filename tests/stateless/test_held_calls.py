@@ -299,3 +299,47 @@ def test_the_example_serves_over_stdio_when_run_directly(tmp_path: Path) -> None
         check=False,
     )
     assert proc.returncode == 0, proc.stderr.decode()
+
+
+async def test_call_id_is_the_same_in_every_round_even_run_again_from_the_top() -> None:
+    server = Server("keys", stateless=StatelessSettings(hold_seconds=0.05))
+    seen: list[str] = []
+    gone = anyio.Event()
+
+    @server.tool()
+    async def pay(ctx: Context) -> str:
+        """Record the call's key, then ask."""
+        seen.append(ctx.call_id)
+        try:
+            await ctx.elicit("Tip?", NAME_FORM, key="tip")
+        except anyio.get_cancelled_exc_class():
+            gone.set()
+            raise
+        return ctx.call_id
+
+    async with ASGIClient(server.http_app()) as http:
+        first = (await post(http, _call("pay"))).result
+        other = (await post(http, _call("pay", id=2))).result
+        with anyio.fail_after(10):
+            await gone.wait()  # the holds expired: the retries run the function again
+        done = await post(
+            http, _call("pay", inputResponses={"tip": ALICE}, requestState=first["requestState"])
+        )
+        assert other["requestState"] != first["requestState"]
+    assert len(seen) == 3 and seen[0] != seen[1]  # two calls, then the first run again
+    assert seen[2] == seen[0] == done.result["content"][0]["text"]
+
+
+async def test_call_id_in_the_handshake_era_is_unique_per_call() -> None:
+    server = Server("keys")
+
+    @server.tool()
+    async def key(ctx: Context) -> str:
+        """The call's key, asked twice."""
+        assert ctx.call_id == ctx.call_id
+        return ctx.call_id
+
+    async with Client(server, protocol_version="2025-11-25") as client:
+        a = (await client.call_tool("key", {})).content[0].text
+        b = (await client.call_tool("key", {})).content[0].text
+    assert a != b and len(a) == 32

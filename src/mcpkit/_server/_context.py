@@ -60,6 +60,15 @@ class ElicitationResult(Generic[T]):
         return self.action == "accept"
 
 
+class _CallId:
+    """The id of a call served once (a handshake revision), kept in its request's state."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = uuid.uuid4().hex
+
+
 #: The type of what a server's lifespan yields (``Context[State]``); Any when not given.
 StateT = TypeVar_("StateT", default=Any)
 
@@ -95,6 +104,34 @@ class Context(Generic[StateT]):
         self._session = session
         #: Set while a tool started through the tasks extension may still become a task.
         self._begin_task: Callable[[], Awaitable[None]] | None = None
+
+    @property
+    def call_id(self) -> str:
+        """An id of this call, the same in each of its rounds: an idempotency key for what
+        the call does (a payment's, say).
+
+        Under revision 2026-07-28 a call that asks is held and resumed, so code before its
+        question runs once; but when the held call is gone (it waited too long, or its
+        process stopped) the retry runs the function again from the top. This id is the
+        same then (it travels in the sealed ``requestState``), so an effect keyed by it is
+        done once whatever happens. Under a handshake revision a call runs once: the id is
+        simply unique to it.
+
+        Example::
+
+            @server.tool()
+            async def pay(order: str, ctx: Context) -> str:
+                payments.charge(order, idempotency_key=ctx.call_id)
+                tip = await ctx.elicit("Add a tip?", Tip)
+                ...
+        """
+        rc = self._request
+        state = rc.state if rc is not None else None
+        if isinstance(state, RoundState):
+            return state.call_id
+        if rc is not None and state is None:
+            rc.state = state = _CallId()
+        return state.value if isinstance(state, _CallId) else f"ctx-{id(self):x}"
 
     def _rebind(self, request: RequestContext) -> None:
         """Serve ``request`` from now on: the next round of a held call (``_held``), whose

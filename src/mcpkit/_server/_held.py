@@ -88,10 +88,12 @@ class HeldCall:
 
     def __init__(self, holds: Holds, rounds: RoundState) -> None:
         self.holds = holds
-        self.id = secrets.token_urlsafe(16)
+        #: Drawn when the call first asks (most calls never do: they cost no id, no entry).
+        self.id = ""
         self.rounds = rounds
-        #: The request and caller the call belongs to: a retry must be theirs.
-        self.fingerprint = rounds.fingerprint
+        #: The first round's: the request and caller the call belongs to (a retry must be
+        #: theirs), its digest computed only when a retry is matched against it.
+        self._first = rounds
         self.principal = rounds.principal
         #: The request of the round in progress (None between rounds).
         self.rc: RequestContext | None = None
@@ -106,6 +108,11 @@ class HeldCall:
         self.error: BaseException | None = None
         self.finished = False
         self.changed = anyio.Event()
+
+    @property
+    def fingerprint(self) -> str:
+        """The digest of the request the call belongs to."""
+        return self._first.fingerprint
 
     # -------------------------------------------------- the call's side
 
@@ -145,6 +152,8 @@ class HeldCall:
             self.contexts.append(ctx)
         with contextlib.suppress(InputRequired):
             return self.rounds.take(key, method, params)
+        if not self.id:
+            self.holds.register(self)
         question = Question(key, method, params)
         self.questions.append(question)
         flag = gathering.get()
@@ -308,7 +317,7 @@ class Holds:
         tg = self.server.tasks_manager._tg
         if tg is None:
             return None
-        if len(self.calls) >= settings.max_held:
+        if len(self.calls) >= settings.max_held:  # (only calls that asked count)
             if not self._full_logged:
                 self._full_logged = True
                 logger.warning(
@@ -319,10 +328,15 @@ class Holds:
                 )
             return None
         call = HeldCall(self, rounds)
-        rounds.hold(call, self.worker())
-        self.calls[call.id] = call
+        rounds.held = call  # named in the states sealed once it asks (``register``)
         tg.start_soon(call.run, coro)
         return call
+
+    def register(self, call: HeldCall) -> None:
+        """``call`` asks for the first time: it is held from now on, under a new id."""
+        call.id = secrets.token_urlsafe(16)
+        call.rounds.hold(call, self.worker())
+        self.calls[call.id] = call
 
     def find(self, rounds: RoundState) -> HeldCall | None:
         """The call the request's ``requestState`` names, when it is held here; None when

@@ -267,6 +267,7 @@ class RoundState:
         #: The id of the held call and the worker holding it, from the ``requestState``.
         self.held_id: str | None = None
         self.held_worker: str | None = None
+        self._call_id: str | None = None
         params = params or {}
         if params.get("requestState") is not None:
             self._restore(params["requestState"])
@@ -296,6 +297,8 @@ class RoundState:
             for key, pair in answers.items():
                 if isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str):
                     self.answers[key] = (pair[0], pair[1])
+        call_id = payload.get("c")
+        self._call_id = call_id if isinstance(call_id, str) else None
         held, worker = payload.get("h"), payload.get("w")
         self.held_id = held if isinstance(held, str) else None
         self.held_worker = worker if isinstance(worker, str) else None
@@ -305,6 +308,15 @@ class RoundState:
             raise InvalidParams(
                 message=f"Invalid params: more than {self.settings.max_rounds} input rounds"
             )
+
+    @property
+    def call_id(self) -> str:
+        """An id of the call these rounds serve: drawn at its first round, then carried by
+        its ``requestState``, so the same in every round of the call, and when a gone held
+        call runs again from the top (``Context.call_id``)."""
+        if self._call_id is None:
+            self._call_id = secrets.token_urlsafe(12)
+        return self._call_id
 
     def hold(self, call: HeldCall | None, worker: str | None) -> None:
         """These rounds belong to held ``call`` (of this process, ``worker`` among many):
@@ -322,6 +334,7 @@ class RoundState:
             earlier.held_worker,
         )
         self._auto = max(self._auto, earlier._auto)
+        self._call_id = self._call_id or earlier._call_id
 
     def next_key(self, method: str) -> str:
         """A key for a question the handler did not name: the method and its call order."""
@@ -351,6 +364,7 @@ class RoundState:
             "e": self.settings.clock() + self.settings.state_ttl,
             "r": self.round,
             "a": {k: [m, a] for k, (m, a) in self.answers.items()},
+            "c": self.call_id,
         }
         if self.held_id is not None:
             payload["h"] = self.held_id
