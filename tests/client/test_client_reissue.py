@@ -1,6 +1,9 @@
 """A 2026-07-28 response stream that breaks before its answer: the request is lost, and the
 client sends it again as a new request with a new id (changelog.mdx, SEP-2575), a bounded
-number of times. The listen stream is listened to again the same way.
+number of times -- only when that is safe (issue 41): a method without effects, a tool
+annotated read-only or idempotent, a call marked ``idempotent=True``, or any once the
+session assumes so. Any other lost request is not sent again: the caller is told it may
+or may not have taken effect. The listen stream is listened to again the same way.
 
 The server is a real mcpkit app over Streamable HTTP (in process, through ASGIClient), with
 an ASGI layer in front that drops the first streams of one method: it answers them with an
@@ -17,8 +20,11 @@ import pytest
 from tests.client._helpers import asgi_client, echo_server
 from tests.http._http_helpers import read_body, replaying
 
-from mcpkit import ProtocolError, TransportError
+from mcpkit import Client, ProtocolError, Server, TransportError
 from mcpkit._http._client_common import HTTP_TRANSPORT_ERROR
+from mcpkit._middleware import MCPRequest
+from mcpkit._session._client import EFFECTLESS_METHODS
+from mcpkit.types import ToolAnnotations
 
 pytestmark = pytest.mark.anyio
 
@@ -76,21 +82,156 @@ class Dropper:
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
+def hinted_server() -> Server:
+    """The echo server, plus ``look`` (annotated read-only), ``put`` (idempotent) and
+    ``wipe`` (annotated, but neither: destructive)."""
+    server = echo_server()
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def look(text: str) -> str:
+        """Read something."""
+        return text
+
+    @server.tool(annotations=ToolAnnotations(idempotent_hint=True, read_only_hint=False))
+    def put(text: str) -> str:
+        """Set something: twice is the same as once."""
+        return text
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
+    def wipe(text: str) -> str:
+        """Change something for good."""
+        return text
+
+    return server
+
+
+async def _marks_idempotent(request: MCPRequest, call_next: Any) -> Any:
+    """A middleware that knows better than the client: every request may be sent again."""
+    request.state["idempotent"] = True
+    return await call_next(request)
+
+
+async def _call(client: Client, how: str) -> str:
+    """Call a tool the way ``how`` says it is safe to send again; its text."""
+    if how == "assume_idempotent":
+        client.session.assume_idempotent = True
+    tool = {"readOnlyHint": "look", "idempotentHint": "put"}.get(how, "echo")
+    result = await client.call_tool(tool, {"text": "again"}, idempotent=how == "idempotent=True")
+    return result.content[0].text  # type: ignore[union-attr]
+
+
+SAFE_CALLS = [
+    "readOnlyHint",
+    "idempotentHint",
+    "idempotent=True",
+    "assume_idempotent",
+    "middleware",
+]
+
+
 @pytest.mark.req("HTTP-2026-CLIENT-REISSUE-LOST-REQUEST")
-async def test_a_call_whose_stream_broke_is_sent_again_with_a_new_id() -> None:
-    dropper = Dropper(echo_server().http_app(), "tools/call", drops=1)
+@pytest.mark.parametrize("how", SAFE_CALLS)
+async def test_a_call_known_safe_whose_stream_broke_is_sent_again_with_a_new_id(how: str) -> None:
+    dropper = Dropper(hinted_server().http_app(), "tools/call", drops=1)
+    middleware = [_marks_idempotent] if how == "middleware" else []
     with anyio.fail_after(TIMEOUT):
-        async with asgi_client(dropper, protocol_version=REV) as client:
-            result = await client.call_tool("echo", {"text": "again"})
-            assert result.content[0].text == "again"  # type: ignore[union-attr]
+        async with asgi_client(dropper, protocol_version=REV, middleware=middleware) as client:
+            assert await _call(client, how) == "again"
     assert len(dropper.ids) == 2
     assert dropper.ids[0] != dropper.ids[1]
 
 
 @pytest.mark.req("HTTP-2026-CLIENT-REISSUE-LOST-REQUEST")
+@pytest.mark.parametrize("tool", ["echo", "wipe"], ids=["no-hints", "destructive"])
+async def test_a_call_not_known_safe_is_not_sent_again(tool: str) -> None:
+    dropper = Dropper(hinted_server().http_app(), "tools/call", drops=1)
+    with anyio.fail_after(TIMEOUT):
+        async with asgi_client(dropper, protocol_version=REV) as client:
+            assert {t.name for t in await client.list_tools()} >= {"echo", "wipe"}  # known
+            with pytest.raises(TransportError) as caught:
+                await client.call_tool(tool, {"text": "once"})
+            said = str(caught.value)
+            assert not isinstance(caught.value, ProtocolError)  # a lost answer, not the server's
+            assert "may or may not have taken effect" in said and "not sent again" in said
+            for way in ("readOnlyHint", "idempotentHint", "idempotent=True", "assume_idempotent"):
+                assert way in said  # the ways to let the client send it again
+            assert len(dropper.ids) == 1  # sent once, never behind the caller's back
+            # The connection goes on; the same call made again by the caller is answered.
+            assert (await client.call_tool(tool, {"text": "mine"})).content[0].text == "mine"  # type: ignore[union-attr]
+    assert len(dropper.ids) == 2
+
+
+@pytest.mark.req("HTTP-2026-CLIENT-REISSUE-LOST-REQUEST")
+async def test_a_tools_list_changed_forgets_the_hints_until_listed_again() -> None:
+    # A changed tool may have lost its hints: until the next full listing says otherwise,
+    # its calls count as unsafe (never a round trip per call to find out).
+    dropper = Dropper(hinted_server().http_app(), "tools/call", drops=2)
+    with anyio.fail_after(TIMEOUT):
+        async with asgi_client(dropper, protocol_version=REV) as client:
+            await client.list_tools()
+            client._invalidate("tools")  # what notifications/tools/list_changed does
+            with pytest.raises(TransportError, match="not sent again"):
+                await client.call_tool("look", {"text": "x"})
+            await client.list_tools(use_cache=False)
+            assert (await client.call_tool("look", {"text": "y"})).content[0].text == "y"  # type: ignore[union-attr]
+    assert len(dropper.ids) == 3  # once, then twice (the second listing knew it read-only)
+
+
+async def _read(client: Client, method: str) -> Any:
+    """Send ``method`` (one without effects) as the client's helpers do."""
+    params: dict[str, Any] = {
+        "resources/read": {"uri": "note://x"},
+        "prompts/get": {"name": "hello", "arguments": {"who": "w"}},
+        "completion/complete": {
+            "ref": {"type": "ref/prompt", "name": "hello"},
+            "argument": {"name": "who", "value": "w"},
+        },
+    }.get(method, {})
+    return await client.send_request(method, params or None)
+
+
+def reads_server() -> Server:
+    """The hinted server, plus a resource and a prompt to read."""
+    server = hinted_server()
+
+    @server.resource("note://x")
+    def note() -> str:
+        return "the note"
+
+    @server.prompt()
+    def hello(who: str) -> str:
+        """Say hello."""
+        return f"hello {who}"
+
+    @server.completion()
+    def complete(ref: Any, argument: Any, context: Any) -> list[str]:
+        return ["world"]
+
+    return server
+
+
+READS = ["tools/list", "resources/list", "resources/templates/list", "resources/read"]
+READS += ["prompts/list", "prompts/get", "completion/complete", "server/discover"]
+
+
+@pytest.mark.req("HTTP-2026-CLIENT-REISSUE-LOST-REQUEST")
+@pytest.mark.parametrize("method", READS)
+async def test_a_method_without_effects_is_sent_again(method: str) -> None:
+    assert method in EFFECTLESS_METHODS and "tools/call" not in EFFECTLESS_METHODS
+    dropper = Dropper(reads_server().http_app(), method, drops=0)
+    with anyio.fail_after(TIMEOUT):
+        async with asgi_client(dropper, protocol_version=REV) as client:
+            dropper.ids.clear()  # connecting sent server/discover: not counted, not dropped
+            dropper.drops = 1
+            result = await _read(client, method)
+            assert isinstance(result, dict)
+    assert len(dropper.ids) == 2 and dropper.ids[0] != dropper.ids[1]
+
+
+@pytest.mark.req("HTTP-2026-CLIENT-REISSUE-LOST-REQUEST")
 @pytest.mark.parametrize("max_reissues", [None, 0, 1], ids=["default", "0", "1"])
 async def test_sending_again_is_bounded_by_max_reissues(max_reissues: int | None) -> None:
-    dropper = Dropper(echo_server().http_app(), "tools/call", drops=100)
+    dropper = Dropper(hinted_server().http_app(), "tools/call", drops=100)
     with anyio.fail_after(TIMEOUT):
         async with asgi_client(dropper, protocol_version=REV) as client:
             assert client.session.max_reissues == 2  # "at most twice" by default
@@ -99,7 +240,7 @@ async def test_sending_again_is_bounded_by_max_reissues(max_reissues: int | None
             bound = client.session.max_reissues
             # The answer never came through: a transport failure (issue 33), not an answer.
             with pytest.raises(TransportError, match="closed the response stream") as caught:
-                await client.call_tool("echo", {"text": "lost"})
+                await client.call_tool("look", {"text": "lost"})
             assert not isinstance(caught.value, ProtocolError)
             assert (f"({bound + 1} times)" in str(caught.value)) == (bound > 0)
             # The connection goes on.

@@ -350,12 +350,17 @@ class Client:
         *,
         timeout: float | None = _DEFAULT,
         progress_handler: ProgressFn | None = None,
+        idempotent: bool = False,
     ) -> Any:
-        """Send any request and return its raw ``result`` (for methods without a helper)."""
+        """Send any request and return its raw ``result`` (for methods without a helper).
+
+        ``idempotent=True``: sending it twice does no more than once, so a lost answer
+        (2026-07-28) sends it again, as for methods without effects (docs/client.md)."""
         try:
             if self.middleware:
-                return await through_middleware(self, method, params, timeout, progress_handler)
-            return await self._send(method, params, timeout, progress_handler)
+                args = (method, params, timeout, progress_handler, idempotent)
+                return await through_middleware(self, *args)
+            return await self._send(method, params, timeout, progress_handler, idempotent)
         except URLElicitationRequired as e:
             await self._inbound.url_elicitations_required(e)
             raise
@@ -379,42 +384,37 @@ class Client:
         params: dict[str, Any] | None,
         timeout: Any,
         progress_handler: ProgressFn | None,
+        idempotent: bool = False,
     ) -> Awaitable[Any]:
         session = self.session
         t = self.timeout if timeout is _DEFAULT else timeout
+        if not idempotent and method == "tools/call" and isinstance(params, dict):
+            # Here, past the middleware: the tool actually called is the one that counts.
+            idempotent = self._lists.safe_to_repeat(params.get("name"))
         if telemetry_active():  # an application configured OpenTelemetry
             return traced(
-                session, method, params, lambda p: self._deliver(method, p, t, progress_handler)
+                session,
+                method,
+                params,
+                lambda p: self._deliver(method, p, t, progress_handler, idempotent),
             )
-        return self._deliver(method, with_trace(params), t, progress_handler)
+        return self._deliver(method, with_trace(params), t, progress_handler, idempotent)
 
     def _deliver(
-        self, method: str, params: Any, t: Any, progress_handler: ProgressFn | None
+        self, method: str, params: Any, t: Any, progress_handler: ProgressFn | None, idem: bool
     ) -> Awaitable[Any]:
-        session = self.session
-        if progress_handler is None:
-            if self._inbound.progress_handler is not None and method in _PROGRESS_METHODS:
-                # A client-wide progress handler asks for progress on every long request.
-                return session.send_request(
-                    method,
-                    params,
-                    timeout=t,
-                    reset_timeout_on_progress=True,
-                    max_timeout=self.max_timeout,
-                )
-            return session.send_request(method, params, timeout=t, max_timeout=self.max_timeout)
+        kw: dict[str, Any] = {"timeout": t, "max_timeout": self.max_timeout, "idempotent": idem}
+        if progress_handler is not None:
 
-        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            await call_back(progress_handler, progress, total, message)
+            async def on_progress(progress: float, total: float | None, msg: str | None) -> None:
+                await call_back(progress_handler, progress, total, msg)
 
-        return session.send_request(
-            method,
-            params,
-            timeout=t,
-            on_progress=on_progress,
-            reset_timeout_on_progress=True,
-            max_timeout=self.max_timeout,
-        )
+            kw["on_progress"] = on_progress
+            kw["reset_timeout_on_progress"] = True
+        elif self._inbound.progress_handler is not None and method in _PROGRESS_METHODS:
+            # A client-wide progress handler asks for progress on every long request.
+            kw["reset_timeout_on_progress"] = True
+        return self.session.send_request(method, params, **kw)
 
     async def ping(self, *, timeout: float | None = _DEFAULT) -> None:
         """Check the server is alive; raises :class:`~mcpkit.RequestTimeout` if it does not answer.
@@ -455,6 +455,7 @@ class Client:
         timeout: float | None = _DEFAULT,
         progress_handler: ProgressFn | None = None,
         meta: Mapping[str, Any] | None = None,
+        idempotent: bool = False,
     ) -> CallToolResult:
         """Call a tool and return its result.
 
@@ -464,6 +465,10 @@ class Client:
         on the client turns that off). ``progress_handler(progress, total, message)`` receives
         the tool's progress; each report restarts the ``timeout`` clock. Cancelling the
         awaiting task tells the server (``notifications/cancelled``).
+
+        A call whose answer is lost under 2026-07-28 (a worker killed mid-call) is sent again
+        only if the tool is listed ``readOnlyHint``/``idempotentHint`` or ``idempotent=True``
+        says calling twice does no more than once; else :class:`~mcpkit.TransportError`.
         """
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
@@ -474,7 +479,11 @@ class Client:
         if self._lists.mirrors_header_params():
             await self._lists.ensure_header_params(name, timeout)
         raw = await self.send_request(
-            "tools/call", params, timeout=timeout, progress_handler=progress_handler
+            "tools/call",
+            params,
+            timeout=timeout,
+            progress_handler=progress_handler,
+            idempotent=idempotent,
         )
         if isinstance(raw, dict) and raw.get("resultType") == "task":
             # The tasks extension: the server runs it as a task; follow it to its end.

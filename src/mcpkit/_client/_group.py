@@ -304,9 +304,15 @@ class ClientGroup:
         *,
         timeout: float | None = _DEFAULT,
         progress_handler: ProgressFn | None = None,
+        idempotent: bool = False,
     ) -> CallToolResult:
-        """Call a prefixed tool on the server it belongs to."""
+        """Call a prefixed tool on the server it belongs to (``idempotent``: see
+        :meth:`Client.call_tool`)."""
         server, tool = self.route(name)
         return await self.client(server).call_tool(
-            tool, arguments, timeout=timeout, progress_handler=progress_handler
+            tool,
+            arguments,
+            timeout=timeout,
+            progress_handler=progress_handler,
+            idempotent=idempotent,
         )

@@ -295,6 +295,8 @@ class Listener:
                     {"notifications": sub.requested},
                     timeout=None,
                     on_id=sub.sent_as,
+                    # Sent again here, not by the session: a stream that lived a while
+                    # starts a new count. Safe: a listen has no effect but its stream.
                     reissues=0,
                 )
             except ProtocolError as e:

@@ -8,7 +8,9 @@ page's; 0 or absent: not cached). ``use_cache=False`` always asks, and a change 
 announces drops the cached list in both eras.
 
 The tools' ``outputSchema`` values are remembered from the last full ``tools/list``, so that
-:meth:`Client.check_tool_result` can check results without asking again on every call.
+:meth:`Client.check_tool_result` can check results without asking again on every call; so
+are the names of the tools annotated ``readOnlyHint`` or ``idempotentHint``: a call of one
+whose answer was lost may be sent again (2026-07-28; docs/client.md, "Lost answers").
 
 Over Streamable HTTP under the stateless revision, the tools' ``x-mcp-header`` marks are
 read from every full ``tools/list`` into the transport's ``header_params`` (what it mirrors
@@ -65,6 +67,10 @@ class Listings:
             "templates": 0,
         }
         self._output_schemas: dict[str, dict[str, Any] | None] | None = None
+        # Tools the last full tools/list annotated readOnlyHint or idempotentHint: safe to
+        # call again when an answer was lost. Unknown (not listed yet, or the list changed
+        # since) counts as unsafe: never a round trip per call to find out.
+        self._repeatable: frozenset[str] = frozenset()
         # Tools left out of the last full tools/list for bad x-mcp-header marks (name ->
         # reason), and names a tools/list made for them did not show: neither is listed
         # again for a call (until the next full listing).
@@ -84,6 +90,7 @@ class Listings:
             self._cache.clear()
             self._expires.clear()
             self._output_schemas = None
+            self._repeatable = frozenset()
             self._rejected.clear()
             self._unlisted.clear()
 
@@ -139,6 +146,7 @@ class Listings:
                 items = [t for t in items if t.name not in rejected]
                 raw_items = [t for t in raw_items if t.get("name") not in rejected]
             self._remember_output_schemas(raw_items)
+            self._repeatable = _repeatable(raw_items)
         if self._generation[kind] == generation:
             self._store(kind, items, expires)
         return list(items)
@@ -251,7 +259,14 @@ class Listings:
             self._expires.pop(k, None)
         if kind == "tools":
             self._output_schemas = None
+            self._repeatable = frozenset()  # a changed tool may have lost its hints
             self._unlisted.clear()
+
+    def safe_to_repeat(self, name: Any) -> bool:
+        """Whether tool ``name`` was listed (by this connection's last full ``tools/list``)
+        as read-only or idempotent: a call of it may be sent again if its answer is lost."""
+        self._follow_connection()
+        return name in self._repeatable
 
     def has_no_output_schema(self, name: str) -> bool:
         """Known already (this connection listed tool ``name``) to declare no
@@ -296,6 +311,27 @@ class Listings:
                     self._output_schemas.setdefault(name, None)
             schemas = self._output_schemas
         return schemas.get(name)
+
+
+def _repeatable(raw_tools: list[Any]) -> frozenset[str]:
+    """The names of the listed tools whose annotations say calling them twice does no more
+    than once: ``readOnlyHint`` (no effect at all) or ``idempotentHint`` (tools.mdx).
+
+    Hints, which a server could get wrong; they decide only whether a call whose answer was
+    lost is sent again, as the server's author said would be harmless."""
+    safe: set[str] = set()
+    unsafe: set[str] = set()  # a name listed twice counts as safe only if both say so
+    for tool in raw_tools:
+        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+            continue
+        hints = tool.get("annotations")
+        if isinstance(hints, dict) and (
+            hints.get("readOnlyHint") is True or hints.get("idempotentHint") is True
+        ):
+            safe.add(tool["name"])
+        else:
+            unsafe.add(tool["name"])
+    return frozenset(safe - unsafe)
 
 
 def _ttl_seconds(raw: Any) -> float:

@@ -12,7 +12,12 @@ if TYPE_CHECKING:
 
 
 async def through_middleware(
-    client: Client, method: str, params: Any, timeout: Any, progress_handler: Any
+    client: Client,
+    method: str,
+    params: Any,
+    timeout: Any,
+    progress_handler: Any,
+    idempotent: bool = False,
 ) -> Any:
     """Send ``method`` through ``client.middleware``; the innermost step sends it."""
 
@@ -22,7 +27,9 @@ async def through_middleware(
             request.params,
             request.state.get("timeout", timeout),
             request.state.get("progress_handler", progress_handler),
+            bool(request.state.get("idempotent", idempotent)),
         )
 
-    state = {"timeout": timeout, "progress_handler": progress_handler}
+    # A middleware may change these (a retrying one may mark a request idempotent).
+    state = {"timeout": timeout, "progress_handler": progress_handler, "idempotent": idempotent}
     return await chain(client.middleware, send)(MCPRequest(method, params, "client", None, state))

@@ -188,6 +188,7 @@ class SyncClient:
         *,
         timeout: float | None = _DEFAULT,
         progress_handler: ProgressFn | None = None,
+        idempotent: bool = False,
     ) -> Any:
         """See :meth:`Client.send_request`."""
         return self._run(
@@ -196,6 +197,7 @@ class SyncClient:
             params,
             timeout=timeout,
             progress_handler=progress_handler,
+            idempotent=idempotent,
         )
 
     def ping(self, *, timeout: float | None = _DEFAULT) -> None:
@@ -222,6 +224,7 @@ class SyncClient:
         timeout: float | None = _DEFAULT,
         progress_handler: ProgressFn | None = None,
         meta: Mapping[str, Any] | None = None,
+        idempotent: bool = False,
     ) -> CallToolResult:
         """See :meth:`Client.call_tool`."""
         result: CallToolResult = self._run(
@@ -231,6 +234,7 @@ class SyncClient:
             timeout=timeout,
             progress_handler=progress_handler,
             meta=meta,
+            idempotent=idempotent,
         )
         return result
 

@@ -357,8 +357,8 @@ class StreamableHTTPClientTransport:
                 return None
         if not got:
             if _stateless_version(message) is not None:
-                # 2026-07-28 streams do not resume: the request is lost, and the session
-                # above sends it again as a new request (changelog.mdx, SEP-2575).
+                # 2026-07-28 streams do not resume: the request is lost; the session above
+                # sends it again if that is safe (SEP-2575; issue 41), else tells the caller.
                 await self._sink.put(broken_stream_error(rid))
             else:
                 await self._resume(rid, last_id, retry)

@@ -41,7 +41,8 @@ def _error(rid: RequestId, message: str, status: int | None = None) -> dict[str,
 
 def broken_stream_error(rid: RequestId) -> dict[str, Any]:
     """The error a stateless request gets when its response stream ended before its answer
-    (revision 2026-07-28 has no resumption: the request is lost, and is to be sent again)."""
+    (revision 2026-07-28 has no resumption: the request is lost, and is to be sent again
+    when that is safe: ``ClientSession.send_request``)."""
     msg = _error(rid, "the server closed the response stream before answering")
     msg["error"]["data"] = {ANSWER_LOST: LOST}
     return msg

@@ -60,6 +60,33 @@ def _without_envelope(result: dict[str, Any]) -> dict[str, Any]:
 #: Times a stateless request whose response stream broke is sent again (as a new request).
 MAX_REISSUES = 2
 
+#: The methods a client may send again when their answer was lost (2026-07-28: a response
+#: stream that broke before the answer) without being told it is safe: they change nothing
+#: on the server, so a second copy, or a first that did run, is harmless. The one table of
+#: them (docs/client.md). Everything else -- ``tools/call`` above all -- may have had an
+#: effect already, and is sent again only when known safe (:meth:`ClientSession.send_request`).
+EFFECTLESS_METHODS = frozenset(
+    {
+        "ping",
+        "server/discover",
+        "tools/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "prompts/list",
+        "prompts/get",
+        "completion/complete",
+        # A listen stream holds no state beyond itself: opening it again is what the spec
+        # asks (basic/patterns: "the client re-issues the request").
+        "subscriptions/listen",
+        # Reads of the tasks and skills extensions.
+        "tasks/get",
+        "tasks/list",
+        "skills/list",
+        "skills/get",
+    }
+)
+
 #: The newest stateless revision, asked for by :meth:`ClientSession.discover`.
 LATEST_STATELESS_VERSION = STATELESS_PROTOCOL_VERSIONS[0]
 
@@ -70,6 +97,20 @@ HANDSHAKE_EXTENSION = "io.modelcontextprotocol/ui"
 
 #: Bound on the ``initialize`` exchange unless the caller sets another.
 DEFAULT_INIT_TIMEOUT = 30.0
+
+
+def _not_reissued(lost: ProtocolError) -> ProtocolError:
+    """The error of a lost request that is not sent again: it keeps the transport's mark
+    (a lost answer, not the server's), and says what the caller may do about it -- as a
+    handshake-era server does for a request its dead worker was serving."""
+    return ProtocolError(
+        lost.code,
+        f"{lost.message}; it may or may not have taken effect, and was not sent again: "
+        "nothing says that is safe (the client sends again a tool call annotated "
+        "readOnlyHint or idempotentHint, a request sent with idempotent=True, or any "
+        "with session.assume_idempotent set; or retry it yourself if it is safe to)",
+        lost.data,
+    )
 
 
 class ClientSession:
@@ -137,8 +178,13 @@ class ClientSession:
         #: Most input rounds one stateless request may take (InputRequiredResult answers).
         self.max_input_rounds = 8
         #: How many times a stateless request whose response stream broke (the server
-        #: closed it before answering) is sent again, each time as a new request.
+        #: closed it before answering) is sent again, each time as a new request -- when
+        #: that is known to be safe (see :meth:`send_request`).
         self.max_reissues = MAX_REISSUES
+        #: Treat every request as safe to send again when its answer was lost (as if each
+        #: were sent with ``idempotent=True``). Off: a request that may have had an effect
+        #: is never sent twice behind the caller's back.
+        self.assume_idempotent = False
 
     async def __aenter__(self) -> ClientSession:
         await self.engine.__aenter__()
@@ -286,7 +332,12 @@ class ClientSession:
         return meta
 
     async def _stateless_request(
-        self, method: str, params: dict[str, Any] | None, reissues: int, **kw: Any
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        reissues: int,
+        idempotent: bool,
+        **kw: Any,
     ) -> Any:
         """One request under the stateless revision: our context in ``_meta``, and the
         server's input requests answered by our handlers and retried, in bounded rounds."""
@@ -304,6 +355,8 @@ class ClientSession:
             except ProtocolError as e:
                 if not answer_lost(e):
                     raise
+                if not (idempotent or self.assume_idempotent or method in EFFECTLESS_METHODS):
+                    raise _not_reissued(e) from None
                 result = await self._reissue(method, params, kw, e, reissues)
             if not isinstance(result, dict):
                 return result
@@ -337,8 +390,9 @@ class ClientSession:
         reissues: int,
     ) -> Any:
         """A stateless request whose response stream broke before the answer (``lost``),
-        sent again as a new request with a new id (changelog.mdx: clients MUST re-issue
-        it), at most ``reissues`` times; then the last such error, saying how often."""
+        known safe to repeat, sent again as a new request with a new id (changelog.mdx:
+        clients MUST re-issue it; we do so only when a second copy cannot do harm, issue
+        41), at most ``reissues`` times; then the last such error, saying how often."""
         for _ in range(reissues):
             logger.info("%s: the response stream broke before the answer; sent again", method)
             try:
@@ -395,6 +449,7 @@ class ClientSession:
         *,
         related_request_id: RequestId | None = None,
         reissues: int | None = None,
+        idempotent: bool = False,
         **kw: Any,
     ) -> Coroutine[Any, Any, Any]:
         """Send a request to the server (await the result); see
@@ -402,9 +457,14 @@ class ClientSession:
 
         After :meth:`discover`, requests carry our context in ``_meta``, an
         ``InputRequiredResult`` is answered by our handlers and the request sent again, and
-        a request whose response stream broke is sent again as a new request, at most
-        ``reissues`` times (default :attr:`max_reissues`). A request the session cannot
-        send yet raises :class:`CapabilityError` at the call.
+        a request whose response stream broke before the answer is sent again as a new
+        request, at most ``reissues`` times (default :attr:`max_reissues`) -- only when
+        that is safe: a method of :data:`EFFECTLESS_METHODS`, a request the caller marks
+        ``idempotent`` (sending it twice does no more than once), or any request once
+        :attr:`assume_idempotent` is set. Any other lost request raises the transport's
+        error at once, saying the request may or may not have taken effect and was not
+        sent again. A request the session cannot send yet raises :class:`CapabilityError`
+        at the call.
         """
         # Not a coroutine itself: the one doing the work is handed back (one frame less
         # per request, profiled on the client's hot path).
@@ -413,7 +473,7 @@ class ClientSession:
             raise CapabilityError(f"cannot send {method!r} before initialize completed")
         if negotiated is not None and negotiated.stateless:
             again = self.max_reissues if reissues is None else reissues
-            return self._stateless_request(method, params, again, **kw)
+            return self._stateless_request(method, params, again, idempotent, **kw)
         return self.peer.send_request(method, params, related_request_id=related_request_id, **kw)
 
     async def notify(
