@@ -481,6 +481,8 @@ def toggled_prompt() -> str:
 async def test_trigger_tool_change() -> str:
     """Add the tool test_toggled_tool, or remove it if present (the tool list changes)."""
     # Async, so it runs on the event loop: two calls at once cannot both add the tool.
+    # toggled_tool is a module-level function, found again by every worker: like any
+    # removal, the change reaches every worker sharing this server's Redis.
     try:
         server.remove_tool("test_toggled_tool")
     except KeyError:
@@ -687,15 +689,23 @@ async def sample_with_tools(question: str, ctx: Context) -> str:
     raise ToolError("the model kept asking for tools")
 
 
-@server.tool()
-def add_dynamic_tool(name: str) -> str:
-    """Register a new tool at runtime (clients get notifications/tools/list_changed)."""
+# A closure exists in the process that made it: registered from a runtime change, every
+# worker sharing this server's Redis makes its own (and so does one starting later).
+@server.runtime_change
+def register_dynamic_tool(name: str) -> None:
+    """Register tool ``name``, answering "I am <name>"."""
 
     def dynamic() -> str:
         return f"I am {name}"
 
     dynamic.__doc__ = f"A tool added at runtime: {name}."
     server.add_tool(dynamic, name=name)
+
+
+@server.tool()
+def add_dynamic_tool(name: str) -> str:
+    """Register a new tool at runtime (clients get notifications/tools/list_changed)."""
+    register_dynamic_tool(name)
     return f"added {name}"
 
 

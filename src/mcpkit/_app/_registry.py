@@ -98,9 +98,16 @@ class Hosting(Protocol):
         """Bring a live replica to the state ``snapshot`` describes."""
         ...
 
-    def share_with(self, shared: Any, task_store: Any = None, state_keys: Any = None) -> None:
-        """Serve from shared state from now on (resource updates, tasks, and the keys
-        sealing 2026-07-28 ``requestState``)."""
+    def share_with(
+        self,
+        shared: Any,
+        task_store: Any = None,
+        state_keys: Any = None,
+        registrations: Any = None,
+    ) -> None:
+        """Serve from shared state from now on (resource updates, tasks, the keys sealing
+        2026-07-28 ``requestState``, and the registration log carrying run-time changes
+        to every worker)."""
         ...
 
     def notify_listeners(self, method: str, params: dict[str, Any] | None = None) -> None:

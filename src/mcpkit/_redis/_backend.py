@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .._app._registry import SessionFactory
     from .._http._events import EventStore
     from .._http._security import SessionOwnership
+    from ._changes import RedisRegistrationLog
     from ._events import RedisEventStore
     from ._sessions import RedisSessionRegistry
     from ._tasks import RedisTaskStore
@@ -135,6 +136,7 @@ class RedisBackend:
         self._handlers: dict[str, BusHandler] = {}
         self._events: RedisEventStore | None = None
         self._tasks: RedisTaskStore | None = None
+        self._changes: RedisRegistrationLog | None = None
         # Checks the rotation (at least 60 s) now, not when the app first starts.
         self._state_keys = RedisStateKeys(self, rotation=state_key_rotation)
         self._checked = False
@@ -152,7 +154,8 @@ class RedisBackend:
 
     async def check(self) -> None:
         """Reach Redis once before serving (what an app starting with this backend awaits):
-        a ``PING``, and the shared ``requestState`` keys read.
+        a ``PING``, the shared ``requestState`` keys read, and the run-time changes of the
+        other workers made here (:meth:`registration_log`).
 
         Raises :class:`BackendUnavailable`, one line naming the instance, when Redis refuses
         (nothing listens, wrong host or password, a URL it cannot use): a worker that cannot
@@ -177,6 +180,8 @@ class RedisBackend:
                 raise BackendUnavailable(f"cannot reach {self.where}: {reason}") from None
             logger.warning("%s did not answer within %g s; serving on", self.where, self.timeout)
         self._checked = True
+        if self._changes is not None:
+            await self._changes.replay()
 
     # ------------------------------------------------------------------ connection
 
@@ -247,6 +252,15 @@ class RedisBackend:
         Redis, rotated every ``state_key_rotation`` seconds (one per backend)."""
         return self._state_keys
 
+    def registration_log(self) -> RedisRegistrationLog:
+        """The log carrying the tools, resources and prompts added or removed at run time
+        to every worker, and to those starting later (one per backend)."""
+        from ._changes import RedisRegistrationLog
+
+        if self._changes is None:
+            self._changes = RedisRegistrationLog(self)
+        return self._changes
+
     def registry(
         self,
         server: SessionFactory,
@@ -295,6 +309,8 @@ class RedisBackend:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._beat)
                 tg.start_soon(self.state_keys().keep_fresh)
+                if self._changes is not None:
+                    tg.start_soon(self._changes.serve)
                 await self._listen()
         finally:
             self._serving -= 1

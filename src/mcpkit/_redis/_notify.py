@@ -4,14 +4,19 @@ A server's lists change on the worker where the change happened (a tool register
 time, a resource updated). Its clients are spread over every worker: a 2026-07-28
 ``subscriptions/listen`` stream is served by whichever worker received it, and a 2025
 session's standalone GET stream is held by one worker. So a change is told here at once
-and published on the bus with the sessions told here; every other worker tells its own
-listen streams and the other sessions whose GET stream it holds. Each client hears it
-once: a session this worker has a replica of is told here (its message goes to the worker
-holding its GET stream, or waits in its backlog for the next one), any other by the one
-worker holding its GET stream.
+(:meth:`SharedNotifications.tell_here`, which names the sessions told) and every other
+worker tells its own listen streams and the other sessions whose GET stream it holds
+(:meth:`SharedNotifications.tell_others`). Each client hears it once: a session this
+worker has a replica of is told here (its message goes to the worker holding its GET
+stream, or waits in its backlog for the next one), any other by the one worker holding
+its GET stream.
 
-Registration itself stays per process (a worker runs its own code): a tool added at run
-time on one worker is listed by that worker only, unless every worker registers it.
+The registration itself reaches every worker through the registration log (``_changes``:
+a tool added or removed at run time is made on every worker, in one order, and on the
+workers starting later): a logged change carries its list-changed notifications, told by
+each worker once it made the change, so a client told never lists the old set. A change
+that cannot be logged (a closure registered outside ``@server.runtime_change``) stays on
+its worker; its notification still goes to every worker, on the bus (:data:`LIST_CHANGED`).
 """
 
 from __future__ import annotations
@@ -72,13 +77,32 @@ class SharedNotifications:
     def list_changed(self, method: str) -> None:
         """Tell this worker's clients now and the other workers' through the bus. Callable
         from a worker thread (a sync tool may register another)."""
+        told = self.tell_here(method)
+        message = {"t": LIST_CHANGED, "m": method, "from": self.backend.worker_id, "told": told}
+        self._publish(message)
+
+    def tell_here(self, method: str) -> list[str]:
+        """Tell list-changed ``method`` to this worker's listen streams and to every session
+        it has a replica of; returns the ids of those sessions (the other workers tell the
+        rest). Callable from a worker thread."""
         self.hosting.notify_listeners(method)
         told = []
         for entry in list(self._entries()):
             self.hosting.post_list_changed(entry.session, method)
             told.append(entry.id)
-        message = {"t": LIST_CHANGED, "m": method, "from": self.backend.worker_id, "told": told}
-        self._publish(message)
+        return told
+
+    def tell_others(self, method: str, told: Iterable[str]) -> None:
+        """Tell list-changed ``method``, announced by another worker that told the sessions
+        ``told``, to this worker's listen streams and the other sessions whose GET stream
+        it holds."""
+        if method not in _LISTS:
+            return
+        skip = set(told)
+        self.hosting.notify_listeners(method)
+        for entry in list(self._entries()):
+            if entry.id not in skip and entry.transport.standalone.conn is not None:
+                self.hosting.post_list_changed(entry.session, method)
 
     def resource_updated(self, uri: str) -> None:
         """Tell the other workers' listen streams that ``uri`` changed (this worker's were
@@ -107,14 +131,8 @@ class SharedNotifications:
         method = message.get("m")
         if message.get("from") == self.backend.worker_id or not isinstance(method, str):
             return
-        if method not in _LISTS:
-            return
         told = message.get("told")
-        told = set(told) if isinstance(told, list) else set()
-        self.hosting.notify_listeners(method)
-        for entry in list(self._entries()):
-            if entry.id not in told and entry.transport.standalone.conn is not None:
-                self.hosting.post_list_changed(entry.session, method)
+        self.tell_others(method, told if isinstance(told, list) else ())
 
     async def _on_resource_updated(self, message: BusMessage) -> None:
         uri = message.get("uri")

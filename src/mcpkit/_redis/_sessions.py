@@ -178,8 +178,10 @@ class RedisSessionRegistry:
         self.notifications = SharedNotifications(backend, hosting, self.sessions.values)
         #: 2026-07-28 retries routed to the worker holding their call (``_rounds``).
         self.rounds = RoundRouter(backend, hosting, self._host)
+        changes = backend.registration_log()
+        changes.notifications = self.notifications
         # The one place the server is given this backend's shared state.
-        hosting.share_with(self, backend.task_store(), backend.state_keys())
+        hosting.share_with(self, backend.task_store(), backend.state_keys(), changes)
         self._tie_events()
 
     def __len__(self) -> int:

@@ -3,7 +3,10 @@ handlers, notification routes), and what they are told when the server's offer c
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from .._session._kernel import ServerSpec
@@ -19,6 +22,26 @@ _LIST_CHANGED = {
     "resources": "notifications/resources/list_changed",
     "prompts": "notifications/prompts/list_changed",
 }
+
+#: The server making a run-time change and its list-changed notifications so far (None:
+#: none is): told by whoever made the change once it is made whole (and logged for the
+#: other workers, so that theirs are told after they made it too), not by each
+#: registration within it. Another server's (a parent it is mounted on) are told at once.
+_deferred: ContextVar[tuple[object, list[str]] | None] = ContextVar(
+    "mcpkit_deferred_changes", default=None
+)
+
+
+@contextlib.contextmanager
+def deferring(server: Server[Any]) -> Iterator[list[str]]:
+    """Collect the list-changed notifications of ``server``'s registrations made in the
+    block instead of telling them (the list yielded, in order, each once)."""
+    told: list[str] = []
+    token = _deferred.set((server, told))
+    try:
+        yield told
+    finally:
+        _deferred.reset(token)
 
 
 def declared_capabilities(server: Server[Any]) -> dict[str, Any]:
@@ -118,17 +141,35 @@ def announce_change(server: Server[Any], kind: str | None) -> None:
             getattr(mw, "invalidate", lambda kind: None)(kind)
         method = _LIST_CHANGED[kind]
     # One new spec for every session and request from now on (a session opened with
-    # initialize keeps what it declared then). A copy of the sessions: registration may
-    # happen in a worker thread while sessions come and go.
+    # initialize keeps what it declared then).
     server.kernel.spec = build_spec(server)
     if method is None:
         return
+    announce(server, (method,))
+
+
+def announce(server: Server[Any], methods: Sequence[str]) -> None:
+    """Tell list-changed ``methods`` to ``server``'s clients now, or, while a run-time
+    change is being made (:func:`deferring`), add them to what it tells when made."""
+    deferred = _deferred.get()
+    for method in methods:
+        if deferred is None or deferred[0] is not server:
+            tell_clients(server, method)
+        elif method not in deferred[1]:
+            deferred[1].append(method)
+
+
+def tell_clients(server: Server[Any], method: str) -> None:
+    """List-changed ``method`` to ``server``'s clients: listen streams and sessions."""
+    kind = method.split("/")[1]
     if server._shared is not None:
         # Sessions and listen streams on every worker (each told once, by the worker
         # serving its stream).
         server._shared.list_changed(method)
         return
     server.listeners.post(method)
+    # A copy of the sessions: registration may happen in a worker thread while sessions
+    # come and go.
     for s in list(server._sessions):
         if s.initialized and kind in s.capabilities:
             state_of(s).post_list_changed(method)

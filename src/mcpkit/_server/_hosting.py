@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from .._session._kernel import Kernel
 from .._session._server import ServerSession
+from .._stores._changes import RegistrationLog
 from .._transports._base import Transport
 from . import _shared
 from ._mrtr import StateKeySource
+from ._runtime import share_registrations
 from ._session import state_of
 from ._tasks import SharedTaskStore
 
@@ -87,12 +89,15 @@ class ServerHosting:
         shared: Any,
         task_store: SharedTaskStore | None = None,
         state_keys: StateKeySource | None = None,
+        registrations: RegistrationLog | None = None,
     ) -> None:
         """Serve from shared state from now on: resource updates reach every worker's
         subscribers through ``shared`` (a shared session registry), the server's tasks
         move to ``task_store`` unless the server was given a store of its own, and its
         2026-07-28 ``requestState`` is sealed with ``state_keys`` (shared by every worker)
-        unless it was given a key (``MCPKIT_STATE_KEY``, ``StatelessSettings.state_key``).
+        unless it was given a key (``MCPKIT_STATE_KEY``, ``StatelessSettings.state_key``),
+        and the tools, resources and prompts it adds or removes at run time are logged in
+        ``registrations`` for every worker, which makes those of the others here.
         The one place a shared backend reaches the server, however it was configured
         (``http_app(redis=...)``, ``create_http_app(backend=...)``, ``mcpkit run --redis``).
         Calling it again with the same backend changes nothing."""
@@ -102,6 +107,8 @@ class ServerHosting:
             server.tasks_manager.share(task_store)
         if state_keys is not None:
             server.stateless.share_keys(state_keys)
+        if registrations is not None:
+            share_registrations(server, registrations)
 
     def notify_listeners(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Queue ``method`` on every open ``subscriptions/listen`` stream of this process

@@ -41,6 +41,7 @@ from ._mrtr import StatelessSettings
 from ._prompts import PromptDef
 from ._registry import Registry
 from ._resources import register_resource
+from ._runtime import RuntimeChanges, shared_registration
 from ._session import state_of
 from ._skills import SkillsExtension
 from ._taskext import TasksExtension
@@ -61,7 +62,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 Lifespan = Callable[["Server[StateT]"], AbstractAsyncContextManager[StateT]]
 
 
-class Server(AppMixin, Generic[StateT]):
+class Server(AppMixin, RuntimeChanges, Generic[StateT]):
     """An MCP server: decorate functions to offer them as tools, resources and prompts.
 
     Example::
@@ -361,6 +362,7 @@ class Server(AppMixin, Generic[StateT]):
 
         return decorator
 
+    @shared_registration("tool", "add")
     def add_tool(
         self,
         fn: Callable[..., Any],
@@ -402,12 +404,6 @@ class Server(AppMixin, Generic[StateT]):
         )
         self.registry.tools[tool_name] = tool
         self._set_scopes("tool", tool_name, scopes)
-        self._changed("tools")
-
-    def remove_tool(self, name: str) -> None:
-        """Stop offering a tool; raises ``KeyError`` if there is none by that name."""
-        del self.registry.tools[name]
-        self.registry.scopes.pop(("tool", name), None)
         self._changed("tools")
 
     @property
@@ -483,6 +479,7 @@ class Server(AppMixin, Generic[StateT]):
 
         return decorator
 
+    @shared_registration("resource", "add")
     def add_resource(
         self,
         uri: str,
@@ -526,18 +523,6 @@ class Server(AppMixin, Generic[StateT]):
         if hints:
             self.registry.read_hints[uri] = hints
         self._set_scopes("resource", uri, scopes)
-        self._changed("resources")
-
-    def remove_resource(self, uri: str) -> None:
-        """Stop offering a resource (or template, given its template string)."""
-        if uri in self.registry.resources:
-            del self.registry.resources[uri]
-        elif uri in self.registry.templates:
-            del self.registry.templates[uri]
-        else:
-            raise KeyError(uri)
-        self.registry.read_hints.pop(uri, None)
-        self.registry.scopes.pop(("resource", uri), None)
         self._changed("resources")
 
     async def notify_resource_updated(self, uri: str) -> None:
@@ -601,6 +586,7 @@ class Server(AppMixin, Generic[StateT]):
 
         return decorator
 
+    @shared_registration("prompt", "add")
     def add_prompt(
         self,
         fn: Callable[..., Any],
@@ -627,12 +613,6 @@ class Server(AppMixin, Generic[StateT]):
             meta=meta,
         )
         self._set_scopes("prompt", prompt_name, scopes)
-        self._changed("prompts")
-
-    def remove_prompt(self, name: str) -> None:
-        """Stop offering a prompt."""
-        del self.registry.prompts[name]
-        self.registry.scopes.pop(("prompt", name), None)
         self._changed("prompts")
 
     # ================================================================== completion, roots, logging
