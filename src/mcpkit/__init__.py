@@ -94,6 +94,7 @@ if _TYPE_CHECKING:
     from ._proxy import Proxy
     from ._redis import RedisBackend
     from ._server import (
+        Ask,
         Context,
         ElicitationResult,
         Extension,
@@ -167,6 +168,7 @@ _LAZY: dict[str, str] = {
     "create_http_app": "._app",
     "create_sse_app": "._app",
     "serve_http": "._app",
+    "Ask": "._server",
     "Context": "._server",
     "HTTPRequestInfo": "._http._request_info",
     "Proxy": "._proxy",
@@ -189,6 +191,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "Ask",
     "Audio",
     "AuthError",
     "AuthServerError",

@@ -2,6 +2,7 @@
 
 from .._exceptions import ResourceNotFound, ToolError
 from .._stores._tasks import MemoryTaskStore, SQLiteTaskStore, TaskRecord, TaskStore
+from ._ask import Ask
 from ._context import Context, ElicitationResult
 from ._extensions import Extension
 from ._mrtr import StatelessSettings
@@ -9,6 +10,7 @@ from ._server import Server
 from ._tasks import TaskSettings
 
 __all__ = [
+    "Ask",
     "Context",
     "ElicitationResult",
     "Extension",

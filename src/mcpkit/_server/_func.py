@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ._ask import AskedParam
 from ._schema import ToolSignature, build_signature
 from ._util import name_of
 
@@ -41,16 +42,30 @@ class FuncInfo:
     #: ``check_output(value)``: None when a return value fits the return annotation, else why
     #: not (None as a whole when there is no structured output to check).
     check_output: Callable[[Any], str | None] | None
+    #: Parameters the user fills in before the call (``Annotated[T, Ask(...)]``: tools only).
+    asked: tuple[AskedParam, ...] = ()
 
 
-def describe(fn: Callable[..., Any], context_type: type, *, allow_refs: bool = False) -> FuncInfo:
-    """Inspect ``fn`` once; raise ``TypeError`` with a clear message for what cannot be served."""
+def describe(
+    fn: Callable[..., Any],
+    context_type: type,
+    *,
+    allow_refs: bool = False,
+    allow_asks: bool = False,
+) -> FuncInfo:
+    """Inspect ``fn`` once; raise ``TypeError`` with a clear message for what cannot be
+    served (``Ask`` parameters unless ``allow_asks``: only a tool's call asks them)."""
     try:
         sig: ToolSignature = build_signature(fn, context_type=context_type, strict_refs=allow_refs)
     except (TypeError, ValueError):
         raise
     except Exception as e:  # whatever inspecting the function raised, named for the author
         raise TypeError(f"cannot serve {name_of(fn)!r}: {e}") from e
+    if sig.asked and not allow_asks:
+        raise TypeError(
+            f"{name_of(fn)!r}: Ask() marks a tool's parameter (asked before the tool runs); "
+            f"here, ask inside the function with ctx.elicit (parameter {sig.asked[0].name!r})"
+        )
     return FuncInfo(
         input_schema=sig.input_schema,
         description=sig.description,
@@ -63,6 +78,7 @@ def describe(fn: Callable[..., Any], context_type: type, *, allow_refs: bool = F
         wrap_output=sig.wrap_output,
         serialize=sig.serialize_output,
         check_output=_output_checker(sig),
+        asked=sig.asked,
     )
 
 

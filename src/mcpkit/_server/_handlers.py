@@ -202,7 +202,7 @@ class Handlers:
             # runs task-capable tools as tasks for the clients declaring it.
             if support is not None and support != "forbidden":
                 return await self.server.task_extension.call_tool(self, rc, tool, args)
-            held = tool.context_param is not None
+            held = tool.context_param is not None or bool(tool.asked)
             return await self._rounds(rc, params, self._call(tool, args, rc), hold=held)
         if support is not None and support != "forbidden":
             task = params.get("task")
@@ -221,7 +221,7 @@ class Handlers:
         return await self._call(tool, args, rc)
 
     async def _call(self, tool: Any, args: dict[str, Any], rc: RequestContext) -> Any:
-        if tool.context_param is None and not self.server.bridges_logging:
+        if tool.context_param is None and not tool.asked and not self.server.bridges_logging:
             return await tool.call(args, None)
         ctx = Context(self.server, rc, rc.session)
         token = current_context.set(ctx)

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel, TypeAdapter
     from pydantic.fields import FieldInfo
     from typing_extensions import TypeIs
+from ._ask import AskedParam, asked_param
 from ._docstrings import parse_docstring
 from ._schemagen import UNION_TYPES, json_schema, output_schema, strip_annotated
 
@@ -221,6 +222,7 @@ class ToolSignature:
         "_union_params",
         "_validator",
         "arguments",
+        "asked",
         "context_param",
         "description",
         "fn",
@@ -237,6 +239,8 @@ class ToolSignature:
     description: str | None
     input_schema: dict[str, Any]
     context_param: str | None
+    #: Parameters the user fills in before the call (``Annotated[T, Ask(...)]``).
+    asked: tuple[AskedParam, ...]
     param_names: tuple[str, ...]
     arguments: list[ArgumentInfo]
     output_schema: dict[str, Any] | None
@@ -496,7 +500,7 @@ def build_signature(
         raise TypeError(f"cannot inspect the signature of {what}: {exc}") from exc
     hints = _resolve_hints(fn, what)
     doc_description, doc_params = parse_docstring(_docstring(fn))
-    fields, params, context_param = _collect_params(
+    fields, params, context_param, asked = _collect_params(
         signature, hints, doc_params, context_type, what
     )
     build_model = _model_factory(fn, fields)
@@ -510,6 +514,7 @@ def build_signature(
     sig.description = doc_description
     sig.input_schema = input_schema
     sig.context_param = context_param
+    sig.asked = tuple(asked)
     sig.param_names = tuple(p.name for p in params)
     sig.arguments = _argument_infos(params, props, schema.get("required"))
     sig._params = tuple(params)
@@ -534,14 +539,16 @@ def _collect_params(
     doc_params: dict[str, str],
     context_type: type | None,
     what: str,
-) -> tuple[_Fields, list[_Param], str | None]:
-    """The fields of the argument model, the parameters a client supplies, the Context's name.
+) -> tuple[_Fields, list[_Param], str | None, list[AskedParam]]:
+    """The fields of the argument model, the parameters a client supplies, the Context's
+    name, and the parameters the user fills in (``Ask``, left out of the schema).
 
     Raises ``TypeError`` for parameters that cannot arrive by name from a client.
     """
     fields: _Fields = {}
     params: list[_Param] = []
     context_param: str | None = None
+    asked: list[AskedParam] = []
     for index, (name, p) in enumerate(signature.parameters.items()):
         if p.kind is p.VAR_POSITIONAL or p.kind is p.VAR_KEYWORD:
             star = "*" if p.kind is p.VAR_POSITIONAL else "**"
@@ -559,6 +566,10 @@ def _collect_params(
                 )
             context_param = name
             continue
+        question = asked_param(name, annotation)
+        if question is not None:
+            asked.append(question)
+            continue
         if p.kind is p.POSITIONAL_ONLY:
             raise TypeError(
                 f"{what}: parameter `{name}` is positional-only; arguments arrive by name"
@@ -570,7 +581,7 @@ def _collect_params(
         fast = _fast_kind(annotation) if not metadata else None
         default = p.default if p.default is not _EMPTY else _MISSING
         params.append(_Param(name, field, annotation, default, fast))
-    return fields, params, context_param
+    return fields, params, context_param, asked
 
 
 def _field_kwargs(

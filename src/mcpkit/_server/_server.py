@@ -386,7 +386,7 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
         check_tool_name(tool_name)
         if tool_name in self.registry.tools:
             raise ValueError(f"a tool named {tool_name!r} is already registered (remove it first)")
-        info = self._describe(fn, allow_refs=allow_refs)
+        info = self._describe(fn, allow_refs=allow_refs, allow_asks=True)
         tool = ToolDef(
             fn,
             info,
@@ -771,8 +771,10 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
 
     # ================================================================== handlers
 
-    def _describe(self, fn: Callable[..., Any], *, allow_refs: bool = False) -> FuncInfo:
-        return describe(fn, Context, allow_refs=allow_refs)
+    def _describe(
+        self, fn: Callable[..., Any], *, allow_refs: bool = False, allow_asks: bool = False
+    ) -> FuncInfo:
+        return describe(fn, Context, allow_refs=allow_refs, allow_asks=allow_asks)
 
     def _changed(self, kind: str | None) -> None:
         """``kind`` of list changed (None: only the capabilities, an extension added)."""

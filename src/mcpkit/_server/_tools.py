@@ -13,6 +13,7 @@ from .._http._headers import header_params
 from ..types._dialects import UnsupportedDialect, schema_dialect
 from ..types._jsonschema import schema_errors
 from ..types._metakeys import check_meta
+from ._ask import ask_all
 from ._func import FuncInfo
 from ._threads import SyncRunner
 from ._util import (
@@ -55,6 +56,7 @@ class ToolDef:
 
     __slots__ = (
         "_call",
+        "asked",
         "check_output",
         "context_param",
         "defer_task",
@@ -92,6 +94,8 @@ class ToolDef:
         self.info = info
         self.name = name
         self.context_param = info.context_param
+        #: Parameters the user fills in before the body runs (``Ask``).
+        self.asked = info.asked
         self.mask_errors = mask_errors
         if task_support not in (None, "forbidden", "optional", "required"):
             raise ValueError(
@@ -165,6 +169,7 @@ class ToolDef:
             type(call) is SyncRunner
             and call.inline
             and self.context_param is None
+            and not self.asked
             and self.task_support in (None, "forbidden")
         )
 
@@ -179,6 +184,12 @@ class ToolDef:
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
         try:
+            if self.asked:
+                assert ctx is not None  # the server gives one to a tool that asks
+                answers, refused = await ask_all(ctx, self.asked)
+                if refused is not None:
+                    return error_result(refused)
+                kwargs.update(answers)
             value = await self._call(kwargs)
         except ToolError as e:
             return error_result(str(e) or f"Error executing tool {self.name}")
