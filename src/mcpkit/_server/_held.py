@@ -83,6 +83,34 @@ class Question:
         return {"method": self.method, "params": self.params}
 
 
+def hand_over(questions: list[Question], rounds: RoundState) -> dict[str, dict[str, Any]]:
+    """Give the asked ``questions`` this round's answers (all checked first: a malformed
+    one fails the round before any is handed over), removing them from the list; the
+    requests of those still unanswered. Held calls and a mount's relayed calls share it."""
+    missing: dict[str, dict[str, Any]] = {}
+    answered: list[tuple[Question, Any]] = []
+    for question in questions:
+        if not question.asked:
+            continue
+        try:
+            answer = rounds.take(question.key, question.method, question.params)
+        except InputRequired as e:
+            missing.update(e.requests)
+            continue
+        answered.append((question, answer))
+    for question, answer in answered:
+        questions.remove(question)
+        question.settle(answer)
+    return missing
+
+
+def asking(new: list[Question]) -> dict[str, dict[str, Any]]:
+    """``new`` questions as the ``inputRequests`` of the round that asks them (now asked)."""
+    for question in new:
+        question.asked = True
+    return {q.key: q.request() for q in new}
+
+
 class HeldCall:
     """One call of a handler that may ask, run in the server's task group across rounds."""
 
@@ -221,7 +249,7 @@ class HeldCall:
         if rounds is not self.rounds:
             rounds.adopt(self.rounds)
             self.rounds = rounds
-        missing = self._hand_over(rounds)
+        missing = hand_over(self.questions, rounds)
         self._bind(rc)
         self.scope.deadline = math.inf
         try:
@@ -251,34 +279,13 @@ class HeldCall:
         for ctx in self.contexts:
             ctx._rebind(rc)
 
-    def _hand_over(self, rounds: RoundState) -> dict[str, dict[str, Any]]:
-        """Give the asked questions this round's answers (all checked first); the requests
-        of those still unanswered."""
-        missing: dict[str, dict[str, Any]] = {}
-        answered: list[tuple[Question, Any]] = []
-        for question in self.questions:
-            if not question.asked:
-                continue
-            try:
-                answer = rounds.take(question.key, question.method, question.params)
-            except InputRequired as e:
-                missing.update(e.requests)
-                continue
-            answered.append((question, answer))
-        for question, answer in answered:
-            self.questions.remove(question)
-            question.settle(answer)
-        return missing
-
     async def _next(self, missing: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]] | None:
         """Wait for the call's end (None) or for questions to ask the client (once the
         questions a ``gather`` asks together are all in)."""
         while not self.finished:
             new = [q for q in self.questions if not q.asked]
             if (new or missing) and self.pending <= 0:
-                for question in new:
-                    question.asked = True
-                return {**missing, **{q.key: q.request() for q in new}}
+                return {**missing, **asking(new)}
             self.changed = anyio.Event()
             await self.changed.wait()
         return None

@@ -46,6 +46,7 @@ from .._exceptions import (
     RequestTimeout,
 )
 from .._session._capabilities import elicitation_modes, has_capability
+from ._held import Question, asking, hand_over
 from ._mrtr import InputRequired, RoundState, collect_input_required
 
 if TYPE_CHECKING:
@@ -126,26 +127,6 @@ class Flight:
             ) from None
 
 
-class _Question:
-    """One request of the mounted server, waiting for the parent's client's answer."""
-
-    __slots__ = ("answer", "asked", "done", "error", "key", "method", "params")
-
-    def __init__(self, key: str, method: str, params: dict[str, Any]) -> None:
-        self.key = key
-        self.method = method
-        self.params = params
-        #: True once it went to the client in an InputRequiredResult.
-        self.asked = False
-        self.answer: Any = None
-        self.error: Exception | None = None
-        self.done = anyio.Event()
-
-    def settle(self, answer: Any = None, error: Exception | None = None) -> None:
-        self.answer, self.error = answer, error
-        self.done.set()
-
-
 class RelayedCall(Flight):
     """A call of a handshake-era mounted server, kept across a 2026-07-28 request's rounds."""
 
@@ -158,7 +139,7 @@ class RelayedCall(Flight):
         self.principal = rounds.principal
         #: The latest of its requests (whose client capabilities questions are checked on).
         self.last = ctx
-        self.questions: list[_Question] = []
+        self.questions: list[Question] = []
         self.count = 0
         #: Around the mounted server's call: its deadline is the wait for the next round.
         self.scope = anyio.CancelScope()
@@ -176,7 +157,7 @@ class RelayedCall(Flight):
             raise InternalError(message=f"{method}: the call it belongs to has ended")
         check_capability(self.last, method, params)
         self.count += 1
-        question = _Question(f"{KEY_PREFIX}{self.id}:{self.count}", method, params)
+        question = Question(f"{KEY_PREFIX}{self.id}:{self.count}", method, params)
         self.questions.append(question)
         self.changed.set()
         try:
@@ -243,7 +224,7 @@ class RelayedCall(Flight):
             raise InvalidParams(
                 message="Invalid params: these input responses are being answered already"
             )
-        missing = self._hand_over(rounds)
+        missing = hand_over(self.questions, rounds)
         self.ctx = self.last = ctx
         self.scope.deadline = math.inf
         try:
@@ -263,25 +244,6 @@ class RelayedCall(Flight):
         self.scope.deadline = anyio.current_time() + self.relay.wait_seconds()
         raise InputRequired(asked)
 
-    def _hand_over(self, rounds: RoundState) -> dict[str, dict[str, Any]]:
-        """Give the asked questions this round's answers (all checked first); the requests
-        of those still unanswered."""
-        missing: dict[str, dict[str, Any]] = {}
-        answered: list[tuple[_Question, Any]] = []
-        for question in self.questions:
-            if not question.asked:
-                continue
-            try:
-                answer = rounds.take(question.key, question.method, question.params)
-            except InputRequired as e:
-                missing.update(e.requests)
-                continue
-            answered.append((question, answer))
-        for question, answer in answered:
-            self.questions.remove(question)
-            question.settle(answer)
-        return missing
-
     async def _next(self, missing: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]] | None:
         """Wait for the call's end (None) or questions to ask the client."""
         while not self.finished:
@@ -297,10 +259,7 @@ class RelayedCall(Flight):
                     )
                 new = []
             if new or missing:
-                for question in new:
-                    question.asked = True
-                asking = {q.key: {"method": q.method, "params": q.params} for q in new}
-                return {**missing, **asking}
+                return {**missing, **asking(new)}
             self.changed = anyio.Event()
             await self.changed.wait()
         return None
