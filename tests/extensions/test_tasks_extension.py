@@ -311,3 +311,30 @@ async def test_a_task_is_bound_to_its_owner() -> None:
         assert stranger.response["error"]["code"] == -32602
         mine = await post(http, get, headers_for(get, x_user="alice"), validate=False)
         assert mine.result["taskId"] == created["taskId"]
+
+
+async def test_code_before_a_deferred_tasks_question_runs_once() -> None:
+    server, _ = make_server()
+    ran: list[str] = []
+
+    @server.tool(task_support="required", defer_task=True)
+    async def charge_then_work(ctx: Context) -> str:
+        """Records, asks in the request, then becomes a task."""
+        ran.append("charged")
+        answer = await ctx.elicit("Your name?", NAME, key="user_name")
+        await ctx.begin_task()
+        return f"charged {(answer.content or {}).get('name')}"
+
+    async with ASGIClient(server.http_app()) as http:
+        first = await result_of(http, call("charge_then_work"))
+        assert first["resultType"] == "input_required"
+        retry = call(
+            "charge_then_work",
+            inputResponses={"user_name": {"action": "accept", "content": {"name": "Bo"}}},
+            requestState=first["requestState"],
+        )
+        created = await result_of(http, retry)
+        assert created["resultType"] == "task"
+        done = await poll(http, created["taskId"], terminal)
+    assert done["result"]["content"][0]["text"] == "charged Bo"
+    assert ran == ["charged"]

@@ -206,8 +206,11 @@ class TasksExtension(Extension):
             if tool.task_support == "required":
                 why = f"tool {tool.name!r} runs only as a task, with the {self.id} extension"
                 require_client_extension(rc, self.id, why)
-            return await handlers._rounds(rc, params, handlers._call(tool, args, rc))
-        return await handlers._rounds(rc, params, self._start(rc, tool, args))
+            held = tool.context_param is not None or bool(tool.asked)
+            return await handlers._rounds(rc, params, handlers._call(tool, args, rc), hold=held)
+        # Held: what the tool does before its questions (and its task) runs once.
+        held = tool.context_param is not None or bool(tool.asked)
+        return await handlers._rounds(rc, params, self._start(rc, tool, args), hold=held)
 
     async def _start(self, rc: RequestContext, tool: ToolDef, args: dict[str, Any]) -> Any:
         """Run the tool in the task group; answer with its task (or, before it began one,
