@@ -2,8 +2,9 @@
 
 ``redis_server()`` starts the system's ``redis-server`` on a free port (no persistence);
 ``cluster()`` starts N ``mcpkit run FILE --transport http --redis URL`` workers and the
-proxy in front of them. As a script (what the conformance harness starts), it runs a
-cluster until it gets SIGTERM: ``python tests/scaleout/_cluster.py --port P --redis URL``.
+proxy in front of them. As a script, it runs a cluster until it gets SIGTERM (a
+deployment to point a harness at by hand): ``python tests/scaleout/_cluster.py --port P
+--redis URL``.
 """
 
 from __future__ import annotations

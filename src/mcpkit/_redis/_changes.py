@@ -6,7 +6,9 @@ takes the next number of the deployment's sequence (``rc:seq``), is kept under i
 (``rc:log``, a hash; ``rc:order``, the keys by number), and is published on the bus, so
 every worker receives the changes in the order of their numbers. Each worker makes the
 others' changes in that order, then tells its own clients (the change's list-changed
-notifications), so no client is told before its worker lists the new set.
+notifications), so no client is told before its worker lists the new set. The worker that
+made a change tells its clients once the change is published: what it sends a session
+through the worker holding the session's GET stream arrives there after the change.
 
 The log keeps one change per key (adding tool ``x``, then removing it, keeps the removal),
 at most :data:`MAX_CHANGES` (the oldest dropped first, with a warning): a worker starting
@@ -124,18 +126,10 @@ class RedisRegistrationLog:
         self._apply = apply
 
     def record(self, change: Change, announce: Sequence[str]) -> None:
-        """Tell this worker's clients at once, and log ``change`` (made here) for the
-        others, after every change recorded here before it. Callable from a worker thread."""
-        told: list[str] = []
-        if self.notifications is not None:
-            for method in announce:
-                told.extend(self.notifications.tell_here(method))
-        entry = {
-            **change,
-            "from": self.backend.worker_id,
-            "lc": list(announce),
-            "told": sorted(set(told)),
-        }
+        """Log ``change`` (made here) for the others, after every change recorded here
+        before it, then tell this worker's clients. Callable from a worker thread."""
+        told = self.notifications.sessions_here() if self.notifications is not None else []
+        entry = {**change, "from": self.backend.worker_id, "lc": list(announce), "told": told}
         self._on_loop(self._enqueue, entry)
 
     # ------------------------------------------------------------------ logging ours
@@ -196,6 +190,12 @@ class RedisRegistrationLog:
                 self._pending[key] -= 1
                 if not self._pending[key]:
                     del self._pending[key]
+            # Told once it is published, not before: a session's message goes to the worker
+            # holding its GET stream, which must hear of the change first (the bus keeps
+            # the order), so that its client, told, lists the new set there too.
+            if self.notifications is not None:
+                for method in entry["lc"]:
+                    self.notifications.tell_here(method, entry["told"])
         if number is None:
             return
         number = int(number)

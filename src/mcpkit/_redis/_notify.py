@@ -81,15 +81,21 @@ class SharedNotifications:
         message = {"t": LIST_CHANGED, "m": method, "from": self.backend.worker_id, "told": told}
         self._publish(message)
 
-    def tell_here(self, method: str) -> list[str]:
+    def sessions_here(self) -> list[str]:
+        """The ids of the sessions this worker has a replica of (those it tells)."""
+        return [entry.id for entry in list(self._entries())]
+
+    def tell_here(self, method: str, sessions: Iterable[str] | None = None) -> list[str]:
         """Tell list-changed ``method`` to this worker's listen streams and to every session
-        it has a replica of; returns the ids of those sessions (the other workers tell the
-        rest). Callable from a worker thread."""
+        it has a replica of (of ``sessions`` only, when given); returns the ids of the
+        sessions told (the other workers tell the rest). Callable from a worker thread."""
         self.hosting.notify_listeners(method)
+        only = set(sessions) if sessions is not None else None
         told = []
         for entry in list(self._entries()):
-            self.hosting.post_list_changed(entry.session, method)
-            told.append(entry.id)
+            if only is None or entry.id in only:
+                self.hosting.post_list_changed(entry.session, method)
+                told.append(entry.id)
         return told
 
     def tell_others(self, method: str, told: Iterable[str]) -> None:
