@@ -97,10 +97,11 @@ async def _run(n: int, hold: bool) -> dict[str, float]:
     }
 
 
-async def _speed(n: int, hold: bool) -> float:
+async def _speed(n: int, hold: bool, askable: bool = True) -> float:
     """Microseconds per sequential call of a tool that takes a Context and asks nothing
     (a held call's other cost: it starts in a task of the server's), over the in-memory
-    transport (the least else to measure)."""
+    transport (the least else to measure), by a client that declares elicitation
+    (``askable``: its calls may be asked something, so they are held) or nothing."""
     server = _server(hold)
 
     @server.tool()
@@ -108,7 +109,8 @@ async def _speed(n: int, hold: bool) -> float:
         """Takes a Context, asks nothing."""
         return "ok"
 
-    async with Client(server, protocol_version="2026-07-28") as client:
+    handler = (lambda params, ctx: {"action": "decline"}) if askable else None
+    async with Client(server, protocol_version="2026-07-28", elicitation_handler=handler) as client:
         for _ in range(300):
             await client.call_tool("quick", {})
         start = time.perf_counter()
@@ -128,9 +130,14 @@ def main(argv: list[str]) -> int:
             f"{got['rss_bytes_per_call']:>12,.0f} {got['python_bytes_left_after']:>12,.0f}"
         )
     print("a Context tool that asks nothing, sequential calls in process (median of 5 runs)")
-    for label, hold in (("held (default)", True), ("not held (peer)", False)):
-        runs = sorted(anyio.run(_speed, 3000, hold) for _ in range(5))
-        print(f"{label:24} {runs[2]:>8.1f} us/call")
+    rows = (
+        ("client declaring elicitation: held (default)", True, True),
+        ("client declaring elicitation: not held (peer)", False, True),
+        ("client declaring nothing (never held)", True, False),
+    )
+    for label, hold, askable in rows:
+        runs = sorted(anyio.run(_speed, 3000, hold, askable) for _ in range(5))
+        print(f"{label:48} {runs[2]:>8.1f} us/call")
     return 0
 
 

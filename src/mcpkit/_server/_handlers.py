@@ -49,6 +49,17 @@ def uri_param(params: dict[str, Any] | None) -> str:
     return uri
 
 
+def _can_be_asked(rc: RequestContext) -> bool:
+    """Whether the request's client declared something a handler could ask it for: one
+    that declared none can be asked nothing, so its calls need not be held (and skip what
+    holding costs: a task, a cancel scope, an event per call)."""
+    n = rc.negotiated
+    if n is None:
+        return True  # not known: hold, to be safe
+    caps = n.peer_capabilities or {}
+    return any(k in caps for k in ("elicitation", "sampling", "roots"))
+
+
 class Handlers:
     """The request handlers of one server (``table()`` maps methods to them)."""
 
@@ -128,7 +139,7 @@ class Handlers:
                     run.close()  # served by the worker holding the call
                     return result
                 self._gone(rc, rounds)
-            if hold:
+            if hold and _can_be_asked(rc):
                 call = self.server.holds.start(rc, rounds, run)
                 if call is not None:
                     return await call.round(rc, rounds)

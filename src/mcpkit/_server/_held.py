@@ -135,7 +135,12 @@ class HeldCall:
         self.outcome: Any = None
         self.error: BaseException | None = None
         self.finished = False
-        self.changed = anyio.Event()
+        #: Set when the call asked or ended, for the round waiting on it (made by the round).
+        self.changed: anyio.Event | None = None
+
+    def _wake(self) -> None:
+        if self.changed is not None:
+            self.changed.set()
 
     @property
     def fingerprint(self) -> str:
@@ -169,7 +174,7 @@ class HeldCall:
             for question in self.questions:
                 question.settle(error=ConnectionClosed("the call this question belongs to ended"))
             self.questions.clear()
-            self.changed.set()
+            self._wake()
             if self.rc is None:  # ended between rounds (it expired): nobody waits for it
                 self.holds.forget(self, expired=True)
 
@@ -187,7 +192,7 @@ class HeldCall:
         flag = gathering.get()
         if flag is not None:
             self._asked_or_ended(flag)
-        self.changed.set()
+        self._wake()
         try:
             await question.done.wait()
         finally:  # answered, or withdrawn (the call was cancelled)
@@ -235,7 +240,7 @@ class HeldCall:
         if not flag[0]:
             flag[0] = True
             self.pending -= 1
-            self.changed.set()
+            self._wake()
 
     # -------------------------------------------------- the request's side
 
