@@ -36,8 +36,6 @@ if TYPE_CHECKING:
 
 #: Parameters that carry the rounds themselves, left out of the request's fingerprint.
 _ROUND_PARAMS = ("inputResponses", "requestState", "_meta")
-#: The methods an input request may name, and the check of the answer each expects.
-INPUT_METHODS = ("elicitation/create", "sampling/createMessage", "roots/list")
 
 
 class StateKeySource(Protocol):

@@ -329,10 +329,6 @@ class ServerSession:
 
     # ------------------------------------------------------------------ outgoing
 
-    def check_client_capability(self, method: str) -> None:
-        """Raise :class:`CapabilityError` unless the client can serve ``method``."""
-        self.peer.check_capability(method)
-
     async def send_request(
         self,
         method: str,

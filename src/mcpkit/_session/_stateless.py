@@ -46,8 +46,6 @@ CACHEABLE_METHODS = frozenset(
         "resources/templates/list",
     }
 )
-#: Requests a server may answer with an ``InputRequiredResult`` (mrtr.mdx).
-INPUT_REQUIRED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 #: The caching hints a cacheable result gets when nobody set any: stale at once, and
 #: never shared between users. Safe for any server; servers that know better say so.
 DEFAULT_CACHE_HINTS: Mapping[str, Any] = {"ttlMs": 0, "cacheScope": "private"}
