@@ -21,6 +21,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import anyio
 
+from .. import _env
+
 
 @runtime_checkable
 class TokenStore(Protocol):
@@ -65,7 +67,7 @@ class MemoryTokenStore:
 
 def default_auth_file() -> Path:
     """``$MCPKIT_AUTH_FILE``, else ``~/.config/mcpkit/auth.json`` (``$XDG_CONFIG_HOME``)."""
-    named = os.environ.get("MCPKIT_AUTH_FILE")
+    named = _env.AUTH_FILE.value()
     if named:
         return Path(named)
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")

@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from .. import _env
+
 if TYPE_CHECKING:
     from .._auth._resource import ResourceServer
 
@@ -99,16 +101,16 @@ def _execute(loader: Any, module: Any, path: str) -> None:
 
 
 #: ``mcpkit run`` settings that come from the environment when not given as options:
-#: variable -> (option, how to read it). docs/server.md lists them.
-ENVIRONMENT: dict[str, tuple[str, Callable[[str], Any]]] = {
-    "MCPKIT_TRANSPORT": ("transport", str),
-    "MCPKIT_HOST": ("host", str),
-    "MCPKIT_PORT": ("port", int),
-    "MCPKIT_PATH": ("path", str),
-    "MCPKIT_JSON_RESPONSE": ("json_response", lambda v: _flag("MCPKIT_JSON_RESPONSE", v)),
-    "MCPKIT_STATELESS": ("stateless", lambda v: _flag("MCPKIT_STATELESS", v)),
-    "MCPKIT_LOG_LEVEL": ("log_level", str),
-}
+#: variable -> (option, how to read it). docs/deploy.md lists them (``mcpkit._env``).
+ENVIRONMENT: tuple[tuple[_env.Variable, str, Callable[[str], Any]], ...] = (
+    (_env.TRANSPORT, "transport", str),
+    (_env.HOST, "host", str),
+    (_env.PORT, "port", int),
+    (_env.PATH, "path", str),
+    (_env.JSON_RESPONSE, "json_response", lambda v: _env.parse_flag(_env.JSON_RESPONSE.name, v)),
+    (_env.STATELESS, "stateless", lambda v: _env.parse_flag(_env.STATELESS.name, v)),
+    (_env.LOG_LEVEL, "log_level", str),
+)
 
 
 #: The options that only an HTTP transport takes.
@@ -127,15 +129,6 @@ _HTTP_OPTIONS = (
 )
 
 
-def _flag(name: str, value: str) -> bool:
-    low = value.strip().lower()
-    if low in ("1", "true", "yes", "on"):
-        return True
-    if low in ("0", "false", "no", "off", ""):
-        return False
-    raise ValueError(f"{name}={value!r}: use 1/0, true/false, yes/no or on/off")
-
-
 def run_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[str, Any]:
     """The settings of ``mcpkit run``: options first, then ``MCPKIT_*`` variables.
 
@@ -143,18 +136,20 @@ def run_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[s
     are read where every HTTP entry point reads them (``options_from_env``).
     """
     out: dict[str, Any] = {}
-    for name, (key, read) in ENVIRONMENT.items():
+    for variable, key, read in ENVIRONMENT:
         given = getattr(args, key, None)
+        value = variable.value(environ)
         if given is not None:
             out[key] = given
-        elif environ.get(name):
+        elif value is not None:
+            name = variable.name
             try:
-                out[key] = read(environ[name])
+                out[key] = read(value)
             except ValueError as e:
                 raise ValueError(str(e) if name in str(e) else f"{name}: {e}") from None
     transport = out.setdefault("transport", "stdio")
     if transport not in ("stdio", "http", "sse"):
-        raise ValueError(f"MCPKIT_TRANSPORT={transport!r}: use stdio, http or sse")
+        raise ValueError(f"{_env.TRANSPORT.name}={transport!r}: use stdio, http or sse")
     if args.allowed_host:
         out["allowed_hosts"] = list(args.allowed_host)
     if args.allowed_origin:

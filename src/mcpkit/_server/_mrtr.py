@@ -21,7 +21,6 @@ import dataclasses
 import functools
 import hashlib
 import hmac
-import os
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
+from .. import _env
 from .._exceptions import InvalidParams
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ class StatelessSettings:
     def _given(self) -> bytes | None:
         # An explicit key, else MCPKIT_STATE_KEY (read until found, then kept as the key).
         if self.state_key is None:
-            env = os.environ.get("MCPKIT_STATE_KEY")
+            env = _env.STATE_KEY.value()
             if env:
                 self.state_key = env.encode()
         return self.state_key

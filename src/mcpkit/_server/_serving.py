@@ -4,11 +4,11 @@ uvicorn; the typed keywords its entry points take."""
 from __future__ import annotations
 
 import logging
-import os
 from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Unpack
 
+from .. import _env
 from . import _shared
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def _legacy_keeps_sessions_here(redis: str | None) -> None:
     transport, which does not use it: not an error, the same settings may serve both."""
     from .._redis._backend import redis_where
 
-    url = redis or os.environ.get(_shared.REDIS_ENV)
+    url = redis or _env.REDIS_URL.value()
     if url:
         logger.warning(
             "legacy HTTP+SSE keeps its sessions in this process: %s is not used "

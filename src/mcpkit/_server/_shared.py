@@ -8,15 +8,12 @@ subscriptions and the owner of its tasks.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
+from .. import _env
 from .._session._base import Negotiated
 from .._session._server import ServerSession
 from ._session import state_of
-
-#: The environment variable naming the Redis of a multi-worker deployment.
-REDIS_ENV = "MCPKIT_REDIS_URL"
 
 
 def snapshot(session: ServerSession) -> dict[str, Any]:
@@ -59,7 +56,7 @@ def shared_options(options: dict[str, Any]) -> dict[str, Any]:
     """``options`` of an HTTP app with ``redis=`` (or ``$MCPKIT_REDIS_URL``) turned into a
     Redis backend (whose registry moves the server's tasks there when the app starts it,
     as for any backend: ``ServerHosting.share_with``)."""
-    url = options.pop("redis", None) or os.environ.get(REDIS_ENV) or None
+    url = options.pop("redis", None) or _env.REDIS_URL.value()
     if url is None or options.get("stateless") or options.get("backend") is not None:
         return options
     from .._redis import RedisBackend

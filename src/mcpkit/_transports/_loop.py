@@ -9,12 +9,12 @@ iterations. ``MCPKIT_UVLOOP=0`` keeps the standard loop. Code that brings its ow
 from __future__ import annotations
 
 import importlib.util
-import os
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import anyio
 
+from .. import _env
 from ._stdio import fill_closed_std_fds
 
 T = TypeVar("T")
@@ -22,7 +22,7 @@ T = TypeVar("T")
 
 def uvloop_wanted() -> bool:
     """True when uvloop is installed and not turned off with ``MCPKIT_UVLOOP=0``."""
-    if os.environ.get("MCPKIT_UVLOOP", "1").strip().lower() in ("0", "false", "no", "off"):
+    if (_env.UVLOOP.value() or "1").strip().lower() in ("0", "false", "no", "off"):
         return False
     return importlib.util.find_spec("uvloop") is not None
 
