@@ -1,6 +1,6 @@
 """``tools/call`` over Streamable HTTP in both eras, on one mcpkit server, in one run (issue 29).
 
-    python -m bench eras                  # 5 interleaved repetitions, 3 HTTP stacks (~2 min)
+    python -m bench eras                  # 5 interleaved repetitions, 2 HTTP stacks (~2 min)
     python -m bench eras --quick          # tiny counts, one repetition (the smoke test runs it)
     python -m bench eras --http h11 --reps 3 --json out.json
     python -m bench.eras ...              # the same
@@ -15,10 +15,9 @@ benchmark, or with ``--tools async`` ``async def`` ones):
   client capabilities) and the ``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name``
   headers.
 
-Throughput: for each HTTP protocol (``mcpkit``: our own, what ``serve_http`` runs by
-default, which takes a 2026-07-28 POST straight to the kernel; uvicorn's ``h11`` and
-``httptools``) one server
-process; against it, ``bench/eras_load.py`` (a separate process: raw keep-alive sockets in
+Throughput: for each of uvicorn's HTTP protocols (``httptools``, what ``serve_http`` runs
+by default where it is installed, and ``h11``; until issue 42 there was a third, mcpkit's
+own, which took a 2026-07-28 POST straight to the kernel) one server process; against it, ``bench/eras_load.py`` (a separate process: raw keep-alive sockets in
 one epoll loop, stdlib only) runs ``tools/call echo`` sequentially on one connection per era,
 then on ``--conns`` (32) connections per era, one call in flight on each. Within each run
 the two eras alternate in ``--chunks`` slices (each era's rate is its calls over the sum of
@@ -29,9 +28,7 @@ repetition, and the median of the repetitions' ratios is reported (single figure
 ``/proc``) and the load generator's own are reported beside the rates.
 
 Python work: the same server built in this process (``anyio.run``: the standard asyncio
-loop), its app called directly as our HTTP protocol calls it (no socket: a 2026-07-28
-request through the app's ``direct`` way in, which the protocol takes for a complete POST;
-a 2025 one as ASGI), warm ``tools/call``
+loop), its app called as ASGI as uvicorn calls it (no socket), warm ``tools/call``
 requests of each era one at a time under ``cProfile`` (5, the median kept; the counts do
 not vary): every function call the thread makes while the app serves the request (the app's
 tasks and the event loop's own Python code included; this module's stand-in ``receive`` and
@@ -293,19 +290,7 @@ async def serve_one(
 
     if prof is not None:
         prof.enable()
-    # What mcpkit's HTTP protocol does with a request whose body is in: the app's direct
-    # way in when it takes it (a 2026-07-28 POST), else the app as ASGI.
-    # A request known to end at once it runs in its own step (no task), as here.
-    from mcpkit._backend._eager import AtOnce, drive
-
-    direct = getattr(app, "direct", None)
-    work = direct(scope, body, receive, send) if direct is not None else None
-    if isinstance(work, AtOnce):
-        rest = drive(work)
-        if rest is not None:
-            await rest
-    else:
-        await (work if work is not None else app(scope, receive, send))
+    await app(scope, receive, send)  # as uvicorn calls it, in the request's task
     if prof is not None:
         prof.disable()
     start = next(m for m in sent if m["type"] == "http.response.start")
@@ -399,7 +384,7 @@ def _n(v: float) -> str:
 
 
 def _stack(http: str) -> str:
-    return "mcpkit's HTTP/1.1 (serve_http's default)" if http == "mcpkit" else f"uvicorn {http}"
+    return f"uvicorn {http}" + (" (serve_http's default)" if http == "httptools" else "")
 
 
 def tables(result: dict[str, Any]) -> str:
@@ -556,9 +541,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--chunks", type=int, default=10, help="slices the eras alternate in, per run")
     p.add_argument(
         "--http",
-        default="mcpkit,h11,httptools",
-        help="HTTP protocols: mcpkit (ours, the default of serve_http), and uvicorn's h11 "
-        "and httptools (those installed are run)",
+        default="httptools,h11",
+        help="uvicorn's HTTP protocols: httptools (serve_http's default where installed) "
+        "and h11 (those installed are run)",
     )
     p.add_argument(
         "--tools",
@@ -577,11 +562,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.quick:
         a.reps, a.seq_calls, a.conc_calls, a.warmup, a.chunks = 1, 100, 4 * a.conns, 20, 2
         samples, warm, timed = 1, 5, 20
-    https = [
-        h
-        for h in a.http.split(",")
-        if h == "h11" or importlib.util.find_spec("httptools" if h == "mcpkit" else h)
-    ]
+    https = [h for h in a.http.split(",") if h == "h11" or importlib.util.find_spec(h)]
     result: dict[str, Any] = {
         "config": {
             "reps": a.reps,

@@ -51,11 +51,13 @@ def build(tools: str = "sync") -> Server:
 
 def main() -> None:
     p = argparse.ArgumentParser(prog="bench/eras_server.py")
-    p.add_argument("--http", default="mcpkit", choices=("mcpkit", "h11", "httptools"))
+    # None: serve_http's default (uvicorn's own choice: httptools when installed, else h11).
+    p.add_argument("--http", default=None, choices=("h11", "httptools"))
     p.add_argument("--tools", default="sync", choices=("sync", "async"))
     p.add_argument("--port", type=int, default=0)
     a = p.parse_args()
-    serve_http(build(a.tools), port=a.port, json_response=True, uvicorn_options={"http": a.http})
+    options = {"http": a.http} if a.http else {}
+    serve_http(build(a.tools), port=a.port, json_response=True, uvicorn_options=options)
 
 
 if __name__ == "__main__":

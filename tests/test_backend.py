@@ -76,11 +76,9 @@ def test_no_other_module_asks_which_loop_runs_it() -> None:
     """The fork lives here: elsewhere, no sniffio and no asyncio.get_running_loop()."""
     askers = []
     for path in sorted(SRC.rglob("*.py")):
-        if path.parent.name == "_backend" or (path.parent.name, path.name) in (
-            ("_app", "_serve.py"),
-            ("_http", "_h1server.py"),
-        ):
-            # uvicorn's runner and the connection protocol it runs: uvicorn is asyncio only
+        if path.parent.name == "_backend" or (path.parent.name, path.name) == ("_app", "_serve.py"):
+            # uvicorn's runner (and the head timeout it wraps round uvicorn's protocol):
+            # uvicorn is asyncio only
             continue
         text = path.read_text()
         if "sniffio" in text or "get_running_loop(" in text:
@@ -807,116 +805,3 @@ async def test_a_delayed_task_beside_a_long_block_starts_and_can_cancel_it() -> 
     assert scope.cancelled_caught
     if BACKEND == "asyncio":
         assert anyio.current_time() - start >= 0.05
-
-
-# ---------------------------------------------------------------------- work run at once
-
-
-def test_drive_runs_work_that_ends_at_once_in_the_callers_step_with_no_task() -> None:
-    """It ends in drive() itself (None: nothing left), in a copy of the caller's context:
-    what it sets there stays there, as in a task of its own."""
-    import contextvars
-
-    from mcpkit._backend._eager import AtOnce, drive
-
-    var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="outer")
-    seen: list[Any] = []
-
-    async def work() -> None:
-        seen.append((var.get(), asyncio.current_task()))
-        var.set("inner")
-
-    def check() -> None:
-        tasks = len(asyncio.all_tasks())
-        asyncio.get_running_loop().call_soon(seen.append, "a later turn")
-        assert drive(AtOnce(work())) is None
-        assert seen == [("outer", None)]  # ran now, before the loop's next turn, no task
-        assert len(asyncio.all_tasks()) == tasks  # and none was made
-        assert var.get() == "outer"
-
-    def callback(done: asyncio.Future[None]) -> None:
-        # A loop callback, as a protocol's data_received is: no task is running.
-        try:
-            check()
-        except AssertionError as e:
-            done.set_exception(e)
-        else:
-            done.set_result(None)
-
-    async def main() -> None:
-        done = asyncio.get_running_loop().create_future()
-        asyncio.get_running_loop().call_soon(callback, done)
-        await asyncio.wait_for(done, 10)
-
-    asyncio.run(main())
-
-
-def test_drive_raises_what_the_first_step_raises() -> None:
-    from mcpkit._backend._eager import AtOnce, drive
-
-    async def work() -> None:
-        raise LookupError("first step")
-
-    with pytest.raises(LookupError, match="first step"):
-        drive(AtOnce(work()))
-
-
-def test_work_that_waits_after_all_is_finished_by_a_task_in_its_context() -> None:
-    """The rest, awaited in a task, goes on from the first wait, in the first step's
-    context; what it returns or raises then is the task's."""
-    import contextvars
-
-    from mcpkit._backend._eager import AtOnce, Rest, drive
-
-    var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="outer")
-    log: list[str] = []
-
-    async def work(fail: bool) -> None:
-        var.set("first step")
-        await asyncio.sleep(0)
-        log.append(var.get())
-        fut = asyncio.get_running_loop().create_future()
-        asyncio.get_running_loop().call_soon(fut.set_result, "value")
-        log.append(await fut)
-        if fail:
-            raise KeyError("after the wait")
-
-    async def main() -> None:
-        rest = drive(AtOnce(work(False)))
-        assert isinstance(rest, Rest) and log == []
-        await asyncio.get_running_loop().create_task(_finish(rest))
-        assert log == ["first step", "value"] and var.get() == "outer"
-        rest = drive(AtOnce(work(True)))
-        assert rest is not None
-        with pytest.raises(KeyError, match="after the wait"):
-            await asyncio.get_running_loop().create_task(_finish(rest))
-
-    asyncio.run(main())
-
-
-async def _finish(rest: Any) -> None:
-    await rest
-
-
-def test_cancelling_the_task_that_finishes_the_rest_reaches_the_work() -> None:
-    from mcpkit._backend._eager import AtOnce, drive
-
-    cleaned: list[str] = []
-
-    async def work() -> None:
-        try:
-            await asyncio.Event().wait()
-        finally:
-            cleaned.append("finally ran")
-
-    async def main() -> None:
-        rest = drive(AtOnce(work()))
-        assert rest is not None
-        task = asyncio.get_running_loop().create_task(_finish(rest))
-        await asyncio.sleep(0)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        assert cleaned == ["finally ran"]
-
-    asyncio.run(main())

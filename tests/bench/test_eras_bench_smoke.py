@@ -41,10 +41,10 @@ def test_eras_bench_quick(tmp_path: Path) -> None:
             result_row = line
     assert py is not None and result_row is not None, stdout
     cells = result["throughput"]
-    # The default stacks: ours (serve_http's default, the issue's target rows) and uvicorn's.
+    # The default stacks: uvicorn's two protocols, httptools being serve_http's default.
     stacks = {(c["http"], c["conns"]) for c in cells}
-    assert stacks >= {(h, n) for h in ("mcpkit", "h11", "httptools") for n in (1, 32)}
-    assert "| 2026 tools/call >= 1.2x 2025, sequential, mcpkit's HTTP/1.1" in stdout
+    assert stacks >= {(h, n) for h in ("h11", "httptools") for n in (1, 32)}
+    assert "| 2026 tools/call >= 1.2x 2025, sequential, uvicorn httptools (serve_http's" in stdout
     for cell in cells:
         assert cell["calls_s_2025"] > 0 and cell["calls_s_2026"] > 0
         assert cell["reps"] == 1 and len(cell["ratios"]) == 1
@@ -65,10 +65,10 @@ def test_eras_bench_quick(tmp_path: Path) -> None:
 def test_eras_bench_with_async_tools(tmp_path: Path) -> None:
     """``--tools async`` (the shape before the benchmark's tools became ``def`` functions),
     as performance.md names it: the server registers ``async def`` tools, and says so."""
-    _, result = _quick(tmp_path, "--tools", "async", "--http", "mcpkit")
+    _, result = _quick(tmp_path, "--tools", "async", "--http", "httptools")
     assert result["config"]["tools"] == "async"
     stacks = {(c["http"], c["conns"]) for c in result["throughput"]}
-    assert stacks == {("mcpkit", 1), ("mcpkit", 32)}
+    assert stacks == {("httptools", 1), ("httptools", 32)}
     # The tool is a coroutine function: no sync runner in the served call (the default's
     # def tools go through one, see above).
     assert "mcpkit._server._threads" not in result["python_work"]["2026"]["by_module"]

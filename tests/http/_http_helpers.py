@@ -22,9 +22,7 @@ import sniffio
 import uvicorn
 
 from mcpkit._app import close_sse_stream
-from mcpkit._app._serve import direct_way_in
 from mcpkit._exceptions import InvalidParams
-from mcpkit._http._h1server import protocol_class
 from mcpkit._session import ServerSession
 from mcpkit._session._base import RequestContext
 from mcpkit._transports._base import Transport
@@ -231,11 +229,8 @@ class ThreadServer:
     def __init__(self, app: Any, **kw: Any) -> None:
         self.app = app
         self.port = free_port()
-        # What serve_http runs: mcpkit's HTTP/1.1 protocol, unless a test names one of
-        # uvicorn's (http="h11", "httptools").
-        ours = kw.get("http", "mcpkit") == "mcpkit"
-        if ours:
-            kw.pop("http", None)
+        # What serve_http runs: uvicorn's own protocol (httptools when installed), unless a
+        # test names one (http="h11").
         self.config = uvicorn.Config(
             app,
             host="127.0.0.1",
@@ -246,9 +241,6 @@ class ThreadServer:
             timeout_graceful_shutdown=2,
             **kw,
         )
-        if ours:
-            self.config.load()
-            self.config.http_protocol_class = protocol_class(direct_way_in(app), None)
         self.server = _Server(self.config)
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.loop: asyncio.AbstractEventLoop | None = None

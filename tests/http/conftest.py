@@ -1,5 +1,5 @@
 """Fixtures: a demo MCP server served by a real uvicorn on 127.0.0.1; ``launcher`` for the
-tests of our HTTP/1.1 protocol (``serve_app`` in the test's own loop)."""
+tests talking raw HTTP/1.1 to what ``serve_app`` serves (in the test's own loop)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from contextlib import ExitStack
 from typing import Any
 
 import pytest
-from _h1_wire import Launcher
 from _http_helpers import DemoServer, ThreadServer, running
+from _wire import Launcher
 
 from mcpkit._app import create_http_app
 

@@ -234,8 +234,8 @@ async def answer_now(
     """Serve ``rc``, which says nothing before its answer, and send that answer as one
     body: JSON with ``json_response``, else one SSE event (an error status answers JSON
     either way), as :func:`answer_sse` would for a request answered at once. Waits on
-    nothing but what the request itself waits on (the app's direct way in runs it in the
-    step that read it when the kernel knows it ends at once)."""
+    nothing but what the request itself waits on (no task watching for the client leaving:
+    how a request the kernel knows ends at once is answered)."""
     req = rc.request
     response = await response_of(req, kernel.serve(rc), "server")
     req.done = True

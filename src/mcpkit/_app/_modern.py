@@ -269,7 +269,11 @@ class ModernHandler:
                 send, verdict.status, verdict.body, content_type=JSON if verdict.body else None
             )
             return
-        await self.serve(verdict[0], verdict[1], msg, receive, send, info)
+        req, negotiated = verdict
+        # A request known to end without waiting is answered in one body, with no cancel
+        # scope, no drain entry and no task watching for the client leaving: what it
+        # would have awaited ends at once anyway (the answer is the same, byte for byte).
+        await self.serve(req, negotiated, msg, receive, send, info, at_once=self.at_once(req, msg))
 
     def check(
         self, msg: dict[str, Any], headers: Mapping[str, str]
@@ -278,8 +282,7 @@ class ModernHandler:
         response POSTed (400), a notification (202: none travels over HTTP at 2026-07-28;
         closing a stream is the cancellation), headers that do not mirror the body, a
         ``_meta`` without what every request carries (400), a revision or capability the
-        kernel refuses. :meth:`post` answers a refusal; the app's direct way in hands such
-        a request to the ASGI path instead (which comes here)."""
+        kernel refuses. :meth:`post` answers a refusal."""
         if "method" not in msg:
             return Refusal(
                 400, error_body(INVALID_REQUEST, "Bad Request: a client does not POST responses")
@@ -314,8 +317,8 @@ class ModernHandler:
         """Serve a request whose checks passed (:meth:`check`), within the app's budgets
         (a refusal is answered 429/503) and its shutdown drain. With ``at_once`` (what
         :meth:`at_once` says of it) it is answered in one body with no cancel scope and no
-        drain entry: it runs in the step that read it (no task), so nothing can cancel it
-        and it is never in flight across a wait."""
+        drain entry: the kernel knows it ends without waiting (on anything but the answer's
+        own ``send``), so there is nothing for a shutdown to wait for or cancel."""
         rid = req.id
         listen = req.method == "subscriptions/listen"
         budget = self.listens if listen else self.calls

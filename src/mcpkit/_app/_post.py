@@ -11,20 +11,17 @@ import anyio
 import orjson
 from anyio.abc import TaskGroup
 
-from .._backend._eager import AtOnce
 from .._exceptions import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, ConnectionClosed
 from .._http._asgi import (
     JSON,
     SSE_HEADERS,
     Receive,
-    Scope,
     Send,
     accepts_json_and_sse,
     media_type,
     respond,
     respond_error,
 )
-from .._http._request_info import from_scope as request_info
 from .._http._security import SessionOwnership
 from .._http._sse import encode_event
 from .._http._transport import HTTPServerTransport
@@ -45,7 +42,7 @@ from ._common import (
     settled,
     wait_or_disconnect,
 )
-from ._modern import ModernHandler, Refusal, is_modern, names_stateless_revision, refuse_version
+from ._modern import ModernHandler, is_modern, names_stateless_revision, refuse_version
 from ._options import HTTPAppOptions
 from ._registry import SessionEntry, SessionFactory, SessionRegistry, hosting_of
 from ._streams import StreamHandler
@@ -116,42 +113,6 @@ class PostHandler:
         except orjson.JSONDecodeError as e:
             await respond_error(send, 400, PARSE_ERROR, f"Parse error: {e}")
             return _REFUSED
-
-    def direct(
-        self,
-        scope: Scope,
-        headers: dict[str, str],
-        body: bytes,
-        receive: Receive,
-        send: Send,
-    ) -> Awaitable[None] | AtOnce | None:
-        """What serves a stateless-revision POST whose body has fully arrived, straight to
-        the kernel, when :meth:`post` would serve it without an error answer; else None (then
-        the app's ASGI path serves it, and answers whatever is wrong). The checks are
-        :meth:`post`'s, in its order; the app has checked the path, Host and Origin."""
-        if _content_problem(headers) is not None or len(body) > self.options.max_body_size:
-            return None
-        try:
-            msg = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            return None
-        if not isinstance(msg, dict) or check_message(msg) is not None:
-            return None
-        if not (
-            is_modern(msg, headers)
-            if "mcp-session-id" not in headers
-            else names_stateless_revision(msg, headers)
-        ):
-            return None
-        modern = self.modern
-        verdict = modern.check(msg, headers)
-        if isinstance(verdict, Refusal):
-            return None
-        req, negotiated = verdict
-        info = TransportInfo("http", "tcp", http=request_info(scope, headers, None))
-        at_once = modern.at_once(req, msg)
-        work = modern.serve(req, negotiated, msg, receive, send, info, at_once=at_once)
-        return AtOnce(work) if at_once else work
 
     async def post(
         self, headers: dict[str, str], receive: Receive, send: Send, info: TransportInfo

@@ -100,6 +100,7 @@ async def serve_app(
     socket listens, one line on stderr names the URL (the port actually bound, so ``port=0``
     works): what a person starting the server reads, and what a supervisor can wait for.
     """
+    check_uvicorn_options(uvicorn_kw)
     require_uvicorn()
     import uvicorn
 
@@ -149,46 +150,26 @@ async def serve_app(
         "lifespan": "on",
     }
     kw.update(uvicorn_kw)
-    ours = _our_protocol(kw)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, **kw)
     config.load()
-    if ours:
-        from .._http._h1server import protocol_class
-
-        config.http_protocol_class = protocol_class(direct_way_in(app, log_level), header_timeout)
-    elif header_timeout is not None:
+    if header_timeout is not None:
         config.http_protocol_class = head_timeout_protocol(
             config.http_protocol_class, header_timeout
         )
     await _Server(config).serve()
 
 
-def direct_way_in(app: Any, log_level: str = "warning") -> Any:
-    """The app's way in for complete requests (:meth:`StreamableHTTPApp.direct`), or None.
-
-    Only our app itself offers one: an app wrapped in middleware is always called as ASGI
-    (a wrapper forwarding attributes must not be stepped around), and so is every app when
-    uvicorn logs each ASGI message (``trace``)."""
-    if type(app) is not StreamableHTTPApp or log_level == "trace":
-        return None
-    return app.direct
-
-
-def _our_protocol(kw: dict[str, Any]) -> bool:
-    """Whether connections get mcpkit's HTTP/1.1 protocol (``http="mcpkit"``, or no
-    ``http`` option where httptools is installed) rather than one of uvicorn's (``"h11"``,
-    ``"httptools"``, ``"auto"``, a class); pops ``"mcpkit"``, which uvicorn does not know."""
-    choice = kw.get("http")
-    if choice == "mcpkit":
-        del kw["http"]
-        return True
-    if choice is not None:
-        return False
-    try:
-        import httptools  # noqa: F401
-    except ModuleNotFoundError:
-        return False
-    return True
+def check_uvicorn_options(options: dict[str, Any]) -> None:
+    """Refuse ``{"http": "mcpkit"}``, which named mcpkit's own HTTP/1.1 protocol until it
+    was removed (issue 42): connections are served by uvicorn's own protocols now
+    (httptools when installed, else h11), and silently taking the name for one of them
+    would hide that the option means nothing any more."""
+    if options.get("http") == "mcpkit":
+        raise ValueError(
+            'uvicorn_options={"http": "mcpkit"}: mcpkit no longer has an HTTP/1.1 protocol '
+            "of its own (removed in issue 42); uvicorn's serves every connection: leave "
+            '"http" out (httptools when installed, else h11), or name "httptools" or "h11"'
+        )
 
 
 def _announcement(served: Any, host: str, what: str, path: str) -> str:
@@ -234,8 +215,9 @@ def serve_http(
             "(and allowed_origins) naming this server's public host",
             host,
         )
-    app: StreamableHTTPApp = create_http_app(server, **app_kwargs)
     opts = uvicorn_options or {}
+    check_uvicorn_options(opts)
+    app: StreamableHTTPApp = create_http_app(server, **app_kwargs)
     path = app_kwargs.get("path", "/mcp") or "/"
     run_loop(
         lambda: serve_app(
@@ -263,8 +245,9 @@ def serve_sse(
     """Serve ``server`` over the legacy HTTP+SSE transport (2024-11-05) with uvicorn (blocking)."""
     from ._legacy import create_sse_app
 
-    app = create_sse_app(server, **app_kwargs)
     opts = uvicorn_options or {}
+    check_uvicorn_options(opts)
+    app = create_sse_app(server, **app_kwargs)
     run_loop(
         lambda: serve_app(
             app,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -25,7 +25,6 @@ from anyio.abc import TaskGroup
 from .._auth._principal import Principal
 from .._auth._resource import ResourceServer
 from .._backend import start_detached
-from .._backend._eager import AtOnce
 from .._exceptions import INTERNAL_ERROR, INVALID_REQUEST, BackendUnavailable
 from .._http._asgi import (
     BODY_TIMEOUT,
@@ -49,7 +48,6 @@ from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
 from ._auth import AuthGate, owner_fn, serve_admitted
 from ._common import (
     allow_header,
-    host_origin_problem,
     host_origin_refused,
     serve_lifespan,
     session_for,
@@ -255,32 +253,6 @@ class StreamableHTTPApp:
     def _on_path(self, scope: Scope) -> bool:
         path = self.options.path
         return path is None or same_path(route_path(scope), path)
-
-    def direct(
-        self, scope: Scope, body: bytes, receive: Receive, send: Send
-    ) -> Awaitable[None] | AtOnce | None:
-        """The way in of mcpkit's own HTTP server for a request whose body has fully arrived
-        (see ``mcpkit._http._h1server``): a 2026-07-28 POST that every check of the ASGI
-        path would let through goes straight to the kernel, without the ASGI framing (routing,
-        the body read through ``receive``, the dispatch). Returns None for anything else, or
-        anything the ASGI path would answer with an error: the server then calls the app as
-        ASGI with the same request, so one path answers every refusal."""
-        if (
-            self.gate is not None
-            or self._closing
-            or self._tg is None
-            or scope["method"] != "POST"
-            or not self._on_path(scope)
-        ):
-            return None
-        headers = header_map(scope)
-        if (
-            not _stateless_era(headers)
-            or headers.repeated is not None
-            or host_origin_problem(self.policy, headers) is not None
-        ):
-            return None
-        return self.posts.direct(scope, headers, body, receive, send)
 
     async def _dispatch(
         self,

@@ -1,10 +1,10 @@
-"""The harness of the tests of mcpkit's HTTP/1.1 server protocol (``mcpkit._http._h1server``).
+"""Raw HTTP/1.1 on real sockets against what ``serve_app`` serves (uvicorn's own protocol).
 
-:class:`Launcher` runs the real ``serve_app`` (uvicorn running our protocol) in the test's
-own event loop on 127.0.0.1 port 0, and finds uvicorn's ``Server`` object (to read the port
-and to stop it). :class:`Conn` is a raw TCP client that reads responses byte for byte
-(checking their framing); :class:`PlainApp` is a small ASGI app whose paths each behave in
-one way. Every wait is bounded (:data:`WAIT`); nothing sleeps to wait for something.
+:class:`Launcher` runs the real ``serve_app`` in the test's own event loop on 127.0.0.1
+port 0, and finds uvicorn's ``Server`` object (to read the port and to stop it).
+:class:`Conn` is a raw TCP client that sends bytes as given and reads responses byte for
+byte (checking their framing). Every wait is bounded (:data:`WAIT`); nothing sleeps to wait
+for something.
 """
 
 from __future__ import annotations
@@ -21,38 +21,18 @@ import uvicorn
 from anyio.abc import SocketStream
 
 from mcpkit._app._serve import serve_app
-from mcpkit._http import _h1server
-from mcpkit._http._asgi import ASGIMessage, Receive, Scope, Send
 
 #: Seconds any one wait of these tests may take.
 WAIT = 5.0
 
 
-#: The marks of every test module of our HTTP protocol: anyio, on asyncio only (uvicorn
-#: runs on asyncio), each test bounded.
-H1_MARKS = [
+#: The marks of the test modules using this harness: anyio, on asyncio only (uvicorn runs
+#: on asyncio), each test bounded.
+WIRE_MARKS = [
     pytest.mark.anyio,
     pytest.mark.parametrize("anyio_backend", ["asyncio"]),
     pytest.mark.timeout(60),
 ]
-
-
-class Log:
-    """What an app saw, in order; a test waits (bounded) until a record is in."""
-
-    def __init__(self) -> None:
-        self.items: list[Any] = []
-        self._changed = anyio.Event()
-
-    def add(self, item: Any) -> None:
-        self.items.append(item)
-        self._changed.set()
-        self._changed = anyio.Event()
-
-    async def wait_for(self, item: Any) -> None:
-        with bounded(lambda: f"{item!r} logged; the log: {self.items!r}"):
-            while item not in self.items:
-                await self._changed.wait()
 
 
 @contextmanager
@@ -314,157 +294,3 @@ class Conn:
         """The server closes the connection, sending nothing more."""
         extra = await self.rest()
         assert extra == b"", f"bytes after the response: {extra!r}"
-
-    async def still_open(self, host: str = "127.0.0.1") -> None:
-        """The connection serves another request."""
-        await self.send(request("POST", "/echo", b"again", host=host))
-        r = await self.response()
-        assert (r.status, r.body) == (200, b"POST /echo|again"), r
-
-
-# ------------------------------------------------------------------ the writes
-
-
-class Writes:
-    """Every ``transport.write`` of the connections of our protocol, in order
-    (:func:`counting_writes`)."""
-
-    def __init__(self) -> None:
-        self.all: list[bytes] = []
-
-
-@contextmanager
-def counting_writes(monkeypatch: pytest.MonkeyPatch) -> Iterator[Writes]:
-    writes = Writes()
-    original = _h1server.H1Protocol.connection_made
-
-    class Recording:
-        def __init__(self, transport: Any) -> None:
-            self._transport = transport
-
-        def write(self, data: bytes) -> None:
-            writes.all.append(bytes(data))
-            self._transport.write(data)
-
-        def __getattr__(self, name: str) -> Any:
-            return getattr(self._transport, name)
-
-    def made(self: _h1server.H1Protocol, transport: Any) -> None:
-        original(self, transport)
-        self.transport = Recording(transport)  # type: ignore[assignment]
-
-    monkeypatch.setattr(_h1server.H1Protocol, "connection_made", made)
-    yield writes
-
-
-# ------------------------------------------------------------------ the ASGI app
-
-
-async def read_body(receive: Receive, log: Log | None = None) -> bytes:
-    body = b""
-    while True:
-        message = await receive()
-        assert message["type"] == "http.request", message
-        chunk: bytes = message.get("body", b"")
-        if log is not None:
-            log.add(("part", chunk))
-        body += chunk
-        if not message.get("more_body", False):
-            return body
-
-
-def start(status: int = 200, headers: list[tuple[bytes, bytes]] | None = None) -> ASGIMessage:
-    return {
-        "type": "http.response.start",
-        "status": status,
-        "headers": headers if headers is not None else [(b"content-type", b"text/plain")],
-    }
-
-
-class PlainApp:
-    """A plain ASGI app (no lifespan: serve it with ``lifespan="off"``); by path:
-
-    ``/echo``: reads the body (each message logged as ``("part", bytes)``), then answers
-    ``METHOD PATH|BODY`` in one body message without a Content-Length;
-    ``/static``: ``static body`` with its Content-Length, without reading the request;
-    ``/whole``: ``whole body`` in one message, no Content-Length;
-    ``/stream``: ``one``, ``two``, ``three`` in separate ``more_body`` messages;
-    ``/length``: ``abcde`` with its Content-Length, in two messages;
-    ``/json``: ``{"ok": true}`` with its Content-Length;
-    ``/hold``: logs ``"held"``, waits for ``release``, then answers ``released``;
-    ``/late-body``: starts a response without a length, logs ``"started"``, waits for
-    ``release``, then sends ``late`` as its body;
-    ``/after-body``: reads the body, logs ``"read"``, then logs what ``receive`` gives next;
-    ``/raise-before``, ``/raise-after`` (after a first body part), ``/no-response``;
-    ``/bad-header``, ``/empty-name``: a response header that must not go out.
-    Anything else: 404. Every scope is kept in ``scopes``.
-    """
-
-    def __init__(self) -> None:
-        self.log = Log()
-        self.release = anyio.Event()
-        self.scopes: list[Scope] = []
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        assert scope["type"] == "http", scope
-        self.scopes.append(scope)
-        path = scope["path"]
-        if path == "/echo":
-            body = await read_body(receive, self.log)
-            await send(start())
-            out = f"{scope['method']} {path}|".encode() + body
-            await send({"type": "http.response.body", "body": out})
-        elif path == "/static":
-            await send(start(200, [(b"content-type", b"text/plain"), (b"content-length", b"11")]))
-            await send({"type": "http.response.body", "body": b"static body"})
-        elif path == "/whole":
-            await send(start())
-            await send({"type": "http.response.body", "body": b"whole body"})
-        elif path == "/stream":
-            await send(start())
-            for part in (b"one", b"two", b"three"):
-                await send({"type": "http.response.body", "body": part, "more_body": True})
-            await send({"type": "http.response.body", "body": b""})
-        elif path == "/length":
-            await send(start(200, [(b"content-length", b"5")]))
-            await send({"type": "http.response.body", "body": b"ab", "more_body": True})
-            await send({"type": "http.response.body", "body": b"cde"})
-        elif path == "/json":
-            headers = [(b"content-type", b"application/json"), (b"content-length", b"12")]
-            await send(start(200, headers))
-            await send({"type": "http.response.body", "body": b'{"ok": true}'})
-        elif path == "/hold":
-            self.log.add("held")
-            await self.release.wait()
-            await send(start())
-            await send({"type": "http.response.body", "body": b"released"})
-        elif path == "/late-body":
-            await send(start())
-            self.log.add("started")
-            await self.release.wait()
-            await send({"type": "http.response.body", "body": b"late"})
-        elif path == "/after-body":
-            await read_body(receive)
-            self.log.add("read")
-            message = await receive()
-            self.log.add(message["type"])
-        elif path == "/raise-before":
-            raise RuntimeError("the app failed before answering")
-        elif path == "/raise-after":
-            await send(start())
-            await send({"type": "http.response.body", "body": b"partial", "more_body": True})
-            raise RuntimeError("the app failed mid-response")
-        elif path == "/no-response":
-            await read_body(receive)
-        elif path in ("/bad-header", "/empty-name"):
-            await read_body(receive)
-            name, value = (
-                (b"x-evil", b"a\r\nset-cookie: pwned=1")
-                if path == "/bad-header"
-                else (b"", b"nameless")
-            )
-            await send(start(200, [(b"content-type", b"text/plain"), (name, value)]))
-            await send({"type": "http.response.body", "body": b"should not be seen"})
-        else:
-            await send(start(404))
-            await send({"type": "http.response.body", "body": b"no such path"})
