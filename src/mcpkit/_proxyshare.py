@@ -40,6 +40,7 @@ from ._session._base import RequestContext
 from ._session._client import ClientSession
 from ._session._server import ServerSession
 from ._transports._base import Transport
+from .types._levels import LOG_LEVELS
 
 logger = logging.getLogger("mcpkit.proxy")
 
@@ -81,8 +82,6 @@ UPSTREAM_CAPABILITIES: dict[str, Any] = {
     "elicitation": {"form": {}, "url": {}},
     "roots": {"listChanged": True},
 }
-#: Log levels, least severe first (RFC 5424, as MCP names them).
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 #: Deaths of the shared child within ``RESTART_WINDOW`` seconds past which it is not started
 #: again until the oldest falls out of the window: a server that crashes at once must not
 #: be forked in a loop.

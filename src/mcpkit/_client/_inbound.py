@@ -25,6 +25,7 @@ from ..types import (
     ProgressNotificationParams,
     ResourceUpdatedNotificationParams,
 )
+from ..types._levels import LOG_LEVELS as MCP_LOG_LEVELS
 from ._callbacks import (
     ElicitationCompleteHandler,
     ElicitationHandler,
@@ -53,16 +54,24 @@ RootsHandler = Callable[[ServerRequestContext], Awaitable[Any]]
 logger = logging.getLogger("mcpkit.client")
 #: Log records from servers, when no ``logging_handler`` is given.
 server_log = logging.getLogger("mcpkit.client.server_log")
-LOG_LEVELS = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "notice": logging.INFO,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL,
-    "emergency": logging.CRITICAL,
-}
+#: Each MCP log level (``types._levels.LOG_LEVELS``, least severe first) as the Python
+#: logging level its messages are logged at.
+LOG_LEVELS = dict(
+    zip(
+        MCP_LOG_LEVELS,
+        (
+            logging.DEBUG,
+            logging.INFO,
+            logging.INFO,
+            logging.WARNING,
+            logging.ERROR,
+            logging.CRITICAL,
+            logging.CRITICAL,
+            logging.CRITICAL,
+        ),
+        strict=True,
+    )
+)
 
 
 class Inbound:

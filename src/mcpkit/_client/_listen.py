@@ -32,6 +32,7 @@ from anyio.abc import TaskGroup
 
 from .._exceptions import METHOD_NOT_FOUND, MCPError, ProtocolError
 from .._transports._base import RequestId, answer_lost
+from ..types._metakeys import SUBSCRIPTION_ID_META_KEY as META_SUBSCRIPTION_ID
 
 if TYPE_CHECKING:
     from ._client import Client
@@ -50,7 +51,6 @@ STREAM_NOTIFICATIONS = frozenset(
         "notifications/resources/updated",
     }
 )
-META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 #: The server capability announcing a list's changes, and the filter's field for them.
 _LIST_KINDS = (
     ("tools", "toolsListChanged"),

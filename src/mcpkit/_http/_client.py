@@ -23,6 +23,7 @@ from .._backend import bounded_scope, handler_tasks
 from .._exceptions import AuthError, ConnectionClosed, TransportError
 from .._transports._base import Incoming, Message, RequestId
 from .._transports._stream import DEFAULT_MAX_MESSAGE_SIZE
+from ..types._metakeys import PROTOCOL_VERSION_META_KEY
 from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
 from ._client_common import (
     AuthLike,
@@ -670,16 +671,13 @@ class StreamableHTTPClientTransport:
         await legacy.send(initialize)
 
 
-_META_VERSION = "io.modelcontextprotocol/protocolVersion"
-
-
 def _stateless_version(message: Message | None) -> str | None:
     """The stateless revision an outgoing request names in its ``_meta``, if any."""
     if not isinstance(message, dict):
         return None
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
-    version = meta.get(_META_VERSION) if isinstance(meta, dict) else None
+    version = meta.get(PROTOCOL_VERSION_META_KEY) if isinstance(meta, dict) else None
     return version if version in STATELESS_PROTOCOL_VERSIONS else None
 
 

@@ -4,26 +4,17 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
+
+from ..types._levels import LOG_LEVELS, LoggingLevel
 
 if TYPE_CHECKING:
     from ._context import Context
 
-LoggingLevel = Literal[
-    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
-]
+__all__ = ["LEVELS", "ClientLogHandler", "LoggingLevel", "current_context", "mcp_level"]
 
 #: MCP (syslog) levels, by severity.
-LEVELS: dict[str, int] = {
-    "debug": 0,
-    "info": 1,
-    "notice": 2,
-    "warning": 3,
-    "error": 4,
-    "critical": 5,
-    "alert": 6,
-    "emergency": 7,
-}
+LEVELS: dict[str, int] = {level: severity for severity, level in enumerate(LOG_LEVELS)}
 
 #: The Context of the request being served (set around tool, resource and prompt functions).
 current_context: contextvars.ContextVar[Context | None] = contextvars.ContextVar(

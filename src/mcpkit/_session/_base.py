@@ -10,15 +10,20 @@ from typing import Any
 from .._exceptions import CapabilityError
 from .._jsonrpc import IncomingRequest
 from .._transports._base import LOCAL, TransportInfo
+from ..types._metakeys import (
+    CLIENT_CAPABILITIES_META_KEY,
+    CLIENT_INFO_META_KEY,
+    PROTOCOL_VERSION_META_KEY,
+)
 from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
 
 logger = logging.getLogger("mcpkit.session")
 
 #: Keys of ``_meta`` through which revision 2026-07-28 carries, per request, what
-#: ``initialize`` used to negotiate once per session.
-META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+#: ``initialize`` used to negotiate once per session (named once, in ``types._metakeys``).
+META_PROTOCOL_VERSION = PROTOCOL_VERSION_META_KEY
+META_CLIENT_CAPABILITIES = CLIENT_CAPABILITIES_META_KEY
+META_CLIENT_INFO = CLIENT_INFO_META_KEY
 
 
 @dataclass

@@ -25,15 +25,18 @@ from .._exceptions import (
     ResourceNotFound,
     UnsupportedProtocolVersion,
 )
+from ..types._levels import LOG_LEVELS
+from ..types._metakeys import LOG_LEVEL_META_KEY, SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY
 from ..types._revisions import HANDSHAKE_PROTOCOL_VERSIONS, STATELESS_PROTOCOL_VERSIONS
 from ._base import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, Negotiated
 
-#: ``_meta`` key of the log level a request asks for (no ``notifications/message`` without it).
-META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
-#: ``_meta`` key through which a result names the server that produced it.
-META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-#: ``_meta`` key tagging a notification with the ``subscriptions/listen`` stream it belongs to.
-META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+# ``_meta`` keys, named once in ``mcpkit.types._metakeys``, under the names the layers use:
+#: the log level a request asks for (no ``notifications/message`` without it);
+META_LOG_LEVEL = LOG_LEVEL_META_KEY
+#: the server that produced a result;
+META_SERVER_INFO = SERVER_INFO_META_KEY
+#: the ``subscriptions/listen`` stream a notification belongs to.
+META_SUBSCRIPTION_ID = SUBSCRIPTION_ID_META_KEY
 
 #: Results that carry caching hints (``CacheableResult``: ``ttlMs`` and ``cacheScope``).
 CACHEABLE_METHODS = frozenset(
@@ -64,8 +67,6 @@ UNDEFINED_RESERVED_CODES = frozenset(range(-32099, -32019)) - DEFINED_RESERVED_C
 
 logger = logging.getLogger("mcpkit.server")
 _warned_codes: set[int] = set()
-
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 def request_version(meta: Any) -> Any:

@@ -1,8 +1,9 @@
 """Logging: the client sets a level, the server sends log messages."""
 
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal
 
 from ._base import NotificationParams, RequestParams, _NotificationBase, _RequestBase
+from ._levels import LoggingLevel
 
 __all__ = [
     "LoggingLevel",
@@ -10,11 +11,6 @@ __all__ = [
     "LoggingMessageNotificationParams",
     "SetLevelRequest",
     "SetLevelRequestParams",
-]
-
-#: Log severities, as in syslog (RFC 5424), from least to most severe.
-LoggingLevel: TypeAlias = Literal[
-    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
 ]
 
 
