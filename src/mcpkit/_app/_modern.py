@@ -46,6 +46,11 @@ from .._session._base import RequestContext
 from .._session._kernel import Kernel
 from .._session._stateless import is_stateless
 from .._transports._base import TransportInfo
+from ..types._metakeys import (
+    CLIENT_CAPABILITIES_META_KEY,
+    LOG_LEVEL_META_KEY,
+    PROTOCOL_VERSION_META_KEY,
+)
 from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
 from ._answers import WATCH_AFTER, answer_now, answer_sse, status_of
 from ._budget import Budget
@@ -57,7 +62,7 @@ _NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 logger = logging.getLogger("mcpkit.http")
 
 #: The ``_meta`` key of the revision a request names.
-META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_VERSION = PROTOCOL_VERSION_META_KEY
 
 #: JavaScript's safe-integer bound: larger integers are not mirrored (clients cannot).
 _SAFE_INT = 2**53 - 1
@@ -206,10 +211,10 @@ def meta_problem(msg: dict[str, Any]) -> str | None:
     meta = params.get("_meta") if isinstance(params, dict) else None
     if not isinstance(meta, dict):
         return "Invalid params: the request has no _meta (revision 2026-07-28 needs one)"
-    if not isinstance(meta.get("io.modelcontextprotocol/protocolVersion"), str):
-        return "Invalid params: _meta must carry io.modelcontextprotocol/protocolVersion"
-    if not isinstance(meta.get("io.modelcontextprotocol/clientCapabilities"), dict):
-        return "Invalid params: _meta must carry io.modelcontextprotocol/clientCapabilities"
+    if not isinstance(meta.get(PROTOCOL_VERSION_META_KEY), str):
+        return f"Invalid params: _meta must carry {PROTOCOL_VERSION_META_KEY}"
+    if not isinstance(meta.get(CLIENT_CAPABILITIES_META_KEY), dict):
+        return f"Invalid params: _meta must carry {CLIENT_CAPABILITIES_META_KEY}"
     return None
 
 
@@ -217,7 +222,7 @@ def _speaks_early(msg: dict[str, Any]) -> bool:
     """Whether a checked request asked for things said before its answer (progress, log
     messages): its answer is then a stream, not one body."""
     meta: dict[str, Any] = msg["params"]["_meta"]  # negotiate() found it an object
-    return "progressToken" in meta or "io.modelcontextprotocol/logLevel" in meta
+    return "progressToken" in meta or LOG_LEVEL_META_KEY in meta
 
 
 class Refusal(NamedTuple):

@@ -6,12 +6,12 @@ import asyncio
 import contextlib
 import ipaddress
 import logging
-import os
 import signal
 import sys
 from collections.abc import Iterator
 from typing import Any
 
+from .._env import ALLOWED_HOSTS, ALLOWED_ORIGINS
 from .._transports._loop import run as run_loop
 from ._registry import SessionFactory
 from ._streamable import StreamableHTTPApp, create_http_app
@@ -281,13 +281,10 @@ def options_from_env(options: dict[str, Any]) -> dict[str, Any]:
     """Add the allow-lists from ``MCPKIT_ALLOWED_HOSTS`` / ``MCPKIT_ALLOWED_ORIGINS``
     (comma-separated) unless given: how a deployment configures ``mcpkit run``."""
     out = dict(options)
-    for opt, env in (
-        ("allowed_hosts", "MCPKIT_ALLOWED_HOSTS"),
-        ("allowed_origins", "MCPKIT_ALLOWED_ORIGINS"),
-    ):
-        value = os.environ.get(env)
-        if opt not in out and value:
-            out[opt] = [v.strip() for v in value.split(",") if v.strip()]
+    for opt, variable in (("allowed_hosts", ALLOWED_HOSTS), ("allowed_origins", ALLOWED_ORIGINS)):
+        items = variable.items()
+        if opt not in out and items:
+            out[opt] = items
     return out
 
 
