@@ -3,9 +3,9 @@
     python tests/http/bench_client_stacks.py [N] [h11|httptools]
 
 Prints requests/s and the client process's CPU per request for httpx2, httpcore2, aiohttp
-(if importable), raw h11 over anyio (mcpkit's client until 2026-11-27) and mcpkit's own
-HTTP/1.1 codec over anyio (``mcpkit._http._h1``, what its client uses now), and mcpkit's
-client (``HTTP1Client``). Needs ../shared/bench.
+(if importable), raw h11 over anyio (one connection, no pool), and mcpkit's client
+(``HTTP1Client``: h11 over anyio's streams, with its pool, redirects, auth hook and
+timeouts). Needs ../shared/bench.
 """
 
 import asyncio
@@ -121,34 +121,6 @@ async def b_h11():
     await stream.aclose()
 
 
-async def b_h1():
-    import anyio
-
-    from mcpkit._http._h1 import END, NEED_DATA, ResponseReader, encode_request
-
-    stream = await anyio.connect_tcp("127.0.0.1", port)
-    reader = ResponseReader()
-    hdrs = {**H, "host": f"127.0.0.1:{port}"}
-    for i in range(N):
-        b = body(i)
-        reader.start("POST")
-        await stream.send(
-            encode_request("POST", "/mcp", {**hdrs, "content-length": str(len(b))}, b)
-        )
-        out = b""
-        while True:
-            ev = reader.next_event()
-            if ev is NEED_DATA:
-                reader.feed(await stream.receive())
-            elif type(ev) is bytes:
-                out += ev
-            elif ev is END:
-                break
-        orjson.loads(out)
-        reader.next_cycle()
-    await stream.aclose()
-
-
 async def b_client():
     from mcpkit._http._h1client import HTTP1Client
 
@@ -164,7 +136,6 @@ try:
         ("httpcore2", b_httpcore2),
         ("aiohttp", b_aiohttp),
         ("h11-raw", b_h11),
-        ("h1-raw", b_h1),
         ("HTTP1Client", b_client),
     ]
     try:

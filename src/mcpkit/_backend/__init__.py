@@ -2,11 +2,11 @@
 
 mcpkit is written against anyio and runs on asyncio and trio alike. A few hot paths go
 faster when they use asyncio directly (the engine's handler tasks and response waits, the
-stdio pipe readers and writers, the worker-thread pool, the HTTP client's connections in
-``_backend._tcp``), and one thing only asyncio allows (a task that outlives the request
-that started it: an HTTP app hosting its sessions without a lifespan). Those places ask here,
-or live here (:class:`HandlerTasks`), and nowhere else, so the fork is in one module with its
-own contract tests (``tests/test_backend.py``); everything else is plain anyio.
+stdio pipe readers and writers, the worker-thread pool), and one thing only asyncio allows
+(a task that outlives the request that started it: an HTTP app hosting its sessions without
+a lifespan). Those places ask here, or live here (:class:`HandlerTasks`), and nowhere else,
+so the fork is in one module with its own contract tests (``tests/test_backend.py``);
+everything else is plain anyio.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """HTTP client transports: Streamable HTTP, the legacy HTTP+SSE one, and the fallback between them.
 
-Built on our small HTTP/1.1 client (``_h1client``; on httpx2 when the caller brings an httpx2
-client or auth; see docs/dependencies.md). Each outgoing request is POSTed from its own
-task, so a long-running call never blocks other traffic; its answer (one JSON body or an
-SSE stream) is fed to the engine as it arrives. Notifications and responses are POSTed
-inline, so their errors surface to the caller and their order is kept.
+Built on our small HTTP/1.1 client (``_h1client``: h11 over anyio's streams; on httpx2 when
+the caller brings an httpx2 client or auth; see docs/dependencies.md). Each outgoing request
+is POSTed from its own task, so a long-running call never blocks other traffic; its answer
+(one JSON body or an SSE stream) is fed to the engine as it arrives. Notifications and
+responses are POSTed inline, so their errors surface to the caller and their order is kept.
 """
 
 from __future__ import annotations

@@ -1,11 +1,15 @@
-"""A small HTTP/1.1 client over anyio sockets, with keep-alive, for the MCP transports.
+"""A small HTTP/1.1 client over anyio's streams, with keep-alive, for the MCP transports.
 
-Why not httpx: for one MCP call it spends about 1.2 ms of client CPU where this spends about
-0.3 ms (measured, docs/dependencies.md), and MCP needs none of what the difference buys
-(cookies, proxies, HTTP/2, rich URL and header models). The protocol itself is ours
-(``_h1``: one request at a time per connection, strict framing). Users who need those
-pass an ``httpx2.AsyncClient`` (or an ``httpx2.Auth``), and the transports use httpx2 instead
-through :class:`HttpxAdapter`. Works on asyncio and trio.
+Why not httpx: for one MCP call it spends several times the client CPU this does (measured,
+docs/performance.md, "Client on maintained parts"), and MCP needs none of what the
+difference buys (cookies, HTTP/2, rich URL and header models). The framing is h11's (a
+maintained, pure-Python HTTP/1.1 state machine: RFC 9112's rules, chunked bodies, bounded
+heads, header values that could smuggle a line refused before a byte is sent); the
+connections are anyio's (``anyio.connect_tcp``: IPv6 and IPv4 raced for a host name; TLS by
+``anyio.streams.tls``). What is ours is the lean part: one request at a time per connection,
+a small pool of kept-alive connections per origin, redirects, the ``auth=`` hook and the
+timeouts. Users who need more pass an ``httpx2.AsyncClient`` (or an ``httpx2.Auth``), and the
+transports use httpx2 instead through :class:`HttpxAdapter`. Works on asyncio and trio.
 """
 
 from __future__ import annotations
@@ -19,10 +23,11 @@ from typing import Any, NamedTuple
 from urllib.parse import urljoin, urlsplit
 
 import anyio
+import h11
+from anyio.abc import ByteStream
+from anyio.streams.tls import TLSStream
 
 from .. import _exceptions as _exc
-from .._backend._tcp import TCPStream, connect_tcp
-from ._h1 import CLOSED, NEED_DATA, ResponseHead, ResponseReader, encode_request
 
 #: (connect/write timeout, read timeout) in seconds; None = no limit.
 Timeouts = tuple["float | None", "float | None"]
@@ -100,33 +105,53 @@ class Headers:
         return self._d[name.lower()]
 
 
-class _Conn:
-    __slots__ = ("key", "reader", "stream")
+#: The longest response head (status line and headers) accepted, and the longest trailers
+#: or chunk-size line: h11 refuses an incomplete event that grows past it.
+MAX_HEAD = 64 * 1024
+#: The most bytes one read asks of a connection.
+_READ_SIZE = 65536
 
-    def __init__(self, stream: TCPStream, key: tuple[str, str, int]) -> None:
+
+class _Conn:
+    """One connection: its stream and its h11 state machine (one request at a time)."""
+
+    __slots__ = ("h11", "key", "reusable", "stream")
+
+    def __init__(self, stream: ByteStream, key: tuple[str, str, int]) -> None:
         self.stream = stream
         self.key = key
-        self.reader = ResponseReader()
+        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD)
+        #: False once a response said two framings at once (a smuggling attempt or a broken
+        #: proxy): the connection is never trusted with another request.
+        self.reusable = True
+
+    def ready_for_more(self) -> bool:
+        """Whether another request can go on this connection: the response ended by its
+        own framing, the server keeps the connection alive and sent nothing more."""
+        h = self.h11
+        if not self.reusable or h.our_state is not h11.DONE or h.their_state is not h11.DONE:
+            return False
+        pending, closed = h.trailing_data
+        return not pending and not closed
 
     async def close(self) -> None:
-        with anyio.CancelScope(shield=True), anyio.move_on_after(1):
-            try:
-                await self.stream.aclose()
-            except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass
+        await _close_quietly(self.stream)
 
 
 class Response:
     """A response whose body is read as it arrives (:meth:`aiter_bytes`) or at once (:meth:`aread`)."""
 
     def __init__(
-        self, client: HTTP1Client, conn: _Conn, head: ResponseHead, read_timeout: float | None
+        self, client: HTTP1Client, conn: _Conn, head: h11.Response, read_timeout: float | None
     ) -> None:
         self._client = client
         self._conn = conn
-        self.status_code: int = head.status
-        self.reason_phrase = head.reason
-        self.headers = Headers(head.headers)
+        self.status_code: int = head.status_code
+        self.reason_phrase = head.reason.decode("latin-1")
+        raw = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in head.headers]
+        self.headers = Headers(raw)
+        if "transfer-encoding" in self.headers and "content-length" in self.headers:
+            conn.reusable = False  # both framings (h11 reads the chunks): never again
         self._read_timeout = read_timeout
         self._done = False
         self._closed = False
@@ -140,10 +165,12 @@ class Response:
         conn = self._conn
         while not self._done:
             ev = await self._client._next_event(conn, self._read_timeout)
-            if type(ev) is bytes:
-                yield ev
-            else:  # END
+            if type(ev) is h11.Data:
+                yield bytes(ev.data)
+            elif type(ev) is h11.EndOfMessage:
                 self._done = True
+            else:  # nothing else can come inside a response's body
+                raise RemoteProtocolError(f"invalid HTTP from the server: {ev!r} in a body")
 
     async def aread(self) -> bytes:
         if self._body is None:
@@ -198,20 +225,56 @@ def _without_credentials(headers: Mapping[str, str] | None) -> dict[str, str] | 
     return {k: v for k, v in headers.items() if k.lower() not in _CREDENTIALS}
 
 
-async def _receive(stream: TCPStream, read_t: float | None) -> bytes:
+async def _receive(stream: ByteStream, read_t: float | None) -> bytes:
     """The next bytes from the server; :class:`ReadTimeout` after ``read_t`` seconds."""
-    try:
-        return await stream.receive_within(read_t)
-    except TimeoutError:
-        raise ReadTimeout(f"no data from the server within {read_t} s") from None
+    if read_t is None:
+        return await stream.receive(_READ_SIZE)
+    with anyio.move_on_after(read_t):
+        return await stream.receive(_READ_SIZE)
+    raise ReadTimeout(f"no data from the server within {read_t} s")
 
 
-async def _send_all(stream: TCPStream, data: bytes, send_t: float | None) -> None:
+async def _send_all(stream: ByteStream, data: bytes, send_t: float | None) -> None:
     """Write a request; :class:`TimeoutError` after ``send_t`` seconds (every request)."""
+    if send_t is None:
+        await stream.send(data)
+        return
+    with anyio.move_on_after(send_t):
+        await stream.send(data)
+        return
+    raise TimeoutError(f"could not send the request within {send_t} s")
+
+
+def _request(method: str, target: str, headers: dict[str, str]) -> h11.Request:
+    """One request's head, checked by h11. Raises :class:`HTTPError` for a method, target or
+    header that is not valid HTTP (a value with CR or LF would start a header of its own)
+    or not Latin-1."""
     try:
-        await stream.send_within(data, send_t)
-    except TimeoutError:
-        raise TimeoutError(f"could not send the request within {send_t} s") from None
+        fields = [
+            (name.encode("ascii"), value.strip(" \t").encode("latin-1"))
+            for name, value in headers.items()
+        ]
+        return h11.Request(method=method, target=target, headers=fields)
+    except UnicodeEncodeError as e:
+        raise HTTPError(f"an HTTP header is not Latin-1: {e}") from None
+    except h11.LocalProtocolError as e:
+        raise HTTPError(f"invalid HTTP request ({method} {target!r}): {e}") from None
+
+
+def _framed(conn: h11.Connection, request: h11.Request, body: bytes) -> bytes:
+    """The bytes of a request and its body (framed by its Content-Length), as h11 sends them."""
+    wire = conn.send(request) or b""
+    if body:
+        wire += conn.send(h11.Data(data=body)) or b""
+    return wire + (conn.send(h11.EndOfMessage()) or b"")
+
+
+async def _close_quietly(stream: ByteStream) -> None:
+    with anyio.CancelScope(shield=True), anyio.move_on_after(1):
+        try:
+            await stream.aclose()
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
 
 
 class HTTP1Client:
@@ -388,17 +451,17 @@ class HTTP1Client:
         if content or method in ("POST", "PUT", "PATCH"):
             hdrs["content-length"] = str(len(content))
         connect_t, read_t = self._timeouts(timeout)
-        data = encode_request(method, target, hdrs, content)
+        request = _request(method, target, hdrs)  # refused here, before anything is sent
         for attempt in (0, 1):
             conn, reused = await self._acquire(key, connect_t)
             try:
-                conn.reader.start(method)
-                await _send_all(conn.stream, data, connect_t)
-                ev = await self._next_event(conn, read_t)
-                if ev is CLOSED:
-                    raise RemoteProtocolError("the server closed the connection without answering")
-                assert type(ev) is ResponseHead  # the reader's first event of a response
-                return Response(self, conn, ev, read_t)
+                await _send_all(conn.stream, _framed(conn.h11, request, content), connect_t)
+                while True:
+                    ev = await self._next_event(conn, read_t)
+                    if type(ev) is h11.Response:
+                        return Response(self, conn, ev, read_t)
+                    if type(ev) is not h11.InformationalResponse:  # 100, 103: the head follows
+                        raise RemoteProtocolError(f"invalid HTTP from the server: {ev!r}")
             except BaseException as e:
                 await conn.close()
                 # A kept-alive connection the server had already closed: retry once, fresh.
@@ -425,19 +488,38 @@ class HTTP1Client:
         scheme, host, port = key
         try:
             with anyio.fail_after(connect_t):
-                ctx = (self._ssl or ssl.create_default_context()) if scheme == "https" else None
-                stream = await connect_tcp(host, port, ssl_context=ctx)
+                # anyio races IPv6 and IPv4 for a host name (happy eyeballs).
+                stream: ByteStream = await anyio.connect_tcp(host, port)
+                if scheme == "https":
+                    try:
+                        stream = await TLSStream.wrap(
+                            stream,
+                            hostname=host,
+                            ssl_context=self._ssl or ssl.create_default_context(),
+                            # As httpcore: a server's close without TLS's close_notify ends
+                            # the stream (a body read to the end is complete), and closing
+                            # ours does not wait for the server's.
+                            standard_compatible=False,
+                        )
+                    except BaseException:
+                        await _close_quietly(stream)
+                        raise
         except TimeoutError as e:
             raise ConnectError(f"could not connect to {host}:{port} within {connect_t} s") from e
-        except OSError as e:
-            raise ConnectError(f"could not connect to {host}:{port}: {e}") from e
+        except (OSError, anyio.EndOfStream, anyio.BrokenResourceError) as e:
+            why = str(e) or "the server closed the connection during the TLS handshake"
+            raise ConnectError(f"could not connect to {host}:{port}: {why}") from e
         return _Conn(stream, key), False
 
     async def _next_event(self, conn: _Conn, read_t: float | None) -> Any:
-        reader = conn.reader
+        """The next h11 event of the response under way (reading as it needs)."""
+        h = conn.h11
         while True:
-            ev = reader.next_event()  # a RemoteProtocolError for what breaks HTTP/1.1
-            if ev is not NEED_DATA:
+            try:
+                ev = h.next_event()
+            except h11.ProtocolError as e:  # what breaks HTTP/1.1
+                raise RemoteProtocolError(f"invalid HTTP from the server: {e}") from None
+            if ev is not h11.NEED_DATA:
                 return ev
             try:
                 chunk = await _receive(conn.stream, read_t)
@@ -445,11 +527,14 @@ class HTTP1Client:
                 raise  # a TimeoutError, so an OSError too: not the end of the stream
             except (anyio.EndOfStream, anyio.BrokenResourceError, OSError):
                 chunk = b""
-            reader.feed(chunk)
+            if not chunk and h.their_state is h11.SEND_RESPONSE and not h.trailing_data[0]:
+                # Not a byte of an answer: a kept-alive connection the server had closed.
+                raise RemoteProtocolError("the server closed the connection without answering")
+            h.receive_data(chunk)
 
     async def _release(self, conn: _Conn, *, reusable: bool) -> None:
-        if reusable and not self._closed and conn.reader.reusable:
-            conn.reader.next_cycle()
+        if reusable and not self._closed and conn.ready_for_more():
+            conn.h11.start_next_cycle()
             idle = self._idle.setdefault(conn.key, [])
             if len(idle) < _MAX_IDLE_PER_ORIGIN:
                 idle.append(conn)
