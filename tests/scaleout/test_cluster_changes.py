@@ -139,22 +139,16 @@ async def test_a_2025_get_stream_on_one_worker_hears_of_a_tool_another_added(
                 # Told after worker a made it: a lists it.
                 assert name in (await listed(http, a))["tools"]
                 # A marker: a duplicate of the first notification would come before it.
-                await call(
-                    http,
-                    c,
-                    sid,
-                    "tools/call",
-                    {"name": "test_trigger_prompt_change", "arguments": {}},
-                )
-                assert await _next_method(messages) == "notifications/prompts/list_changed"
-                await call(
-                    http,
-                    b,
-                    sid,
-                    "tools/call",
-                    {"name": "test_trigger_prompt_change", "arguments": {}},
-                )
-                assert await _next_method(messages) == "notifications/prompts/list_changed"
+                # The prompt added on one worker, then removed on another.
+                for worker in (c, b):
+                    await call(
+                        http,
+                        worker,
+                        sid,
+                        "tools/call",
+                        {"name": "test_trigger_prompt_change", "arguments": {}},
+                    )
+                    assert await _next_method(messages) == "notifications/prompts/list_changed"
         everywhere = await agreed(http, [a, b, c])
         assert name in everywhere["tools"]
         assert "test_toggled_prompt" not in everywhere["prompts"]  # added, then removed
