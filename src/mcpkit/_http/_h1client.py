@@ -4,7 +4,8 @@ Why not httpx: for one MCP call it spends several times the client CPU this does
 docs/performance.md, "Client on maintained parts"), and MCP needs none of what the
 difference buys (cookies, HTTP/2, rich URL and header models). The framing is h11's (a
 maintained, pure-Python HTTP/1.1 state machine: RFC 9112's rules, chunked bodies, bounded
-heads, header values that could smuggle a line refused before a byte is sent); the
+heads, header values that could smuggle a line refused before a byte is sent), and where
+httptools is installed its parser (llhttp, C) reads the responses (``_h1parse``); the
 connections are anyio's (``anyio.connect_tcp``: IPv6 and IPv4 raced for a host name; TLS by
 ``anyio.streams.tls``). What is ours is the lean part: one request at a time per connection,
 a small pool of kept-alive connections per origin, redirects, the ``auth=`` hook and the
@@ -23,11 +24,12 @@ from typing import Any, NamedTuple
 from urllib.parse import urljoin, urlsplit
 
 import anyio
-import h11
 from anyio.abc import ByteStream
 from anyio.streams.tls import TLSStream
 
 from .. import _exceptions as _exc
+from ._h1parse import MAX_HEAD as MAX_HEAD
+from ._h1parse import Head, check, new_exchange
 
 #: (connect/write timeout, read timeout) in seconds; None = no limit.
 Timeouts = tuple["float | None", "float | None"]
@@ -105,34 +107,30 @@ class Headers:
         return self._d[name.lower()]
 
 
-#: The longest response head (status line and headers) accepted, and the longest trailers
-#: or chunk-size line: h11 refuses an incomplete event that grows past it.
-MAX_HEAD = 64 * 1024
 #: The most bytes one read asks of a connection.
 _READ_SIZE = 65536
 
 
 class _Conn:
-    """One connection: its stream and its h11 state machine (one request at a time)."""
+    """One connection: its stream and its exchange (one request at a time; _h1parse: the
+    responses read by httptools' parser where installed, else by h11)."""
 
-    __slots__ = ("h11", "key", "reusable", "stream")
+    __slots__ = ("ex", "key", "stream")
 
     def __init__(self, stream: ByteStream, key: tuple[str, str, int]) -> None:
         self.stream = stream
         self.key = key
-        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD)
-        #: False once a response said two framings at once (a smuggling attempt or a broken
-        #: proxy): the connection is never trusted with another request.
-        self.reusable = True
+        self.ex = new_exchange()
 
-    def ready_for_more(self) -> bool:
-        """Whether another request can go on this connection: the response ended by its
-        own framing, the server keeps the connection alive and sent nothing more."""
-        h = self.h11
-        if not self.reusable or h.our_state is not h11.DONE or h.their_state is not h11.DONE:
-            return False
-        pending, closed = h.trailing_data
-        return not pending and not closed
+    async def fill(self, read_t: float | None) -> None:
+        """Read once more from the server into the exchange (b"" at its end)."""
+        try:
+            chunk = await _receive(self.stream, read_t)
+        except ReadTimeout:
+            raise  # a TimeoutError, so an OSError too: not the end of the stream
+        except (anyio.EndOfStream, anyio.BrokenResourceError, OSError):
+            chunk = b""
+        self.ex.feed(chunk)
 
     async def close(self) -> None:
         await _close_quietly(self.stream)
@@ -142,16 +140,13 @@ class Response:
     """A response whose body is read as it arrives (:meth:`aiter_bytes`) or at once (:meth:`aread`)."""
 
     def __init__(
-        self, client: HTTP1Client, conn: _Conn, head: h11.Response, read_timeout: float | None
+        self, client: HTTP1Client, conn: _Conn, head: Head, read_timeout: float | None
     ) -> None:
         self._client = client
         self._conn = conn
-        self.status_code: int = head.status_code
-        self.reason_phrase = head.reason.decode("latin-1")
-        raw = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in head.headers]
-        self.headers = Headers(raw)
-        if "transfer-encoding" in self.headers and "content-length" in self.headers:
-            conn.reusable = False  # both framings (h11 reads the chunks): never again
+        self.status_code: int = head.status
+        self.reason_phrase = head.reason
+        self.headers = Headers(head.headers)
         self._read_timeout = read_timeout
         self._done = False
         self._closed = False
@@ -163,18 +158,26 @@ class Response:
                 yield self._body
             return
         conn = self._conn
-        while not self._done:
-            ev = await self._client._next_event(conn, self._read_timeout)
-            if type(ev) is h11.Data:
-                yield bytes(ev.data)
-            elif type(ev) is h11.EndOfMessage:
+        ex = conn.ex
+        while True:
+            if ex.body:
+                chunks, ex.body = ex.body, []
+                for c in chunks:
+                    yield c
+            if ex.done:
                 self._done = True
-            else:  # nothing else can come inside a response's body
-                raise RemoteProtocolError(f"invalid HTTP from the server: {ev!r} in a body")
+                return
+            await conn.fill(self._read_timeout)
 
     async def aread(self) -> bytes:
         if self._body is None:
-            self._body = b"".join([c async for c in self.aiter_bytes()])
+            ex = self._conn.ex
+            if ex.done and not self._done:  # all of it is here already: no await
+                self._body = b"".join(ex.body)
+                ex.body = []
+                self._done = True
+            else:
+                self._body = b"".join([c async for c in self.aiter_bytes()])
         return self._body
 
     async def aclose(self) -> None:
@@ -234,39 +237,31 @@ async def _receive(stream: ByteStream, read_t: float | None) -> bytes:
     raise ReadTimeout(f"no data from the server within {read_t} s")
 
 
-async def _send_all(stream: ByteStream, data: bytes, send_t: float | None) -> None:
-    """Write a request; :class:`TimeoutError` after ``send_t`` seconds (every request)."""
-    if send_t is None:
-        await stream.send(data)
+async def _exchange(conn: _Conn, data: bytes, send_t: float | None, read_t: float | None) -> None:
+    """Send a request and read until its response's head (and, most often, its whole body)
+    is in: one cancel scope for it all, its deadline moved for each step (``send_t`` for the
+    write, ``read_t`` for each read: the same timeouts as a scope per step, fewer scopes)."""
+    ex = conn.ex
+    with anyio.CancelScope() as scope:
+        scope.deadline = _deadline(send_t)
+        await conn.stream.send(data)
+        while ex.head is None:
+            scope.deadline = _deadline(read_t)
+            try:
+                chunk = await conn.stream.receive(_READ_SIZE)
+            except (anyio.EndOfStream, anyio.BrokenResourceError):
+                chunk = b""
+            except OSError as e:
+                if isinstance(e, TimeoutError):
+                    raise
+                chunk = b""
+            ex.feed(chunk)
         return
-    with anyio.move_on_after(send_t):
-        await stream.send(data)
-        return
-    raise TimeoutError(f"could not send the request within {send_t} s")
+    raise TimeoutError("no answer in time")  # _send says which (ReadTimeout)
 
 
-def _request(method: str, target: str, headers: dict[str, str]) -> h11.Request:
-    """One request's head, checked by h11. Raises :class:`HTTPError` for a method, target or
-    header that is not valid HTTP (a value with CR or LF would start a header of its own)
-    or not Latin-1."""
-    try:
-        fields = [
-            (name.encode("ascii"), value.strip(" \t").encode("latin-1"))
-            for name, value in headers.items()
-        ]
-        return h11.Request(method=method, target=target, headers=fields)
-    except UnicodeEncodeError as e:
-        raise HTTPError(f"an HTTP header is not Latin-1: {e}") from None
-    except h11.LocalProtocolError as e:
-        raise HTTPError(f"invalid HTTP request ({method} {target!r}): {e}") from None
-
-
-def _framed(conn: h11.Connection, request: h11.Request, body: bytes) -> bytes:
-    """The bytes of a request and its body (framed by its Content-Length), as h11 sends them."""
-    wire = conn.send(request) or b""
-    if body:
-        wire += conn.send(h11.Data(data=body)) or b""
-    return wire + (conn.send(h11.EndOfMessage()) or b"")
+def _deadline(t: float | None) -> float:
+    return anyio.current_time() + t if t is not None else float("inf")
 
 
 async def _close_quietly(stream: ByteStream) -> None:
@@ -448,20 +443,18 @@ class HTTP1Client:
         if self._auth_headers is not None and use_auth:
             extra = await self._auth_headers(method, url)
             hdrs.update({k.lower(): v for k, v in extra.items()})
-        if content or method in ("POST", "PUT", "PATCH"):
-            hdrs["content-length"] = str(len(content))
+        length = len(content) if content or method in ("POST", "PUT", "PATCH") else None
+        hdrs.pop("content-length", None)  # ours, from the body
         connect_t, read_t = self._timeouts(timeout)
-        request = _request(method, target, hdrs)  # refused here, before anything is sent
+        # Refused here, before anything is sent.
+        request = check(method, target, tuple(hdrs.items()))
         for attempt in (0, 1):
             conn, reused = await self._acquire(key, connect_t)
             try:
-                await _send_all(conn.stream, _framed(conn.h11, request, content), connect_t)
-                while True:
-                    ev = await self._next_event(conn, read_t)
-                    if type(ev) is h11.Response:
-                        return Response(self, conn, ev, read_t)
-                    if type(ev) is not h11.InformationalResponse:  # 100, 103: the head follows
-                        raise RemoteProtocolError(f"invalid HTTP from the server: {ev!r}")
+                ex = conn.ex
+                await _exchange(conn, ex.wire(request, length, content), connect_t, read_t)
+                assert ex.head is not None
+                return Response(self, conn, ex.head, read_t)
             except BaseException as e:
                 await conn.close()
                 # A kept-alive connection the server had already closed: retry once, fresh.
@@ -511,30 +504,8 @@ class HTTP1Client:
             raise ConnectError(f"could not connect to {host}:{port}: {why}") from e
         return _Conn(stream, key), False
 
-    async def _next_event(self, conn: _Conn, read_t: float | None) -> Any:
-        """The next h11 event of the response under way (reading as it needs)."""
-        h = conn.h11
-        while True:
-            try:
-                ev = h.next_event()
-            except h11.ProtocolError as e:  # what breaks HTTP/1.1
-                raise RemoteProtocolError(f"invalid HTTP from the server: {e}") from None
-            if ev is not h11.NEED_DATA:
-                return ev
-            try:
-                chunk = await _receive(conn.stream, read_t)
-            except ReadTimeout:
-                raise  # a TimeoutError, so an OSError too: not the end of the stream
-            except (anyio.EndOfStream, anyio.BrokenResourceError, OSError):
-                chunk = b""
-            if not chunk and h.their_state is h11.SEND_RESPONSE and not h.trailing_data[0]:
-                # Not a byte of an answer: a kept-alive connection the server had closed.
-                raise RemoteProtocolError("the server closed the connection without answering")
-            h.receive_data(chunk)
-
     async def _release(self, conn: _Conn, *, reusable: bool) -> None:
-        if reusable and not self._closed and conn.ready_for_more():
-            conn.h11.start_next_cycle()
+        if reusable and not self._closed and conn.ex.reusable():
             idle = self._idle.setdefault(conn.key, [])
             if len(idle) < _MAX_IDLE_PER_ORIGIN:
                 idle.append(conn)
