@@ -1,9 +1,10 @@
 """How :class:`~mcpkit._http._h1client.HTTP1Client` frames one exchange on a connection: its
 request's bytes and its response's head, body and end, read from the bytes as they come.
 
-One interface (:class:`Exchange`), two implementations picked once at import: httptools'
-``HttpResponseParser`` (llhttp, maintained, C; the ``[http]`` extra installs it) reads the
-responses when it is installed, h11 (a core dependency, pure Python) otherwise. Neither is
+One interface (:class:`Exchange`), two implementations picked once, at the first
+connection: httptools' ``HttpResponseParser`` (llhttp, maintained, C; the ``[http]`` extra
+installs it) reads the responses when it is installed, h11 (a core dependency, pure Python)
+otherwise. Neither is
 framing code of ours: the parser finds the head, the lengths and the chunks; what is ours is
 the same few refusals on top of both (64 KiB bounds, a ``Transfer-Encoding`` other than
 ``chunked``, a 101, an HTTP version other than 1.0/1.1) and when a connection may carry
@@ -187,7 +188,7 @@ class LlhttpExchange:
         self._start(False)
 
     def _start(self, head_only: bool) -> None:
-        self._p = _httptools.HttpResponseParser(self)
+        self._p = _load_httptools().HttpResponseParser(self)
         # Both framings at once: llhttp reads the chunks (as h11 does) and the connection is
         # not trusted again (reusable()), instead of refusing the response.
         self._p.set_dangerous_leniencies(lenient_chunked_length=True)
@@ -325,14 +326,31 @@ class LlhttpExchange:
         return self._keep
 
 
-_httptools: Any
-try:
-    import httptools as _httptools
-except ImportError:  # a bare install: h11 reads the responses
-    _httptools = None
-    new_exchange: type[H11Exchange] | type[LlhttpExchange] = H11Exchange
-else:
-    new_exchange = LlhttpExchange
+#: httptools, once a connection needed it (imported lazily: a process that serves but never
+#: calls a server over HTTP does not load it, so uvicorn's h11 stack stays h11 alone).
+_httptools: Any = None
+#: The implementation new connections use, picked at the first one.
+_chosen: type[H11Exchange] | type[LlhttpExchange] | None = None
 
-#: Which implementation reads responses here ("llhttp" or "h11").
-PARSER = "llhttp" if new_exchange is LlhttpExchange else "h11"
+
+def _load_httptools() -> Any:
+    global _httptools
+    if _httptools is None:
+        import httptools
+
+        _httptools = httptools
+    return _httptools
+
+
+def new_exchange() -> H11Exchange | LlhttpExchange:
+    """The response reader of a new connection: httptools' parser where installed, h11
+    otherwise (picked once, at the first connection)."""
+    global _chosen
+    if _chosen is None:
+        try:
+            _load_httptools()
+        except ImportError:  # a bare install: h11 reads the responses
+            _chosen = H11Exchange
+        else:
+            _chosen = LlhttpExchange
+    return _chosen()
