@@ -8,6 +8,7 @@ import ipaddress
 import logging
 import signal
 import sys
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -134,15 +135,8 @@ async def serve_app(
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
             with super().capture_signals():
-                try:
-                    yield
-                finally:
-                    # uvicorn raises the signal again once shut down, which makes SIGTERM
-                    # (how supervisors stop a service) kill the process after a graceful
-                    # shutdown: that shutdown is the success, so the exit status is 0.
-                    captured = getattr(self, "_captured_signals", None)
-                    if isinstance(captured, list):
-                        captured[:] = [s for s in captured if s != signal.SIGTERM]
+                graceful.uvicorn_owns_signals = True
+                yield
 
     kw: dict[str, Any] = {
         "timeout_graceful_shutdown": DRAIN_TIMEOUT,
@@ -156,7 +150,47 @@ async def serve_app(
         config.http_protocol_class = head_timeout_protocol(
             config.http_protocol_class, header_timeout
         )
-    await _Server(config).serve()
+    graceful = _GracefulSigterm()
+    with graceful.installed():
+        await _Server(config).serve()
+
+
+class _GracefulSigterm:
+    """SIGTERM after a graceful shutdown is a success: the process exits 0.
+
+    uvicorn restores the handlers that were in place before it started and raises each
+    signal it caught again once shut down, so a SIGTERM (how supervisors stop a service)
+    would kill the process after the shutdown it asked for had completed. Installing this
+    handler before uvicorn starts makes it the one restored: it swallows that second
+    SIGTERM, and only that one (public ``signal`` API; no uvicorn internals). A SIGTERM
+    before uvicorn took over keeps the behaviour the handler replaced.
+    """
+
+    def __init__(self) -> None:
+        self.uvicorn_owns_signals = False
+        self._previous: Any = signal.SIG_DFL
+
+    def _on_sigterm(self, signum: int, frame: Any) -> None:
+        if self.uvicorn_owns_signals:
+            return  # uvicorn's re-raise after its graceful shutdown
+        signal.signal(signal.SIGTERM, self._previous)
+        if callable(self._previous):
+            self._previous(signum, frame)
+        elif self._previous == signal.SIG_DFL:
+            signal.raise_signal(signal.SIGTERM)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        # Signal handlers can be set from the main thread only; uvicorn captures none
+        # elsewhere either, so there is nothing to undo off it.
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        self._previous = signal.signal(signal.SIGTERM, self._on_sigterm)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGTERM, self._previous)
 
 
 def check_uvicorn_options(options: dict[str, Any]) -> None:
