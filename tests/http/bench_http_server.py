@@ -77,7 +77,7 @@ if __name__ == "__main__":
         BenchServer(),
         port=a.http,
         json_response=a.json,
-        stateless=a.stateless,
+        sessionless=a.stateless,  # the bench harness's flag, shared with the peers
         resumable=not a.no_resume,
         max_body_size=8 << 20,
         uvicorn_options={"http": a.parser},

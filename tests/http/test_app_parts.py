@@ -34,10 +34,10 @@ def test_options_and_keywords_are_not_mixed() -> None:
 
 
 def test_server_http_app_takes_the_same_settings() -> None:
-    app = Server("x").http_app(stateless=True, max_body_size=1024)
+    app = Server("x").http_app(sessionless=True, max_body_size=1024)
     assert isinstance(app, StreamableHTTPApp)
-    assert app.options.stateless and app.options.max_body_size == 1024
-    assert app.event_store is None  # stateless: nothing to resume
+    assert app.options.sessionless and app.options.max_body_size == 1024
+    assert app.event_store is None  # sessionless: nothing to resume
 
 
 async def test_the_registry_is_the_seam_sessions_live_behind() -> None:

@@ -15,10 +15,10 @@ from mcpkit._session import ClientSession
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
 
-@pytest.mark.parametrize("stateless", [False, True], ids=["stateful", "stateless"])
+@pytest.mark.parametrize("sessionless", [False, True], ids=["sessions", "sessionless"])
 @pytest.mark.parametrize("json_response", [False, True], ids=["sse", "json"])
 async def test_official_client_against_our_server(
-    demo: DemoServer, json_response: bool, stateless: bool
+    demo: DemoServer, json_response: bool, sessionless: bool
 ) -> None:
     from mcp import ClientSession as OfficialSession
     from mcp import types as mt
@@ -36,7 +36,7 @@ async def test_official_client_against_our_server(
             model="m",
         )
 
-    app = create_http_app(demo, json_response=json_response, stateless=stateless)
+    app = create_http_app(demo, json_response=json_response, sessionless=sessionless)
     rec = Recorder(app)
     with running(rec) as srv, anyio.fail_after(30):
         async with (
@@ -51,13 +51,13 @@ async def test_official_client_against_our_server(
             assert r.content[0].text == "from the official client"  # type: ignore[union-attr]
             r = await s.call_tool("log", {})
             assert r.content[0].text == "logged"  # type: ignore[union-attr]
-            if not stateless:
+            if not sessionless:
                 # Sampling rides the call's SSE stream, or the GET stream in JSON mode.
                 r = await s.call_tool("sample", {})
                 assert r.content[0].text == "official sampled"  # type: ignore[union-attr]
             if not json_response:
                 assert logs == ["line 0", "line 1", "line 2"]
-        if not stateless:
+        if not sessionless:
             # The official client sends DELETE on close: once the server has answered it, the
             # session is gone.
             def deleted() -> bool:

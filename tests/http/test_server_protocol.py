@@ -328,10 +328,10 @@ def test_session_limits_are_on_by_default(demo: DemoServer) -> None:
 
 
 @pytest.mark.parametrize("json_response", [True, False])
-async def test_stateless_server_to_client_requests_fail_at_once(
+async def test_sessionless_server_to_client_requests_fail_at_once(
     demo: DemoServer, json_response: bool
 ) -> None:
-    async with served(demo, stateless=True, json_response=json_response) as client:
+    async with served(demo, sessionless=True, json_response=json_response) as client:
         h = {**HEADERS, "mcp-protocol-version": "2025-11-25"}
         t0 = time.monotonic()
         r = await _call(client, client.url, h, 4, "sample")  # the tool waits up to 10 s
@@ -340,8 +340,8 @@ async def test_stateless_server_to_client_requests_fail_at_once(
         assert "error" in msg or msg["result"].get("isError")
 
 
-async def test_stateless_mode(demo: DemoServer) -> None:
-    async with served(demo, stateless=True, json_response=True) as client:
+async def test_sessionless_mode(demo: DemoServer) -> None:
+    async with served(demo, sessionless=True, json_response=True) as client:
         url = client.url
         r = await _init(client, url)
         assert r.status_code == 200 and "mcp-session-id" not in r.headers
@@ -358,8 +358,8 @@ async def test_stateless_mode(demo: DemoServer) -> None:
         assert (await client.post(url, json=note, headers=h)).status_code == 202
 
 
-async def test_stateless_sse_mode(demo: DemoServer) -> None:
-    async with served(demo, stateless=True) as client:
+async def test_sessionless_sse_mode(demo: DemoServer) -> None:
+    async with served(demo, sessionless=True) as client:
         h = {**HEADERS, "mcp-protocol-version": "2025-11-25"}
         r = await _call(client, client.url, h, 3, "log")
         msgs = _messages(r)

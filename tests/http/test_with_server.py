@@ -58,8 +58,8 @@ def make_server(events: list[str]) -> Server:
 
 
 @pytest.mark.parametrize("json_response", [False, True])
-@pytest.mark.parametrize("stateless", [False, True])
-async def test_server_over_http(json_response: bool, stateless: bool) -> None:
+@pytest.mark.parametrize("sessionless", [False, True])
+async def test_server_over_http(json_response: bool, sessionless: bool) -> None:
     events: list[str] = []
     server = make_server(events)
     logs: list[Any] = []
@@ -74,7 +74,7 @@ async def test_server_over_http(json_response: bool, stateless: bool) -> None:
     async def sample(ctx: Any, params: Any) -> dict[str, Any]:
         return {"role": "assistant", "content": {"type": "text", "text": "hi!"}, "model": "m"}
 
-    app = create_http_app(server, json_response=json_response, stateless=stateless)
+    app = create_http_app(server, json_response=json_response, sessionless=sessionless)
     with running(app) as srv, anyio.fail_after(20):
         async with (
             open_streamable_http(srv.url) as t,
@@ -100,11 +100,11 @@ async def test_server_over_http(json_response: bool, stateless: bool) -> None:
             assert await call("steps", on_progress=on_progress) == "done"
             if not json_response:
                 assert progress == [1, 2, 3]
-                if not stateless:
+                if not sessionless:
                     assert logs == ["step 0", "step 1", "step 2"]
-            if not stateless:
+            if not sessionless:
                 assert await call("ask") == "hi!"
-            if not json_response and not stateless:
+            if not json_response and not sessionless:
                 logs.clear()
                 assert await call("reconnect") == "resumed"
                 assert logs == ["before", "after"]

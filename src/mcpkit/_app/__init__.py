@@ -1,7 +1,7 @@
 """The ASGI applications serving an MCP server over HTTP, and running them with uvicorn.
 
 - :func:`create_http_app` ``(server, *, options=None, path="/mcp", json_response=False,
-  stateless=False, ...)`` -> :class:`StreamableHTTPApp`; all settings are one
+  sessionless=False, ...)`` -> :class:`StreamableHTTPApp`; all settings are one
   :class:`HTTPAppOptions`. ``server`` is anything with ``create_session(transport)``.
 - :func:`create_sse_app`: the legacy transport (``GET /sse`` + ``POST /messages/``).
 - :func:`serve_http`, :func:`serve_sse` (blocking), :func:`serve_app` (async): uvicorn.

@@ -105,7 +105,7 @@ async def serve_lifespan(
 
 def allow_header(options: HTTPAppOptions) -> bytes:
     """The ``Allow`` header of a 405: the methods this app's endpoint answers."""
-    if options.stateless:
+    if options.sessionless:
         return b"POST"
     return b"GET, POST, DELETE" if options.get_stream else b"POST, DELETE"
 

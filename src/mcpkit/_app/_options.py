@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +30,10 @@ class HTTPAppOptions:
 
     path: str | None = "/mcp"
     json_response: bool = False
-    stateless: bool = False
+    #: Handshake-era HTTP without sessions: each POST is served by a session of its own,
+    #: none is kept (no ``Mcp-Session-Id``, no GET/DELETE). Not the stateless era
+    #: (2026-07-28), which the app serves on the same endpoint whatever this says.
+    sessionless: bool = False
     allowed_hosts: Iterable[str] | None = None
     allowed_origins: Iterable[str] | None = None
     event_store: EventStore | None = None
@@ -62,6 +66,50 @@ class HTTPAppOptions:
     #: Of those, how many one verified principal may hold (429 past it).
     max_listen_streams_per_principal: int = 64
 
+    @property
+    def stateless(self) -> bool:
+        """Deprecated: the old name of :attr:`sessionless` (warns; removed in the next
+        release). "Stateless" names the 2026-07-28 era only."""
+        _warn_stateless(".stateless", ".sessionless")
+        return self.sessionless
+
+    @stateless.setter
+    def stateless(self, value: bool) -> None:
+        _warn_stateless(".stateless", ".sessionless")
+        self.sessionless = value
+
+
+def _warn_stateless(old: str, new: str, stacklevel: int = 3) -> None:
+    """Warn that ``old``, a spelling of the sessionless setting, is deprecated for ``new``
+    (``stacklevel`` counted from this function's caller's caller, the user's code)."""
+    warnings.warn(
+        f"{old} is deprecated, use {new}: the same setting (handshake-era HTTP without "
+        'sessions), renamed because "stateless" names the 2026-07-28 era only; the old '
+        "spelling goes in the next release",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def stateless_keyword(value: bool, stacklevel: int = 3) -> bool:
+    """``value``, given as the deprecated ``stateless=`` keyword: warns (DeprecationWarning)
+    naming ``sessionless=``. ``stacklevel`` as for :func:`warnings.warn` called here (3:
+    the caller of the function that took the keyword)."""
+    _warn_stateless("stateless=", "sessionless=", stacklevel + 1)
+    return value
+
+
+def sessionless_alias(options: dict[str, Any], stacklevel: int = 3) -> dict[str, Any]:
+    """``options`` (keywords of an HTTP entry point) with the deprecated ``stateless=``
+    moved to ``sessionless=`` (see :func:`stateless_keyword`); ``sessionless=`` wins when
+    both are given."""
+    if "stateless" not in options:
+        return options
+    out = dict(options)
+    old = stateless_keyword(bool(out.pop("stateless")), stacklevel + 1)
+    out.setdefault("sessionless", old)
+    return out
+
 
 class HTTPAppKeywords(TypedDict, total=False):
     """The keywords of :func:`mcpkit.create_http_app` (besides ``server``, ``options`` and
@@ -69,6 +117,8 @@ class HTTPAppKeywords(TypedDict, total=False):
     ``Server.run``): type checkers and IDEs see each by name and type."""
 
     json_response: bool
+    sessionless: bool
+    #: Deprecated: the old name of ``sessionless`` (warns; removed in the next release).
     stateless: bool
     allowed_hosts: Iterable[str] | None
     allowed_origins: Iterable[str] | None

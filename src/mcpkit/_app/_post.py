@@ -65,7 +65,7 @@ _REFUSED: Any = object()
 
 class PostHandler:
     """Serves POST: validates the request, routes it to its session (or a fresh one in
-    stateless mode) and sends the answer back on the response.
+    sessionless mode) and sends the answer back on the response.
 
     ``host()`` returns the app's task group, where new sessions run.
     """
@@ -152,8 +152,8 @@ class PostHandler:
             rid = msg.get("id") if is_request else None
             await refuse_version(send, rid, version, self._supported())
             return
-        if self.options.stateless:
-            await self._post_stateless(msg, is_request, is_init, version, receive, send, info)
+        if self.options.sessionless:
+            await self._post_sessionless(msg, is_request, is_init, version, receive, send, info)
             return
         sid = headers.get("mcp-session-id")
         if sid is None:
@@ -223,13 +223,13 @@ class PostHandler:
         no_batches = (
             "Invalid Request: JSON-RPC batches are only allowed in protocol revision 2025-03-26"
         )
-        if self.options.stateless:
+        if self.options.sessionless:
             if (version or DEFAULT_HEADER_VERSION) != BATCH_REVISION:
                 await respond_error(send, 400, INVALID_REQUEST, no_batches)
                 return
             await self.host()
             transport = HTTPServerTransport(
-                secrets.token_hex(8), stateless=True, retry_ms=self.options.retry_ms
+                secrets.token_hex(8), sessionless=True, retry_ms=self.options.retry_ms
             )
             session = self.server.create_session(transport)
             session.negotiated = Negotiated(BATCH_REVISION, {}, {})
@@ -465,7 +465,7 @@ class PostHandler:
             body = encode_event(payload)
             await respond(send, 200, body, headers=[*SSE_HEADERS, *extra])
 
-    async def _post_stateless(
+    async def _post_sessionless(
         self,
         msg: dict[str, Any],
         is_request: bool,
@@ -483,7 +483,7 @@ class PostHandler:
         transport = HTTPServerTransport(
             secrets.token_hex(8),
             json_response=self.options.json_response,
-            stateless=True,
+            sessionless=True,
             retry_ms=self.options.retry_ms,
         )
         session = self.server.create_session(transport)

@@ -53,7 +53,7 @@ from ._common import (
     session_for,
 )
 from ._legacy import SSEApp
-from ._options import HTTPAppOptions
+from ._options import HTTPAppOptions, stateless_keyword
 from ._post import PostHandler
 from ._registry import (
     MemorySessionRegistry,
@@ -84,7 +84,7 @@ class StreamableHTTPApp:
         self.policy = HostOriginPolicy(opts.allowed_hosts, opts.allowed_origins)
         backend: SessionBackend | None = opts.backend
         self.event_store: EventStore | None = None
-        if opts.resumable and not opts.stateless:
+        if opts.resumable and not opts.sessionless:
             self.event_store = opts.event_store or (
                 backend.event_store() if backend is not None else InMemoryEventStore()
             )
@@ -93,7 +93,7 @@ class StreamableHTTPApp:
         self.ownership = SessionOwnership(owner_fn(opts.auth, opts.session_owner))
         self.registry: SessionRegistry = (
             backend.registry(server, opts, self.event_store, self.ownership)
-            if backend is not None and not opts.stateless
+            if backend is not None and not opts.sessionless
             else MemorySessionRegistry(server, opts, self.event_store, self.ownership)
         )
         self.streams = StreamHandler(opts, self.registry)
@@ -139,14 +139,14 @@ class StreamableHTTPApp:
         ASGI server's lifespan, the app logs that line and serves on (what needs the
         backend is answered 503 until it answers; 2026-07-28 requests are served)."""
         check = getattr(self.options.backend, "check", None)
-        if check is not None and not self.options.stateless:
+        if check is not None and not self.options.sessionless:
             await check()
 
     def describe_state(self) -> str:
         """Where the sessions live, for the startup line: ``sessions in Redis
-        10.0.0.5:6379/0``, ``sessions in this process``, or ``no sessions (stateless)``."""
-        if self.options.stateless:
-            return "no sessions (stateless)"
+        10.0.0.5:6379/0``, ``sessions in this process``, or ``no sessions (sessionless)``."""
+        if self.options.sessionless:
+            return "no sessions (sessionless)"
         backend = self.options.backend
         if backend is None:
             return "sessions in this process"
@@ -317,12 +317,12 @@ class StreamableHTTPApp:
     # ------------------------------------------------------------------ DELETE
 
     async def _delete(self, headers: dict[str, str], send: Send) -> None:
-        if self.options.stateless:
+        if self.options.sessionless:
             await respond_error(
                 send,
                 405,
                 INVALID_REQUEST,
-                "Method Not Allowed: no sessions in stateless mode",
+                "Method Not Allowed: no sessions (sessionless mode)",
                 headers=[(b"allow", allow_header(self.options))],
             )
             return
@@ -345,7 +345,7 @@ def create_http_app(
     options: HTTPAppOptions | None = None,
     path: str | None = "/mcp",
     json_response: bool = False,
-    stateless: bool = False,
+    sessionless: bool = False,
     allowed_hosts: Iterable[str] | None = None,
     allowed_origins: Iterable[str] | None = None,
     event_store: EventStore | None = None,
@@ -365,6 +365,7 @@ def create_http_app(
     max_stateless_requests_per_principal: int = 512,
     max_listen_streams: int = 1024,
     max_listen_streams_per_principal: int = 64,
+    stateless: bool | None = None,
 ) -> StreamableHTTPApp:
     """An ASGI application serving ``server`` over Streamable HTTP at ``path``.
 
@@ -377,7 +378,9 @@ def create_http_app(
         path: the MCP endpoint (None: answer on any path, e.g. when mounted).
         json_response: answer each request with one JSON body instead of an SSE stream
             (then notifications tied to a request go on the GET stream).
-        stateless: no sessions: each POST is served by a fresh session; no GET/DELETE.
+        sessionless: handshake-era HTTP without sessions: each POST is served by a fresh
+            session, none is kept; no GET/DELETE. (The stateless era, 2026-07-28, is
+            served on the same endpoint either way.)
         allowed_hosts: accepted ``Host`` values (``host`` or ``host:port``; ``"*"`` for any).
             Default: loopback names only (DNS-rebinding protection).
         allowed_origins: accepted ``Origin`` values (``scheme://host[:port|:*]``; ``"*"``).
@@ -415,16 +418,20 @@ def create_http_app(
             (a listen stream never holds a call's place); 503 past it.
         max_listen_streams_per_principal: of those, how many one verified principal may
             hold (429 past it).
+        stateless: deprecated, the old name of ``sessionless`` (a DeprecationWarning;
+            removed in the next release).
 
     Example::
 
         app = create_http_app(server, json_response=True)
         # uvicorn.run(app, host="127.0.0.1", port=8000)
     """
+    if stateless is not None:  # the deprecated spelling, for one release
+        sessionless = sessionless or stateless_keyword(stateless)
     built = HTTPAppOptions(
         path=path,
         json_response=json_response,
-        stateless=stateless,
+        sessionless=sessionless,
         allowed_hosts=allowed_hosts,
         allowed_origins=allowed_origins,
         event_store=event_store,

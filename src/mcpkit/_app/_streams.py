@@ -48,7 +48,7 @@ class StreamHandler:
         self.registry = registry
 
     async def get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
-        if not self.options.get_stream or self.options.stateless:
+        if not self.options.get_stream or self.options.sessionless:
             await respond_error(
                 send,
                 405,

@@ -133,8 +133,9 @@ class HTTPServerTransport:
         key: a random, non-secret prefix of this session's stream ids.
         json_response: answer requests with one JSON body instead of an SSE stream.
         event_store: where events are kept for resumption (None: not resumable).
-        stateless: no standalone stream exists; server->client requests that cannot ride
-            a request's SSE stream fail at once.
+        sessionless: no session is kept (handshake-era HTTP without sessions), so no
+            standalone stream exists; server->client requests that cannot ride a
+            request's SSE stream fail at once.
     """
 
     def __init__(
@@ -143,7 +144,7 @@ class HTTPServerTransport:
         *,
         json_response: bool = False,
         event_store: EventStore | None = None,
-        stateless: bool = False,
+        sessionless: bool = False,
         retry_ms: int = 1000,
         stream_prefix: str | None = None,
     ) -> None:
@@ -159,7 +160,7 @@ class HTTPServerTransport:
         self._overlap_answers = event_store is not None and not isinstance(
             event_store, InMemoryEventStore
         )
-        self.stateless = stateless
+        self.sessionless = sessionless
         self.retry_ms = retry_ms
         self._in_send, self._in_recv = anyio.create_memory_object_stream[Incoming](1024)
         self.requests: dict[RequestId, Stream] = {}
@@ -168,7 +169,7 @@ class HTTPServerTransport:
         self._backlog: deque[Message] = deque(maxlen=STANDALONE_BACKLOG)
         self.closed = False
         self.close_reason = "the HTTP session ended"
-        #: The ``Mcp-Session-Id`` of this session (set by the app; None when stateless).
+        #: The ``Mcp-Session-Id`` of this session (set by the app; None when sessionless).
         self.session_id: str | None = None
         #: For telemetry (``network.transport``).
         self.network_transport = "tcp"
@@ -210,16 +211,16 @@ class HTTPServerTransport:
         if stream is not None and not stream.json:
             await self._deliver(stream, message, final=False)
             return
-        if "id" in message and not self.stateless and self.json_response:
+        if "id" in message and not self.sessionless and self.json_response:
             await self._await_get_stream(str(message.get("method")))
-        if self.stateless:
+        if self.sessionless:
             if "id" in message:
                 raise TransportError(
-                    f"cannot send {message.get('method')!r} to the client: a stateless server "
+                    f"cannot send {message.get('method')!r} to the client: a sessionless server "
                     "answering with JSON has no stream for server-to-client requests"
                 )
             logger.debug(
-                "dropped %r: no stream to carry it in stateless mode", message.get("method")
+                "dropped %r: no stream to carry it in sessionless mode", message.get("method")
             )
             return
         await self._deliver_standalone(message)

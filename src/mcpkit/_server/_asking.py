@@ -217,7 +217,7 @@ def url_input_requests(
 
 def missing_capability_reason(why: str, capability: str, negotiated: Negotiated | None) -> str:
     """The error text for a request to the client it cannot get: ``why``, unless the request
-    came without a handshake at all (a 2025 client of an HTTP app in stateless mode).
+    came without a handshake at all (a 2025 client of a sessionless HTTP app).
 
     A client always sends ``clientInfo`` in ``initialize``, so a handshake revision with no
     peer info means the request was served by a throwaway session: whatever the client
@@ -227,9 +227,9 @@ def missing_capability_reason(why: str, capability: str, negotiated: Negotiated 
     if negotiated is None or negotiated.stateless or negotiated.peer_info:
         return why
     return (
-        f"cannot use the client's {capability!r} capability: this server runs in stateless "
-        f"mode (--stateless, stateless=True), where a protocol {negotiated.protocol_version} "
+        f"cannot use the client's {capability!r} capability: this server runs sessionless "
+        f"(--sessionless, sessionless=True), where a protocol {negotiated.protocol_version} "
         "request has no session, so the server never sees what the client declared and has no "
-        "channel to ask it; serve with sessions (drop stateless), or connect with protocol "
+        "channel to ask it; serve with sessions (drop sessionless), or connect with protocol "
         "revision 2026-07-28, whose requests carry their capabilities"
     )

@@ -55,9 +55,13 @@ def restore(session: ServerSession, snap: dict[str, Any], instructions: str | No
 def shared_options(options: dict[str, Any]) -> dict[str, Any]:
     """``options`` of an HTTP app with ``redis=`` (or ``$MCPKIT_REDIS_URL``) turned into a
     Redis backend (whose registry moves the server's tasks there when the app starts it,
-    as for any backend: ``ServerHosting.share_with``)."""
+    as for any backend: ``ServerHosting.share_with``). The deprecated ``stateless=`` becomes
+    ``sessionless=`` here, warning at the caller of ``Server.run`` or ``Server.http_app``."""
+    from .._app._options import sessionless_alias
+
+    options = sessionless_alias(options, stacklevel=5)
     url = options.pop("redis", None) or _env.REDIS_URL.value()
-    if url is None or options.get("stateless") or options.get("backend") is not None:
+    if url is None or options.get("sessionless") or options.get("backend") is not None:
         return options
     from .._redis import RedisBackend
 

@@ -1,4 +1,4 @@
-"""An HTTP app in stateless mode (``stateless=True``, ``mcpkit run --stateless``) cannot ask
+"""A sessionless HTTP app (``sessionless=True``, ``mcpkit run --sessionless``) cannot ask
 a 2025 client anything: the error says so, instead of blaming the client's declarations
 (issue 33). A 2026-07-28 client, whose requests carry their capabilities, is asked."""
 
@@ -40,16 +40,20 @@ async def _call(app: Any, revision: str, **handlers: Any) -> Any:
             return await client.call_tool("ask")
 
 
-async def test_a_2025_client_in_stateless_mode_hears_the_real_cause() -> None:
-    result = await _call(_server().http_app(stateless=True), "2025-11-25", elicitation_handler=_yes)
+async def test_a_2025_client_of_a_sessionless_app_hears_the_real_cause() -> None:
+    result = await _call(
+        _server().http_app(sessionless=True), "2025-11-25", elicitation_handler=_yes
+    )
     text = result.content[0].text
     assert result.is_error, text
-    assert "stateless mode" in text and "'elicitation'" in text, text
+    assert "runs sessionless" in text and "'elicitation'" in text, text
     assert "did not declare" not in text, text  # it did: the cause is the mode
 
 
-async def test_a_2026_client_in_stateless_mode_is_asked() -> None:
-    result = await _call(_server().http_app(stateless=True), "2026-07-28", elicitation_handler=_yes)
+async def test_a_2026_client_of_a_sessionless_app_is_asked() -> None:
+    result = await _call(
+        _server().http_app(sessionless=True), "2026-07-28", elicitation_handler=_yes
+    )
     assert not result.is_error and result.content[0].text == "accept", result
 
 
