@@ -22,7 +22,6 @@ from typing import Any, NamedTuple
 import anyio
 import orjson
 
-from .._backend import bounded_scope
 from .._exceptions import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -249,7 +248,7 @@ class ModernHandler:
         self.listens = Budget(options.max_listen_streams, options.max_listen_streams_per_principal)
         #: The cancel scopes of the requests being served (listen streams included), so that
         #: a shutdown can wait for them, bounded, and then end the rest (:meth:`drain`).
-        self._inflight: set[bounded_scope] = set()
+        self._inflight: set[anyio.CancelScope] = set()
         #: Set when the last of them ends, while :meth:`drain` waits (made there: an Event
         #: belongs to the running loop, and the handler is built before there is one).
         self._idle: anyio.Event | None = None
@@ -327,10 +326,12 @@ class ModernHandler:
         rid = req.id
         listen = req.method == "subscriptions/listen"
         budget = self.listens if listen else self.calls
-        key = info.principal.key if info.principal is not None else None
+        # Listen streams are counted per client even without auth (by address, else one
+        # anonymous client could hold them all); calls per verified principal only.
+        key = client_key(info) if listen else _principal_key(info)
         refused = budget.enter(key)
         if refused is not None:
-            await _refuse(send, rid, listen, refused)
+            await _refuse(send, rid, listen, refused, budget.per_key)
             return
         if at_once:
             try:
@@ -339,7 +340,7 @@ class ModernHandler:
             finally:
                 budget.leave(key)
             return
-        scope = bounded_scope(None)  # a cheap cancel scope (no anyio scope on asyncio)
+        scope = anyio.CancelScope()
         out = _Tracked(send)
         self._inflight.add(scope)
         try:
@@ -464,9 +465,28 @@ async def _shutdown_answer(out: _Tracked, rid: Any) -> None:
         await respond(out, 200, body, content_type=JSON)
 
 
-async def _refuse(send: Send, rid: Any, listen: bool, bound: str) -> None:
+def _principal_key(info: TransportInfo) -> str | None:
+    """The budget key of a call: its verified principal's, or None (app-wide bound only)."""
+    return info.principal.key if info.principal is not None else None
+
+
+def client_key(info: TransportInfo) -> str | None:
+    """The budget key of a listen stream: the verified principal's, else the client's
+    address (``addr:`` and the host, which never equals a principal's key: those always
+    hold a space), else None. Behind a reverse proxy the address is the proxy's unless the
+    ASGI server takes it from ``X-Forwarded-For`` (uvicorn does for trusted proxies)."""
+    if info.principal is not None:
+        return str(info.principal.key)
+    http = info.http
+    client = http.client if http is not None else None
+    return f"addr:{client[0]}" if client else None
+
+
+async def _refuse(send: Send, rid: Any, listen: bool, bound: str, per_key: int | None) -> None:
     what = "subscriptions/listen streams" if listen else "requests in flight"
     whose = "of this caller" if bound == "key" else "on this server"
+    if listen and bound == "key":
+        whose += f" (at most {per_key} per client: its verified principal, else its address)"
     await respond_error(
         send,
         429 if bound == "key" else 503,
