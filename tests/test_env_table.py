@@ -109,16 +109,16 @@ def test_every_variable_the_docs_name_is_known() -> None:
     [("1", True), (" Yes ", True), ("on", True), ("0", False), ("off", False), ("FALSE", False)],
 )
 def test_flags(value: str, expected: bool) -> None:
-    assert _env.STATELESS.flag({"MCPKIT_STATELESS": value}) is expected
+    assert _env.SESSIONLESS.flag({"MCPKIT_SESSIONLESS": value}) is expected
 
 
 def test_accessors() -> None:
-    assert _env.STATELESS.flag({}) is False and _env.STATELESS.flag({}, default=True) is True
+    assert _env.SESSIONLESS.flag({}) is False and _env.SESSIONLESS.flag({}, default=True) is True
     assert _env.REDIS_URL.value({"MCPKIT_REDIS_URL": ""}) is None  # empty counts as unset
     assert _env.ALLOWED_HOSTS.items({"MCPKIT_ALLOWED_HOSTS": " a, ,b "}) == ["a", "b"]
     assert _env.ALLOWED_HOSTS.items({}) is None
-    with pytest.raises(ValueError, match="MCPKIT_STATELESS='maybe'"):
-        _env.STATELESS.flag({"MCPKIT_STATELESS": "maybe"})
+    with pytest.raises(ValueError, match="MCPKIT_SESSIONLESS='maybe'"):
+        _env.SESSIONLESS.flag({"MCPKIT_SESSIONLESS": "maybe"})
 
 
 def test_a_variable_is_read_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,6 +23,7 @@ __all__ = [
     "PATH",
     "PORT",
     "REDIS_URL",
+    "SESSIONLESS",
     "STATELESS",
     "STATE_KEY",
     "TRANSPORT",
@@ -93,11 +94,19 @@ JSON_RESPONSE = Variable(
     "`1` (or `true`, `yes`, `on`): one JSON body per request instead of an SSE stream",
     "`0`",
 )
-STATELESS = Variable(
-    "MCPKIT_STATELESS",
-    "--stateless",
+SESSIONLESS = Variable(
+    "MCPKIT_SESSIONLESS",
+    "--sessionless",
     "`1`: handshake-era HTTP keeps no sessions (each POST is served by a session of its own)",
     "`0`",
+)
+#: Deprecated for one release: the old name of :data:`SESSIONLESS`, read (with a warning)
+#: only when that one is unset. "Stateless" names the 2026-07-28 era only.
+STATELESS = Variable(
+    "MCPKIT_STATELESS",
+    "",
+    "deprecated: the old name of `MCPKIT_SESSIONLESS`, read with a warning when that is unset",
+    "as `MCPKIT_SESSIONLESS`",
 )
 LOG_LEVEL = Variable(
     "MCPKIT_LOG_LEVEL", "--log-level", "the server's own log level on stderr", "`warning`"
@@ -146,6 +155,7 @@ VARIABLES: tuple[Variable, ...] = (
     PORT,
     PATH,
     JSON_RESPONSE,
+    SESSIONLESS,
     STATELESS,
     LOG_LEVEL,
     ALLOWED_HOSTS,

@@ -427,10 +427,12 @@ def _parser(command: str) -> Any:
     p.add_argument("--port", type=int, default=None, help="HTTP: port (default 8000)")
     p.add_argument("--path", default=None, help="HTTP: the MCP endpoint (default /mcp)")
     p.add_argument(
-        "--stateless",
+        "--sessionless",
         action="store_true",
         help="HTTP: keep no sessions (each POST served on its own, with its own upstream)",
     )
+    # The old spelling of --sessionless, for one release (warns; not in --help).
+    p.add_argument("--stateless", action="store_true", help=argparse.SUPPRESS)
     p.add_argument(
         "--allowed-host",
         action="append",
@@ -500,7 +502,7 @@ def _serve_http(proxy: Proxy, ns: Any) -> None:
     from ._transports._loop import run
 
     require_uvicorn()
-    options: dict[str, Any] = {"stateless": bool(ns.stateless)}
+    options: dict[str, Any] = {"sessionless": bool(ns.sessionless)}
     if ns.path is not None:
         options["path"] = ns.path
     if ns.allowed_host:
@@ -520,11 +522,18 @@ def main(command: str, argv: list[str]) -> int:
         ns = _parser(command).parse_args(argv)
     except SystemExit as e:
         return int(e.code) if isinstance(e.code, int) else 2
+    if ns.stateless:
+        print(
+            f"mcpkit {command}: --stateless is deprecated, use --sessionless (the same "
+            'setting; "stateless" names the 2026-07-28 era only)',
+            file=sys.stderr,
+        )
+        ns.sessionless = True
     http_only = [
         flag
         for flag, given in (
             ("--path", ns.path is not None),
-            ("--stateless", ns.stateless),
+            ("--sessionless", ns.sessionless),
             ("--allowed-host", bool(ns.allowed_host)),
             ("--share-child", ns.share_child),
         )

@@ -1,6 +1,7 @@
 """``mcpkit proxy`` has the options ``mcpkit run`` and ``mcpkit call`` have: ``--env`` (a
 command upstream's environment), ``--header`` (an HTTP upstream's headers), ``--path``,
-``--allowed-host`` and ``--stateless`` (the HTTP side). Real ``mcpkit proxy`` processes.
+``--allowed-host`` and ``--sessionless`` (the HTTP side; ``--stateless``, its deprecated
+spelling, still works for one release and says so). Real ``mcpkit proxy`` processes.
 
 Before: each of these was refused as an unknown option (exit status 2).
 """
@@ -73,12 +74,16 @@ async def test_env_path_and_allowed_host(tmp_path: Path) -> None:
             await _stop(proc)
 
 
-async def test_stateless_keeps_no_session(tmp_path: Path) -> None:
+@pytest.mark.parametrize("flag", ["--sessionless", "--stateless"])
+async def test_sessionless_keeps_no_session(tmp_path: Path, flag: str) -> None:
     (tmp_path / "up.py").write_text(UPSTREAM)
     command = f"{sys.executable} -m mcpkit run {tmp_path / 'up.py'}"
-    with _start(command, "--stateless") as proc:
+    with _start(command, flag) as proc:
         try:
-            url = await anyio.to_thread.run_sync(Served(proc).url, 30)
+            served = Served(proc)
+            url = await anyio.to_thread.run_sync(served.url, 30)
+            deprecated = "--stateless is deprecated, use --sessionless" in served.stderr()
+            assert deprecated == (flag == "--stateless"), served.stderr()
             call = {
                 "jsonrpc": "2.0",
                 "id": 2,

@@ -1,5 +1,5 @@
 # ruff: noqa: ASYNC220  (the server process is started from a test coroutine)
-"""``mcpkit run`` options for deployments (path, JSON responses, stateless, allowed hosts,
+"""``mcpkit run`` options for deployments (path, JSON responses, sessionless, allowed hosts,
 log level), and the same settings from ``MCPKIT_*`` variables; options win."""
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ ACCEPT = {"accept": "application/json, text/event-stream"}
 
 def _args(**given: object) -> argparse.Namespace:
     base: dict[str, object] = dict.fromkeys(
-        ("transport", "host", "port", "path", "json_response", "stateless", "log_level")
+        ("transport", "host", "port", "path", "json_response", "sessionless", "log_level")
     )
-    base.update(allowed_host=None, allowed_origin=None, redis=None)
+    base.update(allowed_host=None, allowed_origin=None, redis=None, stateless=None)
     base.update(given)
     return argparse.Namespace(**base)
 
@@ -60,7 +60,8 @@ def test_options_win_over_the_environment() -> None:
     ("env", "message"),
     [
         ({"MCPKIT_PORT": "eighty"}, "MCPKIT_PORT"),
-        ({"MCPKIT_STATELESS": "maybe"}, "MCPKIT_STATELESS"),
+        ({"MCPKIT_SESSIONLESS": "maybe"}, "MCPKIT_SESSIONLESS"),
+        ({"MCPKIT_STATELESS": "maybe"}, "MCPKIT_STATELESS"),  # the deprecated name too
         ({"MCPKIT_TRANSPORT": "carrier-pigeon"}, "MCPKIT_TRANSPORT"),
     ],
 )

@@ -108,7 +108,7 @@ ENVIRONMENT: tuple[tuple[_env.Variable, str, Callable[[str], Any]], ...] = (
     (_env.PORT, "port", int),
     (_env.PATH, "path", str),
     (_env.JSON_RESPONSE, "json_response", lambda v: _env.parse_flag(_env.JSON_RESPONSE.name, v)),
-    (_env.STATELESS, "stateless", lambda v: _env.parse_flag(_env.STATELESS.name, v)),
+    (_env.SESSIONLESS, "sessionless", lambda v: _env.parse_flag(_env.SESSIONLESS.name, v)),
     (_env.LOG_LEVEL, "log_level", str),
 )
 
@@ -119,7 +119,8 @@ _HTTP_OPTIONS = (
     "port",
     "path",
     "json_response",
-    "stateless",
+    "sessionless",
+    "stateless",  # the deprecated spelling of --sessionless
     "allowed_host",
     "allowed_origin",
     "redis",
@@ -147,6 +148,7 @@ def run_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[s
                 out[key] = read(value)
             except ValueError as e:
                 raise ValueError(str(e) if name in str(e) else f"{name}: {e}") from None
+    _deprecated_sessionless(args, environ, out)
     transport = out.setdefault("transport", "stdio")
     if transport not in ("stdio", "http", "sse"):
         raise ValueError(f"{_env.TRANSPORT.name}={transport!r}: use stdio, http or sse")
@@ -160,6 +162,30 @@ def run_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[s
     if auth is not None:
         out["auth"] = auth
     return out
+
+
+def _deprecated_sessionless(
+    args: argparse.Namespace, environ: Mapping[str, str], out: dict[str, Any]
+) -> None:
+    """The old spellings of ``--sessionless``, kept one release: the flag ``--stateless``
+    and ``MCPKIT_STATELESS``, each with a line on stderr (a DeprecationWarning would not be
+    shown: Python hides them outside ``__main__``). The new spellings win over the old."""
+    if getattr(args, "stateless", None):
+        print(
+            "mcpkit: --stateless is deprecated, use --sessionless (the same setting; "
+            '"stateless" names the 2026-07-28 era only)',
+            file=sys.stderr,
+        )
+        if getattr(args, "sessionless", None) is None:
+            out["sessionless"] = True
+    old = _env.STATELESS.value(environ)
+    if old is not None and "sessionless" not in out:
+        print(
+            f"mcpkit: {_env.STATELESS.name} is deprecated, use {_env.SESSIONLESS.name} "
+            '(the same setting; "stateless" names the 2026-07-28 era only)',
+            file=sys.stderr,
+        )
+        out["sessionless"] = _env.parse_flag(_env.STATELESS.name, old)
 
 
 def auth_settings(args: argparse.Namespace) -> ResourceServer | None:
@@ -253,11 +279,14 @@ def _parser(command: str) -> argparse.ArgumentParser:
         help="HTTP: answer each request with one JSON body instead of an SSE stream",
     )
     parser.add_argument(
-        "--stateless",
+        "--sessionless",
         action="store_true",
         default=None,
-        help="HTTP: keep no sessions (each POST served on its own; no GET stream)",
+        help="HTTP: keep no sessions for handshake-era clients (each POST served on its own; "
+        "no GET stream); 2026-07-28 requests need none either way",
     )
+    # The old spelling of --sessionless, for one release (warns; not in --help).
+    parser.add_argument("--stateless", action="store_true", default=None, help=argparse.SUPPRESS)
     parser.add_argument(
         "--allowed-host",
         action="append",
@@ -367,7 +396,7 @@ def main(command: str, argv: list[str]) -> int:
         return 0
     if transport == "sse":
         # The legacy transport has fixed paths and no modes, and keeps its sessions here.
-        for key in ("path", "json_response", "stateless"):
+        for key in ("path", "json_response", "sessionless"):
             settings.pop(key, None)
     from .._exceptions import BackendUnavailable
     from ._port import PortInUse

@@ -742,7 +742,7 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
         """This server as an ASGI application speaking Streamable HTTP at ``path``.
 
         Mount it in Starlette or FastAPI, or run it with any ASGI server. ``options`` are
-        those of :func:`mcpkit.create_http_app` (``json_response``, ``stateless``,
+        those of :func:`mcpkit.create_http_app` (``json_response``, ``sessionless``,
         ``allowed_hosts``, ``allowed_origins``, ``legacy_sse``, the budgets, ...). Needs
         the ``[http]`` extra only to be served by uvicorn, not to be built.
 
