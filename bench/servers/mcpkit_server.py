@@ -71,6 +71,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=None, metavar="PORT")
     parser.add_argument("--json", action="store_true", help="HTTP: answer POSTs with JSON bodies")
+    # The harness gives every peer this flag (the official SDK's stateless_http): for us it
+    # is sessionless HTTP, not the stateless era (that is the driver's --modern).
     parser.add_argument("--stateless", action="store_true", help="HTTP: no sessions")
     parser.add_argument("--tools", type=int, default=0)
     parser.add_argument("--async-tools", action="store_true")
@@ -89,7 +91,7 @@ def main() -> None:
     if args.json:
         options["json_response"] = True
     if args.stateless:
-        options["stateless"] = True
+        options["sessionless"] = True
     if args.parser is not None:
         options["uvicorn_options"] = {"http": args.parser}
     server.run("http", **options)

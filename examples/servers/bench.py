@@ -1,7 +1,7 @@
 """The benchmark server: the tools the shared harness (bench/README) calls, written as a user would.
 
 python examples/servers/bench.py                                  # stdio
-python examples/servers/bench.py --http 8931 [--json] [--stateless]
+python examples/servers/bench.py --http 8931 [--json] [--sessionless]
 ... [--tools N] [--async-tools]                                   # N extra synthetic tools
 """
 
@@ -66,7 +66,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=None, metavar="PORT")
     parser.add_argument("--json", action="store_true", help="HTTP: answer POSTs with JSON bodies")
-    parser.add_argument("--stateless", action="store_true", help="HTTP: no sessions")
+    parser.add_argument("--sessionless", action="store_true", help="HTTP: no sessions")
     parser.add_argument("--tools", type=int, default=0)
     parser.add_argument("--async-tools", action="store_true")
     args = parser.parse_args()
@@ -79,7 +79,7 @@ def main() -> None:
         port=args.http,
         host="127.0.0.1",
         json_response=bool(args.json),
-        stateless=bool(args.stateless),
+        sessionless=bool(args.sessionless),
     )
 
 

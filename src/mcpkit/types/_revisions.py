@@ -31,10 +31,12 @@ __all__ = [
 
 #: The newest revision mcpkit speaks.
 LATEST_PROTOCOL_VERSION = "2026-07-28"
-#: Revisions served without a handshake: version, capabilities and client info ride in
-#: each request's ``_meta`` (the "modern" era of versioning.mdx), newest first.
+#: The stateless era: revisions served without a handshake, version, capabilities and
+#: client info riding in each request's ``_meta`` (versioning.mdx says "modern"), newest
+#: first.
 STATELESS_PROTOCOL_VERSIONS: tuple[str, ...] = ("2026-07-28",)
-#: Revisions that open with ``initialize`` (the "legacy" era), newest first.
+#: The handshake era: revisions that open with ``initialize``, newest first
+#: (versioning.mdx says "legacy", which in mcpkit names the HTTP+SSE transport only).
 HANDSHAKE_PROTOCOL_VERSIONS: tuple[str, ...] = (
     "2025-11-25",
     "2025-06-18",
