@@ -415,8 +415,8 @@ async def test_cancelled_error_raised_by_the_handler_itself_is_told_apart() -> N
 
 # ---------------------------------------------------------------------- response waiters
 #
-# What a request waits on (response_waiters()()): asyncio's future and timer, anyio's event in
-# a cancel scope elsewhere. The same contract for both, each on the suite's backend (the
+# What a request waits on (response_waiters()()): asyncio's future and loop timer, anyio's
+# event in a cancel scope elsewhere. The same contract for both, each on the suite's backend (the
 # asyncio one only where asyncio runs).
 
 
@@ -493,8 +493,8 @@ async def test_a_cancelled_wait_is_cancelled_and_a_later_set_is_harmless(make_wa
 
 @pytest.mark.anyio
 async def test_many_waiters_end_in_deadline_order_each_at_its_own(make_waiter: Any) -> None:
-    # asyncio keeps the deadlines of all waits in one heap behind one timer: a later wait
-    # with an earlier deadline must still end first, and each ends at (not before) its own.
+    # A later wait with an earlier deadline must still end first, and each ends at (not
+    # before) its own.
     now = anyio.current_time()
     offsets = [0.12, 0.03, 0.09, 0.0, 0.06, 0.03]
     ended: list[tuple[int, float]] = []
@@ -527,23 +527,21 @@ async def test_a_deadline_moved_earlier_ends_the_wait_then(make_waiter: Any) -> 
     assert got == [False]
 
 
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # asyncio's deadline heap
 @pytest.mark.anyio
-async def test_answered_waits_leave_no_entries_behind(anyio_backend: str) -> None:
-    # Answered requests leave their entries in the heap (lazy deletion); the heap is rebuilt
-    # when stale ones outnumber the live ones, so its size follows the waits under way.
-    import asyncio
-
-    from mcpkit._backend import _deadlines_of, response_waiters
-
-    queue = _deadlines_of(asyncio.get_running_loop())
-    new_waiter = response_waiters()
-    for _ in range(5000):
-        waiter = new_waiter()
-        asyncio.get_running_loop().call_soon(waiter.set)
-        assert await waiter.wait(anyio.current_time() + 60) is True
-        assert len(queue._heap) <= 2 * 1 + 64 + 1  # one wait at a time
-    assert queue.waiting == 0
+async def test_a_wait_ended_leaves_no_timer_that_acts_later(make_waiter: Any) -> None:
+    # asyncio: a wait's deadline is a loop timer; once the wait ended (answered, or by its
+    # deadline) neither that timer nor a late move of the deadline may touch a later wait.
+    waiter = make_waiter()
+    waiter.set()
+    assert await waiter.wait(anyio.current_time() + 0.01) is True
+    waiter.move_deadline(anyio.current_time())  # a progress report after the answer
+    timed_out = make_waiter()
+    assert await timed_out.wait(anyio.current_time() + 0.01) is False
+    timed_out.move_deadline(anyio.current_time() + 30)
+    await anyio.sleep(0.05)
+    timed_out.set()
+    with anyio.fail_after(5):
+        assert await timed_out.wait(anyio.current_time() + 0.01) is True
 
 
 @pytest.mark.anyio
@@ -554,166 +552,6 @@ async def test_a_waiters_clock_is_the_one_deadlines_use(make_waiter: Any) -> Non
     before = anyio.current_time()
     now = waiter.now()
     assert before <= now <= anyio.current_time()
-
-
-# ---------------------------------------------------------------------- bounded scopes
-#
-# bounded_scope(timeout): a cancel scope cancelled after timeout (asyncio: by the loop's
-# deadline heap), what a request's body read runs in.
-
-
-@pytest.mark.anyio
-async def test_a_bounded_scope_left_in_time_is_not_cancelled() -> None:
-    from mcpkit._backend import bounded_scope
-
-    with bounded_scope(0.05) as scope:
-        await anyio.lowlevel.checkpoint()
-    await anyio.sleep(0.1)  # its deadline passes: the scope was left, nothing happens
-    assert not scope.cancelled_caught and not scope.cancel_called
-
-
-@pytest.mark.anyio
-async def test_a_bounded_scope_without_a_timeout_is_never_cancelled_by_time() -> None:
-    from mcpkit._backend import bounded_scope
-
-    with bounded_scope(None) as scope:
-        await anyio.sleep(0.05)
-    assert not scope.cancel_called
-
-
-@pytest.mark.anyio
-async def test_bounded_scopes_are_cancelled_each_at_its_deadline() -> None:
-    from mcpkit._backend import bounded_scope
-
-    start = anyio.current_time()
-    ended: list[float] = []
-
-    async def stalled(timeout: float) -> None:
-        with bounded_scope(timeout) as scope:
-            await anyio.sleep(30)  # a body that never comes
-        assert scope.cancelled_caught
-        ended.append(timeout)
-        assert anyio.current_time() - start >= timeout
-
-    with anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
-            for timeout in (0.08, 0.02, 0.05):
-                tg.start_soon(stalled, timeout)
-    assert ended == [0.02, 0.05, 0.08]
-
-
-@pytest.mark.anyio
-async def test_a_bounded_scope_passes_on_a_cancellation_it_did_not_ask_for() -> None:
-    # asyncio: the scope cancels its task and takes that cancellation back at its exit;
-    # one asked by an enclosing scope must go on, whether or not its own deadline passed.
-    from mcpkit._backend import bounded_scope
-
-    for timeout in (30.0, 0.0):  # 0: our deadline passes at the same wake-up as theirs
-        with anyio.CancelScope() as outer:
-            with bounded_scope(timeout) as scope:
-                outer.cancel()
-                await anyio.sleep(30)
-            raise AssertionError("the enclosing scope's cancellation was swallowed")
-        assert outer.cancelled_caught and not scope.cancelled_caught
-    await anyio.lowlevel.checkpoint()  # and nothing is left pending on this task
-
-
-@pytest.mark.anyio
-async def test_nested_bounded_scopes_each_catch_only_their_own_deadline() -> None:
-    from mcpkit._backend import bounded_scope
-
-    with anyio.fail_after(5):
-        with bounded_scope(10) as outer:
-            with bounded_scope(0.02) as inner:
-                await anyio.sleep(30)
-            await anyio.lowlevel.checkpoint()  # the outer block goes on, not cancelled
-            reached = True
-    assert inner.cancelled_caught and reached and not outer.cancelled_caught
-
-
-@pytest.mark.anyio
-async def test_a_bounded_scope_cancelled_by_another_task_ends_its_block_only() -> None:
-    from mcpkit._backend import bounded_scope
-
-    scope = bounded_scope(None)
-    entered = anyio.Event()
-
-    async def cancel_when_entered() -> None:
-        await entered.wait()
-        scope.cancel()
-
-    with anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(cancel_when_entered)
-            with scope:
-                entered.set()
-                await anyio.sleep(30)
-            await anyio.lowlevel.checkpoint()  # the task goes on past the block
-    assert scope.cancel_called and scope.cancelled_caught
-    scope.cancel()  # once left, cancelling it does nothing
-    await anyio.lowlevel.checkpoint()
-
-
-@pytest.mark.anyio
-async def test_a_bounded_scope_cancelled_from_its_own_block_or_before_it_is_entered() -> None:
-    from mcpkit._backend import bounded_scope
-
-    with bounded_scope(None) as scope:
-        scope.cancel()
-        await anyio.sleep(30)  # ends here
-    assert scope.cancelled_caught
-    early = bounded_scope(None)
-    early.cancel()
-    with early:
-        await anyio.sleep(30)
-    assert early.cancelled_caught
-    # Cancelled in its own block, which ends before waiting: nothing outlives the block.
-    with bounded_scope(None) as quiet:
-        quiet.cancel()
-    await anyio.sleep(0.01)
-    assert quiet.cancel_called
-
-
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # asyncio's deadline heap
-@pytest.mark.anyio
-async def test_bounded_scopes_left_leave_no_live_entries(anyio_backend: str) -> None:
-    import asyncio
-
-    from mcpkit._backend import _deadlines_of, bounded_scope
-
-    queue = _deadlines_of(asyncio.get_running_loop())
-    before = queue.waiting
-    for _ in range(3000):
-        with bounded_scope(60):
-            await anyio.lowlevel.checkpoint()
-        assert len(queue._heap) <= 2 * (before + 1) + 64 + 1
-    assert queue.waiting == before
-
-
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # asyncio's deadline heap
-@pytest.mark.anyio
-async def test_a_failing_expiry_leaves_later_deadlines_armed(anyio_backend: str) -> None:
-    import asyncio
-
-    from mcpkit._backend import _deadlines_of, response_waiters
-
-    loop = asyncio.get_running_loop()
-    reported: list[Any] = []
-    loop.set_exception_handler(lambda _loop, context: reported.append(context.get("exception")))
-    try:
-
-        class Broken:
-            _deadline: float | None = None
-
-            def _expire(self) -> None:
-                raise RuntimeError("broken expiry")
-
-        _deadlines_of(loop).hold(Broken(), loop.time() + 0.01)
-        with anyio.fail_after(5):
-            assert await response_waiters()().wait(anyio.current_time() + 0.05) is False
-    finally:
-        loop.set_exception_handler(None)
-    assert [type(e) for e in reported] == [RuntimeError]
 
 
 # ---------------------------------------------------------------------- beside

@@ -21,7 +21,7 @@ import anyio.lowlevel
 import orjson
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from .._backend import beside, bounded_scope
+from .._backend import beside
 from .._exceptions import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -155,7 +155,7 @@ async def answer_sse(
     live = _Live(receive, send)
     rc.sink = Sink(req, live.deliver)
     try:
-        with bounded_scope(None) as gone:
+        with anyio.CancelScope() as gone:
             live.gone = gone
             async with beside(live.stream, after=stream_after):
                 response = await response_of(req, kernel.serve(rc), "server")
@@ -190,7 +190,7 @@ class _Live:
         self.early: list[bytes] = []
         #: Where it goes once the stream is: None until then.
         self.queue: MemoryObjectSendStream[_Item] | None = None
-        self.gone: bounded_scope | None = None
+        self.gone: anyio.CancelScope | None = None
         #: Set once the stream ended (made when it is taken over).
         self.sent: anyio.Event | None = None
         #: True once the answer is to go out as one body (the stream is not taken over).

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import heapq
 import logging
 import math
-import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol, TypeVar
@@ -289,19 +287,19 @@ def handler_tasks(tg: TaskGroup, *, name: str) -> HandlerTasks[Any]:
     return AsyncioHandlerTasks(loop, tg, name)
 
 
-class beside:  # lower case: used like a function, as bounded_scope
+class beside:  # lower case: used like a function
     """``async with beside(fn, *args, after=0.0):`` -- ``fn(*args)`` runs in a task beside the
     block, started ``after`` seconds into it (never, if the block ends first), and cancelled
     when the block ends: a watcher (a client's disconnect), never joined; what it raises is
     logged.
 
-    On asyncio a plain task, its delayed start an entry in the loop's deadline heap: an anyio
-    task group around the block, its child task (with a scope of its own) and the group's
+    On asyncio a plain task, its delayed start a loop timer (``call_later``): an anyio task
+    group around the block, its child task (with a scope of its own) and the group's
     cancellation (which formats the task's repr) cost ~100 µs per HTTP request (measured,
     docs/performance.md). Elsewhere a task group, the task sleeping ``after`` seconds first.
     """
 
-    __slots__ = ("_after", "_args", "_deadline", "_fn", "_loop", "_queue", "_task", "_tg")
+    __slots__ = ("_after", "_args", "_fn", "_loop", "_task", "_tg", "_timer")
 
     def __init__(
         self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any, after: float = 0.0
@@ -312,8 +310,7 @@ class beside:  # lower case: used like a function, as bounded_scope
         self._task: asyncio.Task[Any] | None = None
         self._tg: TaskGroup | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._queue: _Deadlines | None = None
-        self._deadline: float | None = None  # for _Deadlines
+        self._timer: asyncio.TimerHandle | None = None
 
     async def __aenter__(self) -> None:
         loop = self._loop = asyncio_loop()
@@ -322,20 +319,18 @@ class beside:  # lower case: used like a function, as bounded_scope
             await self._tg.__aenter__()
             self._tg.start_soon(_watch, self._fn, self._args, self._after)
         elif self._after > 0:
-            self._queue = _deadlines_of(loop)
-            self._queue.hold(self, loop.time() + self._after)
+            self._timer = loop.call_later(self._after, self._start)
         else:
-            self._expire()
+            self._start()
 
-    def _expire(self) -> None:  # asyncio: the block runs on after ``after`` seconds
-        if self._queue is not None:
-            self._queue.release(self)
+    def _start(self) -> None:  # asyncio: the block runs on after ``after`` seconds
+        self._timer = None
         assert self._loop is not None
         self._task = self._loop.create_task(_watch(self._fn, self._args))
 
     async def __aexit__(self, *exc_info: Any) -> bool:
-        if self._queue is not None:
-            self._queue.release(self)  # a watcher not started yet never will be
+        if self._timer is not None:
+            self._timer.cancel()  # a watcher not started yet never will be
         if self._task is not None:
             self._task.cancel()
         if self._tg is None:
@@ -418,226 +413,19 @@ class ResponseWaiter(Protocol):
         ...
 
 
-class _Deadlines:
-    """The deadlines of one asyncio loop's waiting requests, behind one timer handle.
-
-    A timer handle per request cost ~12% of our client at 64 requests in flight (profiled):
-    creating it, cancelling it, and the loop's heap ordering handles with a Python
-    ``__lt__``. Here a request costs a tuple pushed on a heap ordered in C; one loop timer
-    is armed at the earliest deadline. An entry whose request is answered, or whose deadline
-    moved, is left in the heap (``waiter._deadline`` no longer matches it) and dropped when
-    it reaches the top or when stale entries outnumber the live ones (then the heap is
-    rebuilt: amortized O(1) per request, memory bounded by twice the requests waiting).
-    """
-
-    __slots__ = ("_armed_at", "_heap", "_loop", "_seq", "_timer", "waiting")
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
-        self._heap: list[tuple[float, int, _Timed]] = []
-        self._seq = 0
-        self._timer: asyncio.TimerHandle | None = None
-        self._armed_at = math.inf
-        #: Entries held (:meth:`hold` to :meth:`release`): the live entries of the heap.
-        self.waiting = 0
-
-    def hold(self, entry: _Timed, deadline: float) -> None:
-        """``entry`` waits for ``deadline`` from now on (until :meth:`release`)."""
-        entry._deadline = deadline
-        self.waiting += 1
-        self._add(deadline, entry)
-
-    def move(self, entry: _Timed, deadline: float) -> None:
-        """``entry``, held, waits for ``deadline`` instead (its old heap entry goes stale)."""
-        if entry._deadline is not None and deadline != entry._deadline:
-            entry._deadline = deadline
-            self._add(deadline, entry)
-
-    def release(self, entry: _Timed) -> None:
-        """``entry`` waits no more: its heap entries are stale."""
-        if entry._deadline is not None:
-            entry._deadline = None
-            self.waiting -= 1
-
-    def _add(self, deadline: float, waiter: _Timed) -> None:
-        heap = self._heap
-        if len(heap) > 2 * self.waiting + 64:
-            self._compact()
-        self._seq += 1
-        heapq.heappush(heap, (deadline, self._seq, waiter))
-        if deadline < self._armed_at:
-            self._arm(deadline)
-
-    def _arm(self, deadline: float) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._armed_at = deadline
-        self._timer = self._loop.call_at(deadline, self._fire)
-
-    def _compact(self) -> None:
-        self._heap = [e for e in self._heap if e[2]._deadline == e[0]]
-        heapq.heapify(self._heap)
-
-    def _fire(self) -> None:
-        self._timer, self._armed_at = None, math.inf
-        heap = self._heap
-        now = self._loop.time()
-        try:
-            while heap and (heap[0][0] <= now or heap[0][2]._deadline != heap[0][0]):
-                deadline, _, waiter = heapq.heappop(heap)
-                if waiter._deadline == deadline:
-                    waiter._expire()
-        finally:
-            # Re-armed whatever happened: one failing expiry (the loop's exception handler
-            # reports it) must not leave every later deadline without its timer.
-            if self._heap:
-                self._arm(self._heap[0][0])
-
-
-class _Timed(Protocol):
-    """What :class:`_Deadlines` keeps: the deadline it is waiting for (``None`` once it no
-    longer is: its entries are then stale), and what to do when it passes."""
-
-    _deadline: float | None
-
-    def _expire(self) -> None: ...
-
-
-#: Python 3.11+: a task counts the cancellations asked of it, so one can be taken back.
-_UNCANCEL = hasattr(asyncio.Task, "uncancel")
-
-
-class bounded_scope:  # lower case: used like anyio.move_on_after, a function
-    """``with bounded_scope(timeout) as scope:`` -- ``anyio.move_on_after`` for hot paths:
-    the block is cancelled ``timeout`` seconds from now (never by time when ``timeout`` is
-    None), or when :meth:`cancel` is called; ``scope.cancelled_caught`` says, after the
-    block, that it was.
-
-    On asyncio (3.11+) there is no cancel scope at all: the deadline goes to the loop's
-    deadline heap (:class:`_Deadlines`), which cancels the task when it passes, and the
-    block's exit takes that cancellation back (``Task.uncancel``, as ``asyncio.timeout``
-    does; a cancellation asked by anyone else goes on). Measured per use: an anyio scope
-    with a deadline of its own 10 µs, a bare scope plus the heap 11, this ~3; a request's
-    body read takes one, a 2026-07-28 request two. Elsewhere an anyio scope.
-    """
-
-    __slots__ = (
-        "_active",
-        "_at",
-        "_cancelled_task",
-        "_cancelling",
-        "_deadline",
-        "_queue",
-        "_scope",
-        "_task",
-        "cancel_called",
-        "cancelled_caught",
-    )
-
-    def __init__(self, timeout: float | None) -> None:
-        self._deadline: float | None = None
-        self._queue: _Deadlines | None = None
-        self._scope: anyio.CancelScope | None = None
-        self._task: asyncio.Task[Any] | None = None
-        self._at: float | None = None
-        self._active = self._cancelled_task = False
-        #: True once the deadline passed or :meth:`cancel` was called.
-        self.cancel_called = False
-        #: True when the block ended by this scope's cancellation.
-        self.cancelled_caught = False
-        loop = asyncio_loop() if _UNCANCEL else None
-        if loop is None:
-            deadline = math.inf if timeout is None else anyio.current_time() + timeout
-            self._scope = anyio.CancelScope(deadline=deadline)
-        elif timeout is not None:
-            self._queue = _deadlines_of(loop)
-            self._at = loop.time() + timeout
-
-    def __enter__(self) -> bounded_scope:
-        if self._scope is not None:
-            self._scope.__enter__()
-            return self
-        task = self._task = asyncio.current_task()
-        assert task is not None, "bounded_scope is entered in a task"
-        self._cancelling = task.cancelling()  # type: ignore[attr-defined]  # 3.11+
-        self._active = True
-        if self._queue is not None and self._at is not None:
-            self._queue.hold(self, self._at)
-        if self.cancel_called:  # cancelled before it was entered
-            self.cancel()
-        return self
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
-        scope = self._scope
-        if scope is not None:
-            swallowed = bool(scope.__exit__(exc_type, exc, tb))
-            self.cancel_called = scope.cancel_called
-            self.cancelled_caught = scope.cancelled_caught
-            return swallowed
-        self._active = False
-        if self._queue is not None:
-            self._queue.release(self)
-        task = self._task
-        if not self._cancelled_task or task is None:
-            return False
-        # Ours, unless someone else asked for the task's cancellation meanwhile.
-        uncancelled = task.uncancel()  # type: ignore[attr-defined]  # 3.11+
-        if uncancelled <= self._cancelling and exc_type is asyncio.CancelledError:
-            self.cancelled_caught = True
-            return True
-        return False
-
-    def cancel(self) -> None:
-        """Cancel the block now (or as soon as it is entered); nothing once it was left."""
-        if self._scope is not None:
-            self._scope.cancel()
-            return
-        self.cancel_called = True
-        task = self._task
-        if not self._active or task is None:
-            return
-        if asyncio.current_task() is task:
-            # From the block itself: once it next waits (a cancellation asked now would
-            # outlive the block if it ended first: 3.11's uncancel keeps it pending).
-            task.get_loop().call_soon(self._cancel_task)
-        else:
-            self._cancel_task()
-
-    def _cancel_task(self) -> None:
-        if self._active and not self._cancelled_task and self._task is not None:
-            self._cancelled_task = True
-            self._task.cancel()
-
-    def _expire(self) -> None:
-        if self._active:
-            self.cancel()
-
-
-_deadlines = threading.local()
-
-
-def _deadlines_of(loop: asyncio.AbstractEventLoop) -> _Deadlines:
-    # One loop runs in a thread at a time: the thread's last loop's queue, or a new one.
-    queue: _Deadlines | None = getattr(_deadlines, "queue", None)
-    if queue is None or queue._loop is not loop:
-        queue = _deadlines.queue = _Deadlines(loop)
-    return queue
-
-
 class AsyncioResponseWaiter:
-    """asyncio's: a future, its deadline kept by the loop's :class:`_Deadlines` (an
-    ``anyio.Event`` in a ``CancelScope`` costs two objects, a scope's enter/exit and a
-    timer handle of its own)."""
+    """asyncio's: a future, its deadline a loop timer that resolves it to False (an
+    ``anyio.Event`` in a ``CancelScope`` costs two objects, a scope's enter/exit, and a
+    cancellation delivered to the task and taken back; a timer cancels nothing)."""
 
-    __slots__ = ("_deadline", "_done", "_future", "_loop", "_queue")
+    __slots__ = ("_done", "_future", "_loop", "_timer")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         self._done = False
         self._future: asyncio.Future[bool] | None = None
-        #: The deadline of the wait under way; None when none is (what _Deadlines reads).
-        self._deadline: float | None = None
-        self._queue: _Deadlines | None = None
+        #: The timer of the wait under way, if it has a deadline.
+        self._timer: asyncio.TimerHandle | None = None
 
     def set(self) -> None:
         self._done = True
@@ -655,12 +443,12 @@ class AsyncioResponseWaiter:
         self._future = future
         if deadline == math.inf:
             return await future
-        queue = self._queue = _deadlines_of(self._loop)
-        queue.hold(self, deadline)
+        self._timer = self._loop.call_at(deadline, self._expire)
         try:
             return await future
         finally:
-            queue.release(self)
+            self._timer.cancel()
+            self._timer = None
 
     def _expire(self) -> None:
         future = self._future
@@ -671,8 +459,9 @@ class AsyncioResponseWaiter:
         return self._loop.time()
 
     def move_deadline(self, deadline: float) -> None:
-        if self._queue is not None:
-            self._queue.move(self, deadline)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = self._loop.call_at(deadline, self._expire)
 
 
 class AnyioResponseWaiter:

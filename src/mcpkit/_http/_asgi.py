@@ -9,7 +9,6 @@ from typing import Any
 import anyio
 import orjson
 
-from .._backend import bounded_scope
 from .._exceptions import HEADER_MISMATCH, INVALID_REQUEST
 from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
 
@@ -154,7 +153,7 @@ class BodyTimeout(Exception):
 async def read_body(receive: Receive, limit: int, timeout: float = BODY_TIMEOUT) -> bytes:
     """The whole request body, refusing (without buffering) anything over ``limit`` bytes,
     and anything not complete within ``timeout`` seconds (:class:`BodyTimeout`)."""
-    with bounded_scope(timeout):  # on every POST: not anyio.fail_after (see bounded_scope)
+    with anyio.move_on_after(timeout):
         return await _read_body(receive, limit)
     raise BodyTimeout
 
@@ -220,7 +219,7 @@ async def respond_error(
     await respond(send, status, error_body(code, message, id), content_type=JSON, headers=headers)
 
 
-async def cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope | bounded_scope) -> None:
+async def cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
     """Read the request's messages until the client disconnects, then cancel ``scope``.
 
     Run it beside whatever serves the request: a client that leaves ends the wait for it.

@@ -19,7 +19,7 @@ import anyio
 import orjson
 from anyio.abc import TaskGroup
 
-from .._backend import bounded_scope, handler_tasks
+from .._backend import handler_tasks
 from .._exceptions import AuthError, ConnectionClosed, TransportError
 from .._transports._base import Incoming, Message, RequestId
 from .._transports._stream import DEFAULT_MAX_MESSAGE_SIZE
@@ -419,7 +419,7 @@ class StreamableHTTPClientTransport:
                         # The server closes the stream after the response (the spec's
                         # SHOULD); read to its end, so the connection goes back to the
                         # keep-alive pool (a new TCP connection per call otherwise).
-                        with bounded_scope(_DRAIN_TIMEOUT):  # a scope per call: the cheap kind
+                        with anyio.move_on_after(_DRAIN_TIMEOUT):
                             async for chunk in chunks:
                                 for ev in parser.feed(chunk):
                                     await self._take(ev, None, seen)
