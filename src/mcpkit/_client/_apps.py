@@ -27,7 +27,7 @@ from ..types._apps import (
 from ._extensions import ClientExtension
 
 if TYPE_CHECKING:
-    from ._client import Client
+    from ._face import ClientLike
 
 
 class AppsClientExtension(ClientExtension):
@@ -74,7 +74,7 @@ def _decode(item: Mapping[str, Any], uri: str) -> str:
     raise InvalidResponse(f"{uri}: the app's contents have neither text nor blob")
 
 
-async def read_app(client: Client, target: str | Tool) -> LoadedApp:
+async def read_app(client: ClientLike, target: str | Tool) -> LoadedApp:
     """The view at ``target``: a ``ui://`` URI, or a tool (its ``_meta.ui.resourceUri``)."""
     if isinstance(target, Tool):
         ui = app_of(target)
@@ -101,13 +101,13 @@ async def read_app(client: Client, target: str | Tool) -> LoadedApp:
     raise InvalidResponse(f"{uri}: resources/read returned no contents for it")
 
 
-async def list_model_tools(client: Client) -> list[Tool]:
+async def list_model_tools(client: ClientLike) -> list[Tool]:
     tools = await client.list_tools()
     return [t for t in tools if (ui := app_of(t)) is None or ui.for_model]
 
 
 async def call_tool_from_app(
-    client: Client, name: str, arguments: Mapping[str, Any] | None
+    client: ClientLike, name: str, arguments: Mapping[str, Any] | None
 ) -> CallToolResult:
     tools = {t.name: t for t in await client.list_tools()}
     tool = tools.get(name)

@@ -26,7 +26,7 @@ from ..types import (
 )
 
 if TYPE_CHECKING:
-    from ._client import Client
+    from ._face import ClientLike
 
 ListKind = Literal["tools", "resources", "prompts"]
 #: What a sampling callback may answer: a result, its dict, or the assistant's text.
@@ -45,7 +45,7 @@ class ServerRequestContext:
 
     __slots__ = ("_ctx", "client", "name")
 
-    def __init__(self, client: Client, ctx: RequestContext | None) -> None:
+    def __init__(self, client: ClientLike, ctx: RequestContext | None) -> None:
         self.client = client
         self._ctx = ctx
         self.name = client.name

@@ -220,9 +220,12 @@ class Client:
         self.init_timeout = init_timeout
         self._has_roots = roots is not None
         self._roots: RootsSource | None = None if roots is None else _roots_source(roots)
+        #: Serves task-augmented sampling/elicitation requests when ``accept_tasks``.
+        self._task_receiver = TaskReceiver(self) if accept_tasks else None
         #: The callbacks, and the handlers that hand them what the server sends.
         self._inbound = Inbound(
             self,
+            task_receiver=self._task_receiver,
             sampling_handler=sampling_handler,
             sampling_tools=sampling_tools,
             elicitation_handler=elicitation_handler,
@@ -243,8 +246,6 @@ class Client:
         self._lists = Listings(self)
         #: The tasks we started (tools run as tasks) and the handles on them.
         self._tasks = ClientTasks(self)
-        #: Serves task-augmented sampling/elicitation requests when ``accept_tasks``.
-        self._task_receiver = TaskReceiver(self) if accept_tasks else None
         #: The subscriptions/listen stream, under the stateless revision.
         self._listener = Listener(self)
         self._transport: Any = None

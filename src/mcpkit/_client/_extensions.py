@@ -21,7 +21,7 @@ from ..types._extensions import TASKS_EXTENSION, DetailedTask
 from ._callbacks import call_back
 
 if TYPE_CHECKING:
-    from ._client import Client
+    from ._face import ClientLike
     from ._util import ProgressFn
 
 #: Polling bounds (seconds): the first poll when the server suggests no interval, and the
@@ -50,7 +50,7 @@ class ClientExtension:
     id: str = ""
     result_types: frozenset[str] = frozenset()
 
-    def attach(self, client: Client) -> None:
+    def attach(self, client: ClientLike) -> None:
         """Called once when the client is made: keep it if you need it."""
 
     def settings(self) -> dict[str, Any] | None:
@@ -87,7 +87,7 @@ class ExtensionTaskHandle:
         result = await handle.result()     # a CallToolResult
     """
 
-    def __init__(self, client: Client, task: DetailedTask, tool: str | None = None) -> None:
+    def __init__(self, client: ClientLike, task: DetailedTask, tool: str | None = None) -> None:
         self.client = client
         self.task = task
         self.tool = tool

@@ -43,7 +43,8 @@ from ._elicitation import apply_defaults, check_answer, url_problem
 from ._util import short_errors as _short
 
 if TYPE_CHECKING:
-    from ._client import Client
+    from ._face import ClientLike
+    from ._tasks import TaskReceiver
 
 M = TypeVar("M", bound=BaseModel)
 #: A handler of a request from the server.
@@ -82,8 +83,9 @@ class Inbound:
 
     def __init__(
         self,
-        client: Client,
+        client: ClientLike,
         *,
+        task_receiver: TaskReceiver | None,
         sampling_handler: SamplingHandler | None,
         sampling_tools: bool,
         elicitation_handler: ElicitationHandler | None,
@@ -96,6 +98,8 @@ class Inbound:
         list_changed_handler: ListChangedHandler | None,
     ) -> None:
         self.client = client
+        #: Serves task-augmented requests when the client accepts tasks.
+        self.task_receiver = task_receiver
         self.sampling_handler = sampling_handler
         self.sampling_tools = sampling_tools
         self.elicitation_handler = elicitation_handler
@@ -130,7 +134,7 @@ class Inbound:
             caps["roots"] = {"listChanged": True}
         elif self.roots_handler is not None:
             caps["roots"] = {}
-        if self.client._task_receiver is not None:
+        if self.task_receiver is not None:
             requests: dict[str, Any] = {}
             if "sampling" in caps:
                 requests["sampling"] = {"createMessage": {}}
@@ -148,7 +152,7 @@ class Inbound:
             handlers["elicitation/create"] = _contained(self._on_elicitation)
         if self._serves_roots():
             handlers["roots/list"] = _contained(self._on_roots)
-        rx = self.client._task_receiver
+        rx = self.task_receiver
         if rx is not None and handlers:
             for method in ("sampling/createMessage", "elicitation/create"):
                 if method in handlers:

@@ -35,7 +35,7 @@ from .._transports._base import RequestId, answer_lost
 from ..types._metakeys import SUBSCRIPTION_ID_META_KEY as META_SUBSCRIPTION_ID
 
 if TYPE_CHECKING:
-    from ._client import Client
+    from ._face import ClientLike
 
 logger = logging.getLogger("mcpkit.client")
 
@@ -128,7 +128,7 @@ class Listener:
     """The listen streams of a stateless :class:`Client`: the current one, and the one
     opening to replace it."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: ClientLike) -> None:
         self.client = client
         self.uris: set[str] = set()
         self.tg: TaskGroup | None = None

@@ -36,7 +36,7 @@ from ._util import parse_result as _parse
 
 if TYPE_CHECKING:
     from .._session._client import ClientSession
-    from ._client import Client
+    from ._face import ClientLike
 
 logger = logging.getLogger("mcpkit.client")
 
@@ -50,7 +50,7 @@ HeaderParams = list[tuple[str, tuple[str, ...]]]
 class Listings:
     """The list requests of one :class:`Client`, with their caches."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: ClientLike) -> None:
         self.client = client
         #: Seconds, monotonic: when a stateless list's ``ttlMs`` runs out. Tests give a
         #: clock they move.

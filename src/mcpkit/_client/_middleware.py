@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 from .._middleware import MCPRequest, chain
 
 if TYPE_CHECKING:
-    from ._client import Client
+    from ._face import ClientLike
 
 
 async def through_middleware(
-    client: Client,
+    client: ClientLike,
     method: str,
     params: Any,
     timeout: Any,

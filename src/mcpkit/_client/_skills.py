@@ -20,7 +20,7 @@ from ..types._skillformat import parse_frontmatter, skill_digest
 from ._extensions import ClientExtension
 
 if TYPE_CHECKING:
-    from ._client import Client
+    from ._face import ClientLike
 
 #: Most pages of ``skills/list`` read before giving up on a server that never ends it.
 MAX_PAGES = 1000
@@ -47,7 +47,7 @@ class LoadedSkill:
 
     entry: SkillEntry
     text: str
-    client: Client
+    client: ClientLike
 
     @property
     def name(self) -> str:
@@ -82,7 +82,7 @@ class LoadedSkill:
         return await read_verified(self.client, self.entry, uri)
 
 
-async def list_skills(client: Client) -> list[SkillEntry]:
+async def list_skills(client: ClientLike) -> list[SkillEntry]:
     skills: list[SkillEntry] = []
     cursor: str | None = None
     seen: set[str] = set()
@@ -101,7 +101,7 @@ async def list_skills(client: Client) -> list[SkillEntry]:
     raise InvalidResponse(f"skills/list: more than {MAX_PAGES} pages; giving up")
 
 
-async def get_skill(client: Client, uri: str) -> SkillEntry:
+async def get_skill(client: ClientLike, uri: str) -> SkillEntry:
     raw = await client.send_request("skills/get", {"uri": uri})
     if not isinstance(raw, dict):
         raise InvalidResponse("skills/get: the answer is not an object")
@@ -117,7 +117,7 @@ def _listed(entry: SkillEntry, uri: str) -> SkillFile | None:
     raise SkillVerificationError(f"{uri} is not in the manifest of skill {entry.uri}")
 
 
-async def read_verified(client: Client, entry: SkillEntry, uri: str) -> bytes:
+async def read_verified(client: ClientLike, entry: SkillEntry, uri: str) -> bytes:
     """The bytes of skill file ``uri``, checked against its manifest entry."""
     listed = _listed(entry, uri)
     result = await client.read_resource(uri)
@@ -146,7 +146,7 @@ async def read_verified(client: Client, entry: SkillEntry, uri: str) -> bytes:
     return data
 
 
-async def load_skill(client: Client, skill: SkillEntry | str) -> LoadedSkill:
+async def load_skill(client: ClientLike, skill: SkillEntry | str) -> LoadedSkill:
     entry = skill if isinstance(skill, SkillEntry) else await get_skill(client, skill)
     data = await read_verified(client, entry, entry.uri)
     try:

@@ -25,7 +25,7 @@ from ._tasks import TaskHandle, parse_task
 from ._util import short_errors
 
 if TYPE_CHECKING:
-    from ._client import Client
+    from ._face import ClientLike
 
 logger = logging.getLogger("mcpkit.client")
 
@@ -33,7 +33,7 @@ logger = logging.getLogger("mcpkit.client")
 class ClientTasks:
     """The task requests of one :class:`Client`, and the handles on its tasks by id."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: ClientLike) -> None:
         self.client = client
         #: The handles on the tasks of the handshake era, by task id (status notifications
         #: update them).

@@ -15,7 +15,7 @@ from .._exceptions import InvalidParams, InvalidResponse, ProtocolError, Request
 from ..types import CallToolResult, Task
 
 if TYPE_CHECKING:
-    from ._client import Client
+    from ._face import ClientLike
 
 #: Polling interval (seconds) when the server suggests none.
 DEFAULT_POLL = 1.0
@@ -46,7 +46,7 @@ class TaskHandle:
     ``notifications/tasks/status``).
     """
 
-    def __init__(self, client: Client, task: Task, tool: str | None = None) -> None:
+    def __init__(self, client: ClientLike, task: Task, tool: str | None = None) -> None:
         self.client = client
         self.task = task
         self.tool = tool
@@ -137,7 +137,7 @@ class TaskReceiver:
     """
 
     def __init__(
-        self, client: Client, *, max_ttl: int = 3_600_000, poll_interval: int = 500
+        self, client: ClientLike, *, max_ttl: int = 3_600_000, poll_interval: int = 500
     ) -> None:
         self.client = client
         self.max_ttl = max_ttl
