@@ -22,8 +22,6 @@ import mcpkit
 from mcpkit._app import _modern, serve_http
 from mcpkit._app._serve import serve_app
 from mcpkit._http._sse import SSEParser
-from mcpkit._server import _threads
-from mcpkit._server._threads import INLINE_AFTER
 
 pytestmark = WIRE_MARKS
 
@@ -34,18 +32,10 @@ META = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _short_is_short(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A loaded machine may preempt a call of a microsecond tool for milliseconds: what
-    these tests check is what follows from "shown short", not how it is decided."""
-    monkeypatch.setattr(_threads, "INLINE_UNDER", 10.0)
-    monkeypatch.setattr(_threads, "INLINE_LIMIT", 10.0)
-
-
 def echo_server() -> mcpkit.Server:
     server = mcpkit.Server("served", version="1.0")
 
-    @server.tool()
+    @server.tool(inline=True)
     def echo(text: str) -> str:
         """Says the text back."""
         if text == "boom":
@@ -144,9 +134,9 @@ async def test_a_smuggled_request_is_refused_and_the_server_serves_on(
 async def test_a_call_that_ends_at_once_is_answered_as_one_served_the_general_way(
     launcher: Launcher, monkeypatch: pytest.MonkeyPatch, json_response: bool
 ) -> None:
-    """A sync tool shown short, no Context, nothing asked before the answer: the app
-    answers it in one body, with no cancel scope and no task watching the client; its
-    answers (a result, a tool error) are those of the general way, byte for byte."""
+    """A sync tool run on the loop (inline=True), no Context, nothing asked before the
+    answer: the app answers it in one body, with no cancel scope and no task watching the
+    client; its answers (a result, a tool error) are those of the general way, byte for byte."""
     told: list[bool] = []
     at_once = _modern.ModernHandler.at_once
 
@@ -162,8 +152,6 @@ async def test_a_call_that_ends_at_once_is_answered_as_one_served_the_general_wa
             monkeypatch.setattr(_modern.ModernHandler, "at_once", spy)
         app = mcpkit.create_http_app(echo_server(), json_response=json_response)
         async with launcher.serve(app) as srv:
-            for i in range(INLINE_AFTER + 1):  # shown short: it then runs on the loop
-                assert (await _post(srv, "warm", 100 + i)).status == 200
             told.clear()
             got = []
             for rid, text in enumerate(["hi", "boom"], start=1):

@@ -1,7 +1,8 @@
 """A 2025-11-25 session's request answered over SSE, when the server knows it ends without
-waiting (a sync tool shown short: the engine's ``serves_at_once``), is served in the POST's
-own task and sent as one body, as a JSON answer is; not handed to the session's reader and
-back. Whatever may wait still goes through the reader and streams what it says live.
+waiting (a sync tool its author runs on the loop, ``inline=True``: the engine's
+``serves_at_once``), is served in the POST's own task and sent as one body, as a JSON
+answer is; not handed to the session's reader and back. Whatever may wait still goes
+through the reader and streams what it says live.
 """
 
 from __future__ import annotations
@@ -10,23 +11,14 @@ from typing import Any
 
 import anyio
 import pytest
-from tests._clock import use_work_clock
 from tests.http._http_helpers import CLIENT_INFO, IN_PROCESS_BASE
 
 from mcpkit import Context, Server
 from mcpkit._http import open_streamable_http
-from mcpkit._server import _threads
 from mcpkit._session import ClientSession
 from mcpkit.lowlevel import ASGIClient
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(autouse=True)
-def _clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every sync call measures short, whatever the machine's load (a preempted worker
-    thread would restart the count of short runs)."""
-    use_work_clock(monkeypatch)
 
 
 URL = IN_PROCESS_BASE + "/mcp"
@@ -35,7 +27,7 @@ URL = IN_PROCESS_BASE + "/mcp"
 def _server() -> Server:
     server = Server("sse-at-once")
 
-    @server.tool()
+    @server.tool(inline=True)
     def where() -> str:
         """The name of the anyio task serving the call (none in a worker thread)."""
         try:
@@ -71,11 +63,6 @@ async def test_short_calls_are_served_in_each_posts_task_and_the_rest_stream_liv
         ):
             await cs.initialize()
             call = {"name": "where", "arguments": {}}
-            warm = [
-                _text(await cs.send_request("tools/call", call))
-                for _ in range(_threads.INLINE_AFTER + 1)
-            ]
-            assert warm[0] == "thread" and warm[-1] != "thread"  # the last one on the loop
             at_once = server.kernel.spec.at_once
             assert at_once is not None and at_once("tools/call", call)
             ids = [_text(await cs.send_request("tools/call", call)) for _ in range(6)]

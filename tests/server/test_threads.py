@@ -4,8 +4,7 @@ server's thread module).
 Whatever the backend (our own pool on asyncio, anyio's ``to_thread`` on trio), a sync
 function runs off the event loop, sees the caller's context variables, can call back into
 the loop with ``anyio.from_thread``, and fails as a function call fails, never as the process.
-A function that has shown itself short runs inline instead, with the same context rules, and
-goes back to threads for good once it runs long.
+One its author runs on the loop (``inline=True``) has the same context rules.
 """
 
 from __future__ import annotations
@@ -18,21 +17,12 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 import pytest
-from tests._clock import WorkClock, use_work_clock
-from tests.server._harness import connect
 
-from mcpkit import Context, Server
 from mcpkit._server import _threads
-from mcpkit._server._threads import MAX_THREADS, RaisedInWorker, SyncRunner, run_sync
+from mcpkit._server._threads import MAX_THREADS, RaisedBaseException, SyncRunner, run_sync
 
 pytestmark = pytest.mark.anyio
 WHO = contextvars.ContextVar("WHO", default="nobody")
-
-
-@pytest.fixture(autouse=True)
-def clock(monkeypatch: pytest.MonkeyPatch) -> WorkClock:
-    """What is short is the test's to say, not the machine's load."""
-    return use_work_clock(monkeypatch)
 
 
 async def test_runs_off_the_loop_with_the_callers_context() -> None:
@@ -63,7 +53,7 @@ async def test_an_interrupt_inside_a_job_is_the_jobs_failure() -> None:
     def job() -> None:
         raise KeyboardInterrupt("in a worker")
 
-    with pytest.raises(RaisedInWorker, match="KeyboardInterrupt raised in a worker thread"):
+    with pytest.raises(RaisedBaseException, match="KeyboardInterrupt: in a worker"):
         await run_sync(job, {})
     assert await run_sync(lambda: "still serving", {}) == "still serving"
 
@@ -124,69 +114,33 @@ async def test_a_cancelled_caller_moves_on_and_the_pool_keeps_serving() -> None:
     assert await run_sync(lambda: "next", {}) == "next"
 
 
-# ------------------------------------------------------------ short functions run inline
+# ------------------------------------------------------------ on the loop when asked
 
 
 def _where() -> tuple[int, str]:
     return threading.get_ident(), WHO.get()
 
 
-async def test_a_short_function_runs_inline_after_its_short_runs_with_the_callers_context() -> None:
+async def test_inline_runs_on_the_loop_with_a_copy_of_the_callers_context() -> None:
     WHO.set("caller")
     loop_thread = threading.get_ident()
     runner = SyncRunner(_where, inline=True)
-    threads = [(await runner({}))[0] for _ in range(_threads.INLINE_AFTER - 1)]
-    assert loop_thread not in threads and not runner.inline
-    assert (await runner({}))[0] != loop_thread and runner.inline  # the last in a thread
-    thread, who = await runner({})
-    assert runner.inline and thread == loop_thread and who == "caller"
+    assert runner.inline and await runner({}) == (loop_thread, "caller")
 
     def sets_who() -> str:
         WHO.set("inside")
         return WHO.get()
 
-    setter = SyncRunner(sets_who, inline=True)
-    for _ in range(_threads.INLINE_AFTER + 2):
-        assert await setter({}) == "inside"
-    assert setter.inline and WHO.get() == "caller"  # a copy of the context, as in a thread
+    assert await SyncRunner(sets_who, inline=True)({}) == "inside"
+    assert WHO.get() == "caller"  # a copy of the context, as in a thread
 
 
-async def test_a_function_running_long_once_inline_goes_back_to_threads_for_good(
-    clock: WorkClock,
-) -> None:
+async def test_without_inline_every_call_runs_in_a_thread() -> None:
     loop_thread = threading.get_ident()
-    slow = [False]
-
-    def sometimes_slow() -> int:
-        if slow[0]:
-            clock.spend(_threads.INLINE_LIMIT * 2)  # the function's own work, not a wait
-        return threading.get_ident()
-
-    runner = SyncRunner(sometimes_slow, inline=True)
-    for _ in range(_threads.INLINE_AFTER):
-        await runner({})
-    assert runner.inline
-    slow[0] = True
-    assert await runner({}) == loop_thread  # the one slow call held the loop...
+    runner = SyncRunner(_where, inline=False)
+    for _ in range(50):  # nothing is learnt from calls, however many and short
+        assert (await runner({}))[0] != loop_thread
     assert not runner.inline
-    slow[0] = False
-    for _ in range(3 * _threads.INLINE_AFTER):  # ...and none after it does
-        assert await runner({}) != loop_thread
-    assert not runner.inline
-
-
-async def test_a_long_run_in_a_thread_restarts_the_count(clock: WorkClock) -> None:
-    calls = [0]
-
-    def slow_every_fifth() -> None:
-        calls[0] += 1
-        if calls[0] % 5 == 0:
-            clock.spend(_threads.INLINE_UNDER * 5)
-
-    runner = SyncRunner(slow_every_fifth, inline=True)
-    for _ in range(4 * _threads.INLINE_AFTER):
-        await runner({})
-    assert not runner.inline  # never INLINE_AFTER short runs in a row
 
 
 async def test_an_inline_failure_is_the_calls_failure() -> None:
@@ -198,9 +152,7 @@ async def test_an_inline_failure_is_the_calls_failure() -> None:
         return "ok"
 
     runner = SyncRunner(maybe_fails, inline=True)
-    for _ in range(_threads.INLINE_AFTER + 1):
-        assert await runner({}) == "ok"
-    assert runner.inline
+    assert await runner({}) == "ok"
     fail[0] = True
     with pytest.raises(ValueError, match="bad input"):
         await runner({})
@@ -208,44 +160,7 @@ async def test_an_inline_failure_is_the_calls_failure() -> None:
     assert await runner({}) == "ok" and runner.inline
 
 
-async def test_inline_false_keeps_every_call_in_a_thread() -> None:
-    loop_thread = threading.get_ident()
-    runner = SyncRunner(_where, inline=False)
-    for _ in range(3 * _threads.INLINE_AFTER):
-        assert (await runner({}))[0] != loop_thread
-    assert not runner.inline
-
-
-async def test_a_server_runs_short_sync_tools_inline_but_never_one_taking_the_context() -> None:
-    server = Server("inline")
-
-    @server.tool()
-    def plain() -> str:
-        """Where it runs."""
-        return str(threading.get_ident())
-
-    @server.tool()
-    def with_ctx(ctx: Context) -> str:
-        """Where it runs, and it may call back into the loop."""
-        anyio.from_thread.run(ctx.info, "from a sync tool")
-        return str(threading.get_ident())
-
-    loop_thread = str(threading.get_ident())
-    async with connect(server) as c:
-        plain_threads = [
-            (await c.tool("plain"))["content"][0]["text"] for _ in range(2 * _threads.INLINE_AFTER)
-        ]
-        ctx_threads = [
-            (await c.tool("with_ctx"))["content"][0]["text"]
-            for _ in range(2 * _threads.INLINE_AFTER)
-        ]
-    assert plain_threads[0] != loop_thread and plain_threads[-1] == loop_thread
-    assert loop_thread not in ctx_threads
-
-
-async def test_a_function_naming_from_thread_is_never_inlined() -> None:
-    loop_thread = threading.get_ident()
-
+async def test_a_function_naming_from_thread_cannot_be_inline() -> None:
     async def on_loop() -> int:
         return 1
 
@@ -253,9 +168,40 @@ async def test_a_function_naming_from_thread_is_never_inlined() -> None:
         anyio.from_thread.run(on_loop)
         return threading.get_ident()
 
-    runner = SyncRunner(calls_back, inline=True)
-    for _ in range(3 * _threads.INLINE_AFTER):
-        assert await runner({}) != loop_thread
-    assert not runner.inline
+    with pytest.raises(TypeError, match="needs a worker thread"):
+        SyncRunner(calls_back, inline=True)
+    assert await SyncRunner(calls_back, inline=False)({}) != threading.get_ident()
     assert _threads.names_from_thread(functools.partial(calls_back))
     assert not _threads.names_from_thread(_where)
+
+
+async def test_a_base_exception_leaves_any_caller_as_the_calls_failure() -> None:
+    """Raised on the loop (async, inline) or in a thread: a RaisedBaseException naming it;
+    a cancellation goes through as itself."""
+
+    class Boom(BaseException):
+        pass
+
+    async def async_boom() -> None:
+        raise Boom("async")
+
+    def sync_boom() -> None:
+        raise GeneratorExit("sync")
+
+    for call, text in (
+        (_threads.make_caller(async_boom), "Boom: async"),
+        (_threads.make_caller(sync_boom), "GeneratorExit: sync"),
+        (_threads.make_caller(sync_boom, inline=True), "GeneratorExit: sync"),
+    ):
+        with pytest.raises(RaisedBaseException, match=text) as caught:
+            await call({})
+        assert isinstance(caught.value.raised, (Boom, GeneratorExit))
+
+    async def cancelled_inside() -> None:
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await _threads.make_caller(anyio.sleep_forever)({})
+        raise AssertionError("the scope's cancellation went through")
+
+    with pytest.raises(AssertionError, match="went through"):
+        await cancelled_inside()

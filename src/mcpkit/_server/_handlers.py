@@ -333,7 +333,7 @@ class Handlers:
             return await prompt.get(args, ctx)
         except ProtocolError:
             raise
-        except (Exception, SystemExit) as e:
+        except Exception as e:  # its SystemExit too: a RaisedBaseException by then
             logger.exception("prompt %r failed", name)
             detail = "" if self.server.mask_errors else f": {type(e).__name__}: {e}"
             raise ProtocolError(message=f"Error rendering prompt {name}{detail}") from e
@@ -384,7 +384,7 @@ class Handlers:
             value = await call(kwargs)
         except ProtocolError:
             raise
-        except (Exception, SystemExit) as e:
+        except Exception as e:  # its SystemExit too: a RaisedBaseException by then
             logger.exception("completion function failed")
             detail = "" if self.server.mask_errors else f": {type(e).__name__}: {e}"
             raise ProtocolError(message=f"Error completing {arg_name!r}{detail}") from e

@@ -31,11 +31,13 @@ class PromptDef:
         description: str | None = None,
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
+        inline: bool = False,
     ) -> None:
         self.name = name
         self.info = info
         self.context_param = info.context_param
-        self._call = make_caller(fn, inline=self.context_param is None)
+        # ``inline``: a sync function run on the event loop, its author's choice.
+        self._call = make_caller(fn, inline=inline)
         d: dict[str, Any] = {"name": name}
         if title is not None:
             d["title"] = title

@@ -158,7 +158,7 @@ class Registry:
                     return contents
         except ProtocolError:
             raise
-        except (Exception, SystemExit) as e:
+        except Exception as e:  # its SystemExit too: a RaisedBaseException by then
             if not isinstance(e, MCPError):
                 logger.exception("reading resource %r failed", uri)
             if not mask_errors and not isinstance(e, MCPError):

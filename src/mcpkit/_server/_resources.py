@@ -76,6 +76,7 @@ class ResourceDef:
         annotations: Any = None,
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
+        inline: bool = False,
     ) -> None:
         self.uri = uri
         self.mime_type = mime_type
@@ -86,9 +87,8 @@ class ResourceDef:
                     f"resource {uri!r}: a static resource's function takes no arguments "
                     f"(it has {', '.join(info.required)}); use a URI template like 'scheme://x/{{id}}'"
                 )
-            self._call: Callable[[dict[str, Any]], Any] | None = make_caller(
-                fn, inline=self.context_param is None
-            )
+            # ``inline``: a sync function run on the event loop, its author's choice.
+            self._call: Callable[[dict[str, Any]], Any] | None = make_caller(fn, inline=inline)
         else:
             self._call = None
         self._value = value
@@ -132,6 +132,7 @@ class TemplateDef:
         annotations: Any = None,
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
+        inline: bool = False,
     ) -> None:
         self.template = template
         self.matcher = compile_template(template)
@@ -150,7 +151,7 @@ class TemplateDef:
             raise TypeError(
                 f"resource template {template!r}: variables {sorted(unknown)} have no parameter in the function"
             )
-        self._call = make_caller(fn, inline=self.context_param is None)
+        self._call = make_caller(fn, inline=inline)
         self.definition = _describe(
             {"uriTemplate": template, "name": name},
             title=title,
@@ -270,9 +271,11 @@ def register_resource(
     annotations: Any,
     icons: Sequence[Any] | None,
     meta: Mapping[str, Any] | None,
+    inline: bool = False,
 ) -> None:
     """Enter a resource (content or function) or a template (a URI with ``{...}``) in
-    ``registry``; ``describe`` reads a function's signature and docstring."""
+    ``registry``; ``describe`` reads a function's signature and docstring; ``inline``: its
+    sync function runs on the event loop (refused for content)."""
     if "{" in uri:
         if not callable(source):
             raise TypeError(f"resource template {uri!r} needs a function to produce each resource")
@@ -290,6 +293,7 @@ def register_resource(
             annotations=annotations,
             icons=icons,
             meta=meta,
+            inline=inline,
         )
     else:
         if uri in registry.resources:
@@ -305,6 +309,8 @@ def register_resource(
                 raise TypeError(
                     "a static resource's content must be str or bytes (or pass a function)"
                 )
+            if inline:
+                raise TypeError(f"resource {uri!r}: inline=True is for a function, not content")
             fn, info, doc, default_name, value = None, None, None, uri, source
             if size is None:
                 size = len(source.encode() if isinstance(source, str) else source)
@@ -321,4 +327,5 @@ def register_resource(
             annotations=annotations,
             icons=icons,
             meta=meta,
+            inline=inline,
         )

@@ -329,6 +329,7 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
     ) -> Callable[[F], F]: ...
 
     def tool(self, name: Any = None, **options: Any) -> Any:
+        inline: bool = False,
         """Decorator: offer a function as a tool.
 
         The input schema comes from the type hints (and parameter descriptions from
@@ -350,7 +351,9 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
         False for none), ``allow_refs`` (let the derived schema use ``$ref``), ``scopes``
         (OAuth scopes a caller needs beyond the server's; over HTTP a token without them
         gets the 403 step-up challenge), ``app`` (its MCP Apps view: a ``ui://`` URI or an
-        ``AppToolMeta``; see docs/apps.md).
+        ``AppToolMeta``; see docs/apps.md), ``inline`` (run a sync function on the event
+        loop instead of a worker thread: it holds every other request while it runs, so
+        only for functions that take microseconds; docs/server.md, "Sync functions").
         """
         if callable(name):
             self.add_tool(name)
@@ -383,6 +386,7 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
     ) -> None:
         """Register ``fn`` as a tool (at any time: connected clients are told the list changed)."""
         tool_name = name if name is not None else name_of(fn)
+        inline: bool = False,
         check_tool_name(tool_name)
         if tool_name in self.registry.tools:
             raise ValueError(f"a tool named {tool_name!r} is already registered (remove it first)")
@@ -404,6 +408,7 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
         )
         self.registry.tools[tool_name] = tool
         self._set_scopes("tool", tool_name, scopes)
+            inline=inline,
         self._changed("tools")
 
     @property
@@ -439,6 +444,7 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
     ) -> Callable[[F], F]:
         """Decorator: serve a resource at ``uri``, or every URI matching a template.
 
+        inline: bool = False,
         A URI with ``{variables}`` (RFC 6570) is a template: each variable is passed to the
         parameter of the same name. The function returns ``str`` (text), ``bytes`` (a
         blob), JSON-able data (JSON text), or ``TextResourceContents``/``BlobResourceContents``.
@@ -450,6 +456,8 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
 
         Example::
 
+        ``inline``: run a sync function on the event loop, not in a worker thread (as for
+        :meth:`tool`).
             @server.resource("users://{user_id}/profile", mime_type="application/json")
             def profile(user_id: int) -> dict:
                 return load_profile(user_id)
@@ -477,6 +485,7 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
             )
             return fn
 
+                inline=inline,
         return decorator
 
     @shared_registration("resource", "add")
@@ -499,6 +508,7 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
     ) -> None:
         """Register a resource: ``source`` is a function, or the content itself (str or bytes).
 
+        inline: bool = False,
         ``cache_ttl_ms``/``cache_scope``: the caching hints of its reads (see :meth:`resource`).
 
         Example::
@@ -522,6 +532,7 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
         )
         if hints:
             self.registry.read_hints[uri] = hints
+            inline=inline,
         self._set_scopes("resource", uri, scopes)
         self._changed("resources")
 
@@ -556,7 +567,9 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
         scopes: Sequence[str] | None = None,
     ) -> Callable[[F], F]:
         """Decorator: offer a function as a prompt template (``scopes``: OAuth scopes a
-        caller needs to get it).
+        caller needs to get it; ``inline``: run a sync function on the event loop, as for
+        :meth:`tool`).
+        inline: bool = False,
 
         Its parameters are the prompt's arguments (those without a default are required);
         it returns a string, a message, a content block, or a list of these.
@@ -584,6 +597,7 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
             )
             return fn
 
+                inline=inline,
         return decorator
 
     @shared_registration("prompt", "add")
@@ -600,6 +614,7 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
     ) -> None:
         """Register ``fn`` as a prompt (at any time: connected clients are told)."""
         prompt_name = name or name_of(fn)
+        inline: bool = False,
         if prompt_name in self.registry.prompts:
             raise ValueError(f"a prompt named {prompt_name!r} is already registered")
         info = self._describe(fn)
@@ -614,6 +629,7 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
         )
         self._set_scopes("prompt", prompt_name, scopes)
         self._changed("prompts")
+            inline=inline,
 
     # ================================================================== completion, roots, logging
 

@@ -1,16 +1,14 @@
-"""Running sync user functions in worker threads, cheaply, or inline once shown short.
+"""Calling user functions: sync ones in worker threads (unless their author asks for the
+loop), and what any of them raises kept to its own call.
 
-Sync tools must not block the connection, so a call goes to a worker thread. A function that
-has shown itself short (:data:`INLINE_AFTER` calls in a row, each under :data:`INLINE_UNDER`
-in its thread) is then called on the event loop itself: the hop to a thread and back costs
-more than such a function (a third of a sequential stdio call's time). One inline call over
-:data:`INLINE_LIMIT` sends the function back to threads for good, so a function that only
-sometimes blocks holds the loop once at most. A function given the request's Context is
-never run inline: it may call ``anyio.from_thread.run(ctx.info, ...)``, which needs a
-worker thread (:class:`SyncRunner`).
+Sync tools must not block the connection, so every call of a sync function goes to a worker
+thread. Its author may ask for the event loop instead (``@server.tool(inline=True)``, and
+the same option on prompts and resources): the hop to a thread and back then costs nothing,
+and the loop is held for as long as the function runs, so it is for functions that take
+microseconds. Nothing is decided from a function's past calls (issue 42: a client could
+train a sync tool onto the loop with fast calls, then stall every client with a slow one).
 
-On
-asyncio this uses a small pool of our own: a job is one queue put and one
+On asyncio this uses a small pool of our own: a job is one queue put and one
 ``call_soon_threadsafe``, about half the cost of ``anyio.to_thread.run_sync`` (which also
 manages cancel scopes and a capacity limiter per call). Under trio, anyio's is used.
 
@@ -18,6 +16,13 @@ Each worker thread is started through ``anyio.to_thread.run_sync`` (once, for it
 with a limiter of our own), so it is one of anyio's worker threads and a sync tool can still
 call ``anyio.from_thread.run(ctx.info, "...")``; the jobs then go through our queue. No
 private anyio API is used.
+
+A function raising a ``BaseException`` that is not an ``Exception`` (``KeyboardInterrupt``,
+``GeneratorExit``, ``SystemExit``, a class of its own) fails its call, as any exception does
+(:class:`RaisedBaseException`): raised on the event loop it would otherwise end the loop, the
+server with it (issue 43, W4). Two kinds still go through, being not the function's: a
+cancellation (the request's, or the server's shutdown), and what a signal handler raised while
+the function ran (Ctrl-C, a handler calling ``sys.exit``), which is the process's to act on.
 """
 
 from __future__ import annotations
@@ -27,22 +32,16 @@ import contextvars
 import functools
 import inspect
 import queue
+import signal
 import threading
 import weakref
-from collections.abc import Callable
-from time import perf_counter
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 import anyio.to_thread
 
-from .._backend import asyncio_loop, start_detached
-
-#: A sync function runs inline after this many calls in a row that were each short.
-INLINE_AFTER = 8
-#: What counts as short, in seconds, measured around the function in its worker thread.
-INLINE_UNDER = 0.0002
-#: An inline call longer than this (seconds) sends its function back to threads for good.
-INLINE_LIMIT = 0.002
+from .._backend import asyncio_loop
 
 #: Threads per event loop at most; more jobs wait in the queue.
 MAX_THREADS = 40
@@ -54,6 +53,10 @@ IDLE_TIMEOUT = 10.0
 #: dozens of threads in a GIL fight under concurrent load (half the throughput with 64
 #: calls in flight); a job stuck behind a blocking one still gets a thread within this delay.
 SPAWN_DELAY = 0.002
+
+
+#: The tasks hosting worker threads, kept alive (the loop only holds weak references).
+_hosts: set[asyncio.Task[None]] = set()
 
 
 def _report(pool: _Pool, fut: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
@@ -95,7 +98,13 @@ class _Pool:
     def _spawn(self) -> None:
         with self.lock:
             self.threads += 1
-        start_detached(self._host, why="the worker pool runs on asyncio only")
+        # Not _backend.start_detached: that asks sniffio which loop runs, and from the timer
+        # callback of _check_waiting (no current task) on a loop anyio did not start (uvicorn's)
+        # sniffio cannot tell, so the thread for a job stuck behind a busy one never came.
+        # This pool exists on asyncio only, its loop known.
+        task = self.loop.create_task(self._host())
+        _hosts.add(task)
+        task.add_done_callback(_hosts.discard)
 
     async def _host(self) -> None:
         # state: None = not started yet, True = the thread took it, False = given up (the
@@ -169,23 +178,82 @@ class _Pool:
 _pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pool] = weakref.WeakKeyDictionary()
 
 
-class RaisedInWorker(RuntimeError):
-    """A function in a worker thread raised ``KeyboardInterrupt`` (or another exception that
-    is not an ``Exception``): never a real interrupt there, since signals reach the main thread
-    only, so it is reported as the function's failure instead of stopping the whole process."""
+class RaisedBaseException(RuntimeError):
+    """A user function raised a ``BaseException`` that is not an ``Exception``
+    (``KeyboardInterrupt``, ``GeneratorExit``, ``SystemExit``, a class of its own): its
+    call's failure, like any exception it raises (the module's docstring says which go
+    through instead). ``raised`` is the original (also the ``__cause__``); the message
+    names its type, then its own message."""
+
+    def __init__(self, raised: BaseException) -> None:
+        self.raised = raised
+        text = str(raised)
+        super().__init__(f"{type(raised).__name__}: {text}" if text else type(raised).__name__)
 
 
-def _guarded(call: Callable[[], Any]) -> Any:
+def _signal_handler_codes() -> set[Any]:
+    """The code objects of the Python signal handlers installed now (asyncio's runner,
+    trio's Ctrl-C handler, a program's own ``signal.signal`` handlers)."""
+    codes: set[Any] = set()
+    for sig in signal.valid_signals():
+        try:
+            handler: Any = signal.getsignal(sig)
+        except (OSError, ValueError):  # pragma: no cover - a signal the platform refuses
+            continue
+        while isinstance(handler, functools.partial):
+            handler = handler.func
+        handler = getattr(handler, "__func__", handler)  # a bound method
+        code = getattr(handler, "__code__", None)
+        if code is not None:
+            codes.add(code)
+    return codes
+
+
+def _not_the_functions(exc: BaseException) -> bool:
+    """Whether ``exc``, raised out of a user function, must go on as it is: a cancellation
+    (also inside an exception group), or raised by a signal handler that ran while the
+    function did: the handler's frame is then in the traceback, above the function's."""
+    if isinstance(exc, anyio.get_cancelled_exc_class()):
+        return True
+    subs = getattr(exc, "exceptions", None)  # an exception group, told by shape (3.10 too)
+    if isinstance(subs, tuple) and any(
+        _not_the_functions(e) for e in subs if isinstance(e, BaseException)
+    ):
+        return True
+    codes = _signal_handler_codes()
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code in codes:
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def contained(exc: BaseException) -> BaseException:
+    """What to raise for ``exc``, raised out of a user function: ``exc`` itself when it is
+    an ``Exception`` or not the function's (:func:`_not_the_functions`), else a
+    :class:`RaisedBaseException` carrying it. Called on the failure path only."""
+    if isinstance(exc, Exception) or _not_the_functions(exc):
+        return exc
+    return RaisedBaseException(exc)
+
+
+def _in_thread(call: Callable[[], Any]) -> Any:
     try:
         return call()
-    except (KeyboardInterrupt, GeneratorExit) as e:
-        raise RaisedInWorker(f"{type(e).__name__} raised in a worker thread: {e}") from e
+    except Exception:
+        raise
+    except BaseException as e:
+        # Converted here, not on the loop: a GeneratorExit set on an asyncio future does
+        # not come out of its ``await`` as itself. No signal handler runs in this thread.
+        raise RaisedBaseException(e) from e
 
 
 async def run_sync(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-    """Call ``fn(**kwargs)`` in a worker thread (with the caller's context variables)."""
+    """Call ``fn(**kwargs)`` in a worker thread (with the caller's context variables); a
+    ``BaseException`` it raises comes back as :class:`RaisedBaseException`."""
     call = functools.partial(
-        _guarded, functools.partial(contextvars.copy_context().run, fn, **kwargs)
+        _in_thread, functools.partial(contextvars.copy_context().run, fn, **kwargs)
     )
     loop = asyncio_loop()
     if loop is None:  # trio: anyio's own threads
@@ -222,64 +290,78 @@ _PLAIN = frozenset({str, dict, list, tuple, int, float, bool, bytes, type(None)}
 
 
 class SyncRunner:
-    """Calls one sync function: in a worker thread (:func:`run_sync`) until it has shown
-    itself short, then inline on the event loop (see the module's docstring).
-
-    ``inline=False`` keeps every call in a thread (a function taking the request's Context).
+    """Calls one sync function: in a worker thread (:func:`run_sync`), or on the event loop
+    when its author asked (``inline=True``); what it raises is its call's (:func:`contained`).
     """
 
-    __slots__ = ("_allowed", "_fn", "_inline", "_short")
+    __slots__ = ("_fn", "_inline")
 
     def __init__(self, fn: Callable[..., Any], *, inline: bool) -> None:
+        if inline and names_from_thread(fn):
+            raise TypeError(
+                f"{getattr(fn, '__name__', fn)!r}: inline=True runs it on the event loop, but "
+                "it calls anyio.from_thread, which needs a worker thread: leave inline out"
+            )
         self._fn = fn
-        self._allowed = inline and not names_from_thread(fn)
-        self._inline = False
-        self._short = 0
+        self._inline = inline
 
     @property
     def inline(self) -> bool:
-        """Whether calls now run on the event loop."""
+        """Whether calls run on the event loop (and end without waiting: a function that
+        returned an awaitable once is no longer said to)."""
         return self._inline
 
     async def __call__(self, kwargs: dict[str, Any]) -> Any:
-        result = await self._run(kwargs)
-        if type(result) not in _PLAIN and inspect.isawaitable(result):
-            # A sync function returning an awaitable (a lambda around a coroutine): the
-            # awaiting may wait on anything, so its calls are never taken for short.
-            self._inline = self._allowed = False
-            result = await result
+        try:
+            if self._inline:
+                result = contextvars.copy_context().run(self._fn, **kwargs)
+            else:
+                result = await run_sync(self._fn, kwargs)
+            if type(result) not in _PLAIN and inspect.isawaitable(result):
+                # A sync function returning an awaitable (a lambda around a coroutine): the
+                # awaiting may wait on anything, so its calls are no longer served at once.
+                self._inline = False
+                result = await result
+        except BaseException as e:
+            raise_as = contained(e)
+            if raise_as is e:
+                raise
+            raise raise_as from e
         return result
 
-    async def _run(self, kwargs: dict[str, Any]) -> Any:
-        fn = self._fn
-        if self._inline:
-            start = perf_counter()
+
+def make_caller(
+    fn: Callable[..., Any], *, inline: bool = False
+) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+    """A coroutine function calling ``fn(**kwargs)``: awaited on the loop when async, else in
+    a worker thread, or on the loop when ``inline`` (the function's author asked for it);
+    what ``fn`` raises is its call's failure (:func:`contained`)."""
+    if inline and is_async_callable(fn):
+        raise TypeError(
+            f"{getattr(fn, '__name__', fn)!r}: inline=True is for a sync (def) function, "
+            "to run it on the event loop; an async one runs there already"
+        )
+    if is_async_callable(fn):
+
+        async def call_async(kwargs: dict[str, Any]) -> Any:
             try:
-                return contextvars.copy_context().run(fn, **kwargs)
-            finally:
-                if perf_counter() - start > INLINE_LIMIT:
-                    self._inline = self._allowed = False
-        if not self._allowed:
-            return await run_sync(fn, kwargs)
-        took: list[float] = []
+                return await fn(**kwargs)
+            except BaseException as e:
+                raise_as = contained(e)
+                if raise_as is e:
+                    raise
+                raise raise_as from e
 
-        def timed(**kw: Any) -> Any:
-            start = perf_counter()
-            try:
-                return fn(**kw)
-            finally:
-                took.append(perf_counter() - start)
+        return call_async
+    # Itself the caller: what it says of its calls (``inline``) is read per request.
+    return SyncRunner(fn, inline=inline)
 
-        try:
-            return await run_sync(timed, kwargs)
-        finally:
-            if took:  # not when cancelled before it ran
-                self._note(took[0])
 
-    def _note(self, seconds: float) -> None:
-        if seconds >= INLINE_UNDER:
-            self._short = 0
-        else:
-            self._short += 1
-            if self._short >= INLINE_AFTER and self._allowed:
-                self._inline = True
+def is_async_callable(fn: Any) -> bool:
+    """True for ``async def`` functions (also behind ``functools.partial`` or ``__call__``)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(fn, "__call__", None)  # noqa: B004
+    return call is not None and not inspect.isfunction(fn) and inspect.iscoroutinefunction(call)

@@ -15,7 +15,7 @@ from ..types._jsonschema import schema_errors
 from ..types._metakeys import check_meta
 from ._ask import ask_all
 from ._func import FuncInfo
-from ._threads import SyncRunner
+from ._threads import RaisedBaseException, SyncRunner
 from ._util import (
     check_finite,
     dumps_text,
@@ -89,6 +89,7 @@ class ToolDef:
         task_support: str | None,
         mask_errors: bool,
         defer_task: bool = False,
+        inline: bool = False,
     ) -> None:
         self.fn = fn
         self.info = info
@@ -105,7 +106,9 @@ class ToolDef:
         self.task_support = task_support
         #: Under the tasks extension, run in the request until ``ctx.begin_task()``.
         self.defer_task = defer_task
-        self._call = make_caller(fn, inline=self.context_param is None)
+        #: ``inline``: a sync function run on the event loop, its author's choice (else in
+        #: a worker thread, so that a slow call never stalls the other requests).
+        self._call = make_caller(fn, inline=inline)
         if input_schema is not None:
             # An explicit schema is kept exactly as written; arguments are then checked
             # against it with jsonschema instead of the signature.
@@ -162,8 +165,8 @@ class ToolDef:
 
     @property
     def at_once(self) -> bool:
-        """Whether a call now ends without waiting: a sync function run on the loop (shown
-        short; see ``SyncRunner``), given no Context, never a task."""
+        """Whether a call ends without waiting: a sync function run on the loop (its
+        author's ``inline=True``; see ``SyncRunner``), given no Context, never a task."""
         call = self._call
         return (
             type(call) is SyncRunner
@@ -204,12 +207,14 @@ class ToolDef:
         except MCPError as e:
             # Our own errors (capability missing, timeouts) carry clear messages worth showing.
             return error_result(f"Error executing tool {self.name}: {e}")
-        except (Exception, SystemExit) as e:
-            # SystemExit too: a tool calling sys.exit() must not take the whole server down.
+        except Exception as e:
+            # A tool raising KeyboardInterrupt, SystemExit, ... arrives here as a
+            # RaisedBaseException (its caller, _threads.make_caller): named by what it raised.
             logger.exception("tool %r failed", self.name)
             if self.mask_errors:
                 return error_result(f"Error executing tool {self.name}")
-            return error_result(f"Error executing tool {self.name}: {type(e).__name__}: {e}")
+            what = str(e) if type(e) is RaisedBaseException else f"{type(e).__name__}: {e}"
+            return error_result(f"Error executing tool {self.name}: {what}")
         try:
             return self.convert(value)
         except Exception as e:

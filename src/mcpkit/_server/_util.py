@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import functools
-import inspect
 import math
 import sys
 from collections.abc import Awaitable, Callable
@@ -100,37 +98,15 @@ def dumps_text(value: Any) -> str:
     return orjson.dumps(check_finite(value), default=_default).decode()
 
 
-def is_async_callable(fn: Any) -> bool:
-    """True for ``async def`` functions (also behind ``functools.partial`` or ``__call__``)."""
-    while isinstance(fn, functools.partial):
-        fn = fn.func
-    if inspect.iscoroutinefunction(fn):
-        return True
-    call = getattr(fn, "__call__", None)  # noqa: B004
-    return call is not None and not inspect.isfunction(fn) and inspect.iscoroutinefunction(call)
-
-
 def make_caller(
     fn: Callable[..., Any], *, inline: bool = False
 ) -> Callable[[dict[str, Any]], Awaitable[Any]]:
-    """A coroutine function calling ``fn(**kwargs)``: on the loop when async, else in a worker thread.
+    """A coroutine function calling ``fn(**kwargs)``: ``_threads.make_caller``, where sync
+    functions go to worker threads (or the loop, when ``inline``: the author's choice) and
+    what a user function raises is kept to its call."""
+    from ._threads import make_caller as threads_make_caller
 
-    Sync functions go to a worker thread so that a slow or blocking tool never stalls the
-    connection (other requests, cancellation, pings keep flowing). With ``inline=True`` one
-    that has shown itself short runs on the loop instead (``_threads.SyncRunner``); callers
-    pass False for a function that takes the request's Context.
-    """
-    if is_async_callable(fn):
-
-        async def call_async(kwargs: dict[str, Any]) -> Any:
-            return await fn(**kwargs)
-
-        return call_async
-
-    from ._threads import SyncRunner
-
-    # Itself the caller: what it says of its calls (``inline``) is read per request.
-    return SyncRunner(fn, inline=inline)
+    return threads_make_caller(fn, inline=inline)
 
 
 def cache_hints(ttl_ms: int | None, scope: str | None) -> dict[str, Any]:
