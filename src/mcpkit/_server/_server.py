@@ -326,10 +326,10 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
         allow_refs: bool = False,
         scopes: Sequence[str] | None = None,
         app: Any = None,
+        inline: bool = False,
     ) -> Callable[[F], F]: ...
 
     def tool(self, name: Any = None, **options: Any) -> Any:
-        inline: bool = False,
         """Decorator: offer a function as a tool.
 
         The input schema comes from the type hints (and parameter descriptions from
@@ -383,10 +383,10 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
         allow_refs: bool = False,
         scopes: Sequence[str] | None = None,
         app: Any = None,
+        inline: bool = False,
     ) -> None:
         """Register ``fn`` as a tool (at any time: connected clients are told the list changed)."""
         tool_name = name if name is not None else name_of(fn)
-        inline: bool = False,
         check_tool_name(tool_name)
         if tool_name in self.registry.tools:
             raise ValueError(f"a tool named {tool_name!r} is already registered (remove it first)")
@@ -405,10 +405,10 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
             task_support=task_support,
             defer_task=defer_task,
             mask_errors=self.mask_errors,
+            inline=inline,
         )
         self.registry.tools[tool_name] = tool
         self._set_scopes("tool", tool_name, scopes)
-            inline=inline,
         self._changed("tools")
 
     @property
@@ -441,10 +441,10 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
         cache_ttl_ms: int | None = None,
         cache_scope: Literal["public", "private"] | None = None,
         scopes: Sequence[str] | None = None,
+        inline: bool = False,
     ) -> Callable[[F], F]:
         """Decorator: serve a resource at ``uri``, or every URI matching a template.
 
-        inline: bool = False,
         A URI with ``{variables}`` (RFC 6570) is a template: each variable is passed to the
         parameter of the same name. The function returns ``str`` (text), ``bytes`` (a
         blob), JSON-able data (JSON text), or ``TextResourceContents``/``BlobResourceContents``.
@@ -453,11 +453,11 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
         revision 2026-07-28 (how long a client may reuse the contents, and whether shared
         caches may hold them); unset, the server's :class:`StatelessSettings` apply.
         ``scopes``: OAuth scopes a caller needs to read it (or subscribe to it).
+        ``inline``: run a sync function on the event loop, not in a worker thread (as for
+        :meth:`tool`).
 
         Example::
 
-        ``inline``: run a sync function on the event loop, not in a worker thread (as for
-        :meth:`tool`).
             @server.resource("users://{user_id}/profile", mime_type="application/json")
             def profile(user_id: int) -> dict:
                 return load_profile(user_id)
@@ -482,10 +482,10 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
                 cache_ttl_ms=cache_ttl_ms,
                 cache_scope=cache_scope,
                 scopes=scopes,
+                inline=inline,
             )
             return fn
 
-                inline=inline,
         return decorator
 
     @shared_registration("resource", "add")
@@ -505,10 +505,10 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
         cache_ttl_ms: int | None = None,
         cache_scope: Literal["public", "private"] | None = None,
         scopes: Sequence[str] | None = None,
+        inline: bool = False,
     ) -> None:
         """Register a resource: ``source`` is a function, or the content itself (str or bytes).
 
-        inline: bool = False,
         ``cache_ttl_ms``/``cache_scope``: the caching hints of its reads (see :meth:`resource`).
 
         Example::
@@ -529,10 +529,10 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
             annotations=annotations,
             icons=icons,
             meta=meta,
+            inline=inline,
         )
         if hints:
             self.registry.read_hints[uri] = hints
-            inline=inline,
         self._set_scopes("resource", uri, scopes)
         self._changed("resources")
 
@@ -565,11 +565,11 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
         scopes: Sequence[str] | None = None,
+        inline: bool = False,
     ) -> Callable[[F], F]:
         """Decorator: offer a function as a prompt template (``scopes``: OAuth scopes a
         caller needs to get it; ``inline``: run a sync function on the event loop, as for
         :meth:`tool`).
-        inline: bool = False,
 
         Its parameters are the prompt's arguments (those without a default are required);
         it returns a string, a message, a content block, or a list of these.
@@ -594,10 +594,10 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
                 icons=icons,
                 meta=meta,
                 scopes=scopes,
+                inline=inline,
             )
             return fn
 
-                inline=inline,
         return decorator
 
     @shared_registration("prompt", "add")
@@ -611,10 +611,10 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
         scopes: Sequence[str] | None = None,
+        inline: bool = False,
     ) -> None:
         """Register ``fn`` as a prompt (at any time: connected clients are told)."""
         prompt_name = name or name_of(fn)
-        inline: bool = False,
         if prompt_name in self.registry.prompts:
             raise ValueError(f"a prompt named {prompt_name!r} is already registered")
         info = self._describe(fn)
@@ -626,10 +626,10 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
             description=description if description is not None else info.description,
             icons=icons,
             meta=meta,
+            inline=inline,
         )
         self._set_scopes("prompt", prompt_name, scopes)
         self._changed("prompts")
-            inline=inline,
 
     # ================================================================== completion, roots, logging
 
