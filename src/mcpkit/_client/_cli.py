@@ -6,6 +6,7 @@
     mcpkit list https://example.com/mcp resources --format json
     mcpkit call "npx -y @modelcontextprotocol/server-everything" get-sum a=1 b=2
     mcpkit call "python server.py" search --json '{"query": "mcp", "limit": 5}'
+    mcpkit call server.py book --answer '{"name": "Ada"}'  # answers the tool's question
     mcpkit read server.py notes://today
     mcpkit prompt server.py review code="print(1)" -v
     mcpkit list notes --config ~/.cursor/mcp.json     # a server of a host's config file
@@ -26,6 +27,7 @@ import anyio
 import orjson
 
 from .._exceptions import MCPError
+from ._cli_ask import Answerer, parse_answers
 from ._client import Client
 from ._group import load_config
 from ._login import stored_login
@@ -78,6 +80,9 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="server environment (repeatable)",
     )
     p.add_argument(
+        "--protocol-version", default=None, help="the revision to ask for (default: the newest)"
+    )
+    p.add_argument(
         "-v",
         "--verbose",
         action="store_true",
@@ -117,6 +122,20 @@ def _parser(command: str) -> _Parser:
         )
         p.add_argument(
             "--json", dest="json_args", metavar="JSON", help="all arguments as one JSON object"
+        )
+        p.add_argument(
+            "--answer",
+            action="append",
+            default=[],
+            metavar="JSON",
+            help="the answer to a question the tool asks (elicitation): a JSON object of the "
+            "form's fields, or decline or cancel; repeatable, one per question, in order. "
+            "On a terminal, questions left unanswered are asked field by field",
+        )
+        p.add_argument(
+            "--answers-file",
+            metavar="FILE",
+            help="answers read from a JSON file (an array of them), after those of --answer",
         )
     return p
 
@@ -161,7 +180,7 @@ def config_target(config: str, name: str) -> tuple[Any, dict[str, Any], str]:
     return argv, kw, f"{name} ({shlex.join(argv)})"
 
 
-def _client(ns: argparse.Namespace) -> Client:
+def _client(ns: argparse.Namespace, **callbacks: Any) -> Client:
     target: Any = ns.target
     headers = parse_pairs(ns.header, ":", "--header")
     env = parse_pairs(ns.env, "=", "--env")
@@ -188,12 +207,14 @@ def _client(ns: argparse.Namespace) -> Client:
         **kw,
         timeout=ns.timeout,
         init_timeout=ns.timeout,
+        protocol_version=ns.protocol_version,
         on_stderr=(lambda line: print(line, file=sys.stderr))
         if ns.verbose
         else (lambda line: None),
         logging_handler=_show_log if ns.verbose else None,
         progress_handler=_show_progress if ns.verbose else None,
         name="mcpkit-cli",
+        **callbacks,
     )
 
 
@@ -394,7 +415,13 @@ async def _call(ns: argparse.Namespace) -> int:
             raise _UsageError("--json must be a JSON object")
         args.update(loaded)
     pairs = parse_pairs(ns.args, "=", "an argument")
-    async with _client(ns) as client:
+    try:
+        answers = parse_answers(ns.answer, ns.answers_file)
+    except ValueError as e:
+        raise _UsageError(str(e)) from None
+    terminal = sys.stdin if sys.stdin is not None and sys.stdin.isatty() else None
+    answerer = Answerer(answers, terminal, sys.stderr)
+    async with _client(ns, elicitation_handler=answerer) as client:
         if pairs:
             props: dict[str, Any] = {}
             try:
@@ -407,6 +434,8 @@ async def _call(ns: argparse.Namespace) -> int:
                 args[k] = _coerce(k, v, props.get(k))
         raw = await client.send_request("tools/call", {"name": ns.tool, "arguments": args})
         result = await client.check_tool_result(ns.tool, raw)
+    if answerer.problem is not None:  # a question was cancelled for want of an answer
+        raise _UsageError(answerer.problem)
     failed = bool(result.is_error)
     if ns.format == "json":
         print(_dump(raw))
