@@ -1,58 +1,20 @@
 """Proxies from the environment: with ``HTTP_PROXY`` set, the client goes through the proxy
 (httpx2 carries it), and ``NO_PROXY`` exempts a host. The proxy is a real forward proxy on
-127.0.0.1 written here (it pipes each connection to the absolute URL's host)."""
+127.0.0.1 (``_proxy.py``: it pipes each connection to the absolute URL's host)."""
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
-from urllib.parse import urlsplit
 
 import anyio
 import pytest
 from _http_helpers import running
-from anyio.abc import SocketStream
+from _proxy import ForwardProxy
 
 from mcpkit import Client, Server
 from mcpkit._http._client_common import proxy_for
 
 pytestmark = pytest.mark.anyio
-
-
-class ForwardProxy:
-    """Pipes each connection to the host named by its first request line."""
-
-    def __init__(self) -> None:
-        self.requests: list[str] = []
-
-    async def handle(self, client: SocketStream) -> None:
-        async with client:
-            head = b""
-            while b"\r\n" not in head:
-                chunk = await client.receive()
-                if not chunk:
-                    return
-                head += chunk
-            line = head.split(b"\r\n", 1)[0].decode()
-            self.requests.append(line)
-            target = urlsplit(line.split(" ")[1])
-            async with await anyio.connect_tcp(target.hostname or "", target.port or 80) as up:
-                await up.send(head)
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(self._pipe, client, up)
-                    tg.start_soon(self._pipe, up, client)
-
-    @staticmethod
-    async def _pipe(src: SocketStream, dst: SocketStream) -> None:
-        try:
-            async for chunk in src:
-                await dst.send(chunk)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream):
-            pass
-        finally:
-            # The other side may have hung up already (trio then reports ENOTCONN on shutdown).
-            with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                await dst.send_eof()
 
 
 def _server() -> Any:

@@ -36,8 +36,11 @@ from ._client_common import (
     _Seen,
     _Sink,
     broken_stream_error,
+    content_encoding,
     lost_server_error,
     read_limited,
+    refusal_of,
+    send_for_status,
     undelivered_error,
 )
 from ._client_sse import SSEClientTransport, open_sse
@@ -179,7 +182,13 @@ class StreamableHTTPClientTransport:
             # Tell the server we are done so it frees the session now (405 = not allowed: fine).
             with anyio.CancelScope(shield=True), anyio.move_on_after(min(self.timeout, 5.0)):
                 try:
-                    await self._client.delete(self.url, headers=self._request_headers(None))
+                    await send_for_status(
+                        self._client,
+                        "DELETE",
+                        self.url,
+                        headers=self._request_headers(None),
+                        timeout=min(self.timeout, 5.0),
+                    )
                 except HTTPError as e:
                     logger.debug("DELETE of the session failed: %s", e)
         self._sink.close()
@@ -211,7 +220,9 @@ class StreamableHTTPClientTransport:
         headers = self._post_headers(message)
         sent_sid = headers.get("mcp-session-id")
         try:
-            resp = await self._client.post(
+            status, text = await send_for_status(
+                self._client,
+                "POST",
                 self.url,
                 content=orjson.dumps(message),
                 headers=headers,
@@ -221,7 +232,7 @@ class StreamableHTTPClientTransport:
             if _is_cancel(message):
                 return
             raise ConnectionClosed(f"POST to {self.url} failed: {e or type(e).__name__}") from e
-        if resp.status_code == 404 and sent_sid is not None:
+        if status == 404 and sent_sid is not None:
             renewed = await self._session_lost(sent_sid)
             if _is_cancel(message) or (isinstance(message, dict) and "method" not in message):
                 return  # about a request of the ended session: nothing to tell the new one
@@ -232,8 +243,8 @@ class StreamableHTTPClientTransport:
             raise SessionExpired(
                 "the server ended the MCP session (HTTP 404); connect again and initialize anew"
             )
-        if resp.status_code >= 400 and not _is_cancel(message):
-            raise HTTPStatusFailure(resp.status_code, await _error_text(resp))
+        if status >= 400 and not _is_cancel(message):
+            raise HTTPStatusFailure(status, text)
         if isinstance(message, dict) and message.get("method") == "notifications/initialized":
             self._start_get_stream()
 
@@ -343,7 +354,11 @@ class StreamableHTTPClientTransport:
                 return None
             if ctype == "text/event-stream":
                 declared = resp.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) <= self.max_message_size:
+                if (
+                    declared.isdigit()
+                    and int(declared) <= self.max_message_size
+                    and content_encoding(resp) is None  # else its decoded size is unknown
+                ):
                     # A stream sent whole (a server that answered before saying anything
                     # else): read at once, no draining after the answer.
                     got, last_id, retry = await self._sse_body(await resp.aread(), rid)
@@ -368,32 +383,11 @@ class StreamableHTTPClientTransport:
     async def _answer_refusal(self, resp: Any, rid: RequestId, status: int) -> None:
         """A 4xx/5xx answer: its JSON-RPC error when the body is one for this request (a
         stateless server refuses that way), else an error naming the HTTP status."""
-        if "application/json" in resp.headers.get("content-type", ""):
-            body = await read_limited(resp, 65536)
-            try:
-                msg = orjson.loads(body)
-            except orjson.JSONDecodeError:
-                msg = None
-            if (
-                isinstance(msg, dict)
-                and isinstance(msg.get("error"), dict)
-                and msg.get("id") == rid
-            ):
-                await self._incoming(msg)
-                return
-            text = ""
-            if isinstance(msg, dict) and isinstance(msg.get("error"), dict):
-                text = str(msg["error"].get("message", ""))
-            elif isinstance(msg, dict) and isinstance(msg.get("error"), str):
-                # An OAuth error body (RFC 6750): a 401/403 from a protected server.
-                text = f"{msg['error']}: {msg.get('error_description', '')}".rstrip(": ")
-            refusal = _error(rid, f"HTTP {status}: {text or resp.reason_phrase}", status)
+        own, refusal = await refusal_of(resp, rid, status)
+        if own:
+            await self._incoming(refusal)
         else:
-            refusal = _error(rid, f"HTTP {status}: {await _error_text(resp)}", status)
-        challenge = resp.headers.get("www-authenticate")
-        if challenge is not None:
-            refusal["error"]["data"]["wwwAuthenticate"] = challenge
-        await self._sink.put(refusal)
+            await self._sink.put(refusal)
 
     async def _sse_body(
         self, body: bytes, rid: RequestId | None
@@ -582,13 +576,15 @@ class StreamableHTTPClientTransport:
             logger.info("the new session after a 404 was refused or changed revision")
             return False
         old, self.session_id = self.session_id, sid
-        resp2 = await self._client.post(
+        status, _ = await send_for_status(
+            self._client,
+            "POST",
             self.url,
             content=orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
             headers=self._post_headers(),
             timeout=self.timeout,
         )
-        if resp2.status_code >= 400:
+        if status >= 400:
             self.session_id = old
             return False
         logger.info("the server ended the MCP session (HTTP 404); continuing on a new one")

@@ -4,7 +4,7 @@ hand the engine, bounded body reads, and the receive side both feed."""
 from __future__ import annotations
 
 import ssl
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
@@ -102,10 +102,26 @@ def not_delivered(error: Exception) -> bool:
     return _has_mark(error, NOT_DELIVERED)
 
 
+#: The most bytes of an error answer's body the client reads (for its text, or its JSON-RPC
+#: error), and of the body of an answer that matters only by its status (a notification's,
+#: DELETE's). The rest is never read: closing the response drops its connection instead.
+MAX_ERROR_BODY = 64 * 1024
+
+
+def content_encoding(resp: Any) -> str | None:
+    """The ``Content-Encoding`` of an answer other than ``identity``, else None. httpx2
+    decodes it (our own client asks for none and decodes none): the body then counts by its
+    decoded size, which no ``Content-Length`` tells."""
+    coding = str(resp.headers.get("content-encoding", "")).strip().lower()
+    return coding if coding not in ("", "identity") else None
+
+
 async def read_limited(resp: Any, limit: int) -> bytes:
-    """The whole body, refused as soon as it exceeds ``limit`` (never buffered past it)."""
+    """The whole body, refused as soon as it exceeds ``limit`` (never buffered past it); a
+    compressed one counts its decoded bytes (httpx2 decodes it in pieces of at most 1 MiB)."""
+    encoding = content_encoding(resp)
     declared = resp.headers.get("content-length", "")
-    if declared.isdigit():
+    if declared.isdigit() and encoding is None:
         if int(declared) > limit:
             raise MessageTooLarge(limit)
         return bytes(await resp.aread())  # the usual case: one read, size already known
@@ -115,9 +131,46 @@ async def read_limited(resp: Any, limit: int) -> bytes:
         async for chunk in body:
             size += len(chunk)
             if size > limit:
-                raise MessageTooLarge(limit)
+                raise MessageTooLarge(limit, encoding)
             chunks.append(chunk)
     return b"".join(chunks)
+
+
+async def read_at_most(resp: Any, cap: int) -> tuple[bytes, bool]:
+    """At most ``cap`` bytes of the body (decoded), and whether that was all of it. Reading
+    stops there: the rest is never read (closing the response then drops its connection)."""
+    chunks: list[bytes] = []
+    size = 0
+    async with aclosing(resp.aiter_bytes()) as body:
+        async for chunk in body:
+            if size + len(chunk) > cap:
+                chunks.append(chunk[: cap - size])
+                return b"".join(chunks), False
+            chunks.append(chunk)
+            size += len(chunk)
+    return b"".join(chunks), True
+
+
+async def send_for_status(
+    client: HTTPClient,
+    method: str,
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    timeout: float,
+    content: bytes = b"",
+) -> tuple[int, str]:
+    """Send a request whose answer matters only by its status (a notification, a response,
+    DELETE): the status, and the error text of a status of 400 or more ("" below). At most
+    :data:`MAX_ERROR_BODY` bytes of the body are read (a 202 has none: its connection is
+    kept), so an endless body costs the client nothing."""
+    async with client.stream(
+        method, url, content=content, headers=headers, timeout=timeout
+    ) as resp:
+        if resp.status_code >= 400:
+            return resp.status_code, await _error_text(resp)
+        await read_at_most(resp, MAX_ERROR_BODY)
+        return resp.status_code, ""
 
 
 class _Seen:
@@ -141,18 +194,47 @@ def _redirect_text(resp: Any) -> str:
 
 
 async def _error_text(resp: Any) -> str:
+    """The text of an error answer, from at most :data:`MAX_ERROR_BODY` bytes of its body:
+    the message of a JSON-RPC error, else its first 200 characters, else the reason."""
     try:
-        body = await resp.aread()
+        body, _ = await read_at_most(resp, MAX_ERROR_BODY)
     except HTTPError:
         return str(resp.reason_phrase)
     try:
-        msg = orjson.loads(body[:65536])
+        msg = orjson.loads(body)
         if isinstance(msg, dict) and isinstance(msg.get("error"), dict):
             return str(msg["error"].get("message", resp.reason_phrase))
     except orjson.JSONDecodeError:
         pass
     text = body[:200].decode("utf-8", "replace").strip()
     return text or str(resp.reason_phrase)
+
+
+async def refusal_of(resp: Any, rid: RequestId, status: int) -> tuple[bool, dict[str, Any]]:
+    """What a 4xx/5xx answer to request ``rid`` tells: (True, its JSON-RPC error) when its
+    body is one for this request (a stateless server refuses that way), else (False, an
+    error naming the HTTP status). At most :data:`MAX_ERROR_BODY` bytes of it are read."""
+    if "application/json" in resp.headers.get("content-type", ""):
+        body, _ = await read_at_most(resp, MAX_ERROR_BODY)
+        try:
+            msg = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            msg = None
+        if isinstance(msg, dict) and isinstance(msg.get("error"), dict) and msg.get("id") == rid:
+            return True, msg
+        text = ""
+        if isinstance(msg, dict) and isinstance(msg.get("error"), dict):
+            text = str(msg["error"].get("message", ""))
+        elif isinstance(msg, dict) and isinstance(msg.get("error"), str):
+            # An OAuth error body (RFC 6750): a 401/403 from a protected server.
+            text = f"{msg['error']}: {msg.get('error_description', '')}".rstrip(": ")
+        refusal = _error(rid, f"HTTP {status}: {text or resp.reason_phrase}", status)
+    else:
+        refusal = _error(rid, f"HTTP {status}: {await _error_text(resp)}", status)
+    challenge = resp.headers.get("www-authenticate")
+    if challenge is not None:
+        refusal["error"]["data"]["wwwAuthenticate"] = challenge
+    return False, refusal
 
 
 class _Sink:

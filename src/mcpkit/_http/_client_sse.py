@@ -23,6 +23,7 @@ from ._client_common import (
     _is_cancel,
     _maybe_close,
     _Sink,
+    send_for_status,
 )
 from ._errors import HTTPStatusFailure
 from ._h1client import HTTPError
@@ -65,6 +66,7 @@ class SSEClientTransport:
         sink: _Sink | None = None,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     ) -> SSEClientTransport:
+        own_sink = sink is None
         sink = sink or _Sink()
         endpoint_box: list[str | BaseException] = []
         got_endpoint = anyio.Event()
@@ -119,6 +121,8 @@ class SSEClientTransport:
         got = endpoint_box[0]
         if isinstance(got, BaseException):
             scope.cancel()
+            if own_sink:  # nobody else reads it: closed, not left to the garbage collector
+                sink.close()
             if isinstance(got, TransportError):
                 raise got
             raise TransportError(f"could not open the SSE stream at {url}: {got}") from got
@@ -135,7 +139,9 @@ class SSEClientTransport:
         if self._closed:
             raise anyio.ClosedResourceError
         try:
-            resp = await self._client.post(
+            status, text = await send_for_status(
+                self._client,
+                "POST",
                 self.endpoint,
                 content=orjson.dumps(message),
                 headers={**self._headers, "content-type": "application/json"},
@@ -147,8 +153,8 @@ class SSEClientTransport:
             raise ConnectionClosed(
                 f"POST to {self.endpoint} failed: {e or type(e).__name__}"
             ) from e
-        if resp.status_code >= 400 and not _is_cancel(message):
-            raise HTTPStatusFailure(resp.status_code, await _error_text(resp))
+        if status >= 400 and not _is_cancel(message):
+            raise HTTPStatusFailure(status, text)
 
     async def aclose(self) -> None:
         self._closed = True

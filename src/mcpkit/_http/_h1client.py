@@ -588,31 +588,68 @@ class HttpxAdapter:
         *,
         stream: bool,
     ) -> _AdaptedResponse:
-        # As our own client: the auth hook's headers per request, and its chance to answer
-        # a 401/403 (a token, a DPoP nonce, a step-up) before the request goes again.
+        """As our own client (:meth:`HTTP1Client._follow`): the auth hook's headers per
+        request, its chance to answer a 401/403 before the request goes again (a token, a
+        DPoP nonce, a step-up), and redirects followed here when the httpx2 client follows
+        them, under our rule: a hop to another origin (scheme, host, port) carries neither
+        the hook's headers, nor an ``httpx2.Auth``'s, nor the caller's credentials (httpx2
+        itself drops only ``Authorization``, and would forward a DPoP proof or an API key)."""
+        origin = _origin(url)
+        follow = getattr(self._client, "follow_redirects", False) is True
         retries = 0
+        hops = 0
         while True:
-            sent = await self._headers(headers, method, url)
-            try:
-                request = self._client.build_request(
-                    method, url, content=content, headers=sent, timeout=self._t(timeout)
-                )
-                if self._httpx_auth is not None:
-                    r = await self._client.send(request, stream=stream, auth=self._httpx_auth)
-                else:
-                    r = await self._client.send(request, stream=stream)
-            except self._httpx.HTTPError as e:
-                raise self._map(e) from e
+            same = _origin(url) == origin
+            sent = headers if same else _without_credentials(headers)
+            r = await self._send_once(method, url, content, sent, timeout, stream, use_auth=same)
             resp = _AdaptedResponse(r, self)
             if (
                 r.status_code in (401, 403)
+                and same
                 and retries < MAX_AUTH_RETRIES
                 and self._hook is not None
                 and await auth_retry(self._hook, method, url, resp)
             ):
                 retries += 1
                 continue
-            return resp
+            hop = r.next_request if follow else None
+            if hop is None:
+                return resp
+            await resp.aclose()
+            hops += 1
+            if hops > MAX_REDIRECTS:
+                raise RemoteProtocolError(
+                    f"more than {MAX_REDIRECTS} redirects, the last to {hop.url}"
+                )
+            url = str(hop.url)
+            if hop.method != method:  # 303, or 301/302 after a POST: a GET without a body
+                method, content = hop.method, b""
+
+    async def _send_once(
+        self,
+        method: str,
+        url: str,
+        content: bytes,
+        headers: Mapping[str, str] | None,
+        timeout: Timeouts | float | None,
+        stream: bool,
+        *,
+        use_auth: bool,
+    ) -> Any:
+        """One request, no redirect followed; with the auth hook's headers and the
+        ``httpx2.Auth`` (the user's, or the client's own) only if ``use_auth``."""
+        h = self._httpx
+        sent = await self._headers(headers, method, url) if use_auth else headers
+        auth = (self._httpx_auth or h.USE_CLIENT_DEFAULT) if use_auth else None
+        try:
+            request = self._client.build_request(
+                method, url, content=content, headers=sent, timeout=self._t(timeout)
+            )
+            return await self._client.send(
+                request, stream=stream, auth=auth, follow_redirects=False
+            )
+        except h.HTTPError as e:
+            raise self._map(e) from e
 
     async def post(
         self,

@@ -21,11 +21,16 @@ def encode_event(
 
 
 class MessageTooLarge(ValueError):
-    """A message from the server exceeds the size the client accepts (``max_message_size``)."""
+    """A message from the server exceeds the size the client accepts (``max_message_size``).
 
-    def __init__(self, limit: int) -> None:
+    A compressed answer (``Content-Encoding``, decoded by httpx2) counts by its decoded
+    size: ``encoding`` names the coding then.
+    """
+
+    def __init__(self, limit: int, encoding: str | None = None) -> None:
+        decoded = f" once decompressed (Content-Encoding: {encoding})" if encoding else ""
         super().__init__(
-            f"the server sent a message larger than max_message_size ({_size(limit)}); "
+            f"the server sent a message larger than max_message_size ({_size(limit)}){decoded}; "
             "pass a larger max_message_size to accept it"
         )
         self.limit = limit
@@ -49,17 +54,25 @@ class SSEParser:
     """Incremental parser following the WHATWG event-stream rules we need.
 
     Feed it bytes with :meth:`feed`; it returns the events completed so far. ``max_event``
-    bounds the size of one event so a hostile server cannot exhaust memory.
+    bounds one event so a hostile server cannot exhaust memory: its data (the message, its
+    lines joined: an empty ``data:`` line counts its newline), the rest of its lines
+    (comments, ids, ..., each with its line end) and a line not yet ended, each at most
+    ``max_event`` bytes.
     """
 
     def __init__(self, max_event: int = 16 * 1024 * 1024) -> None:
         self._buf = bytearray()
         self._scan = 0
-        self._data: list[str] = []
+        # The event's data as it will be handed over (its lines joined with "\n"), so what
+        # it holds is what the limit counts: an empty ``data:`` line adds its newline.
+        self._data = bytearray()
+        self._data_lines = 0
+        # The event's other lines (comments, event, id, retry, unknown fields), each with its
+        # line end: kept nowhere, still bounded, so an event never grows without end.
+        self._other = 0
         self._event = ""
         self._id: str | None = None
         self._retry: int | None = None
-        self._size = 0
         self._max = max_event
         self._first = True
 
@@ -98,32 +111,46 @@ class SSEParser:
         return out
 
     def _line(self, raw: bytes) -> SSEEvent | None:
-        line = raw.decode("utf-8", errors="replace")
         if self._first:
             self._first = False
-            if line.startswith("\ufeff"):
-                line = line[1:]
-        if not line:
-            if not self._data and not self._event and self._id is None and self._retry is None:
-                return None
-            ev = SSEEvent(self._event or "message", "\n".join(self._data), self._id, self._retry)
-            self._data, self._event, self._id, self._retry, self._size = [], "", None, None, 0
-            return ev
-        if line.startswith(":"):
-            return None
-        name, _, value = line.partition(":")
-        if value.startswith(" "):
-            value = value[1:]
-        if name == "data":
-            self._size += len(value)
-            if self._size > self._max:
+            if raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark
+                raw = raw[3:]
+        if not raw:
+            return self._dispatch()
+        name, colon, value = raw.partition(b":")
+        if name == b"data":
+            if value.startswith(b" "):
+                value = value[1:]
+            if self._data_lines:
+                self._data += b"\n"
+            self._data += value
+            self._data_lines += 1
+            if len(self._data) > self._max:
                 raise MessageTooLarge(self._max)
-            self._data.append(value)
-        elif name == "event":
-            self._event = value
-        elif name == "id":
-            if "\0" not in value:
-                self._id = value
-        elif name == "retry" and value.isdigit():
+            return None
+        self._other += len(raw) + 1
+        if self._other > self._max:
+            raise MessageTooLarge(self._max)
+        if not name and colon:  # a comment
+            return None
+        if value.startswith(b" "):
+            value = value[1:]
+        if name == b"event":
+            self._event = value.decode("utf-8", errors="replace")
+        elif name == b"id":
+            if b"\0" not in value:
+                self._id = value.decode("utf-8", errors="replace")
+        elif name == b"retry" and value.isdigit():
             self._retry = int(value)
         return None
+
+    def _dispatch(self) -> SSEEvent | None:
+        """A blank line: the event so far, if it has anything (then the next one starts)."""
+        self._other = 0
+        if not self._data_lines and not self._event and self._id is None and self._retry is None:
+            return None
+        data = self._data.decode("utf-8", errors="replace")
+        ev = SSEEvent(self._event or "message", data, self._id, self._retry)
+        self._data, self._data_lines = bytearray(), 0
+        self._event, self._id, self._retry = "", None, None
+        return ev
