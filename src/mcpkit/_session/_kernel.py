@@ -67,9 +67,10 @@ class ServerSpec:
         cache_hints: the caching hints of a cacheable stateless result that set none.
         cacheable_methods: the methods whose stateless results carry caching hints.
         at_once: ``fn(method, params)``: whether serving that request ends without waiting
-            on anything (a sync tool shown short); a session's reader then serves it in its
-            own step, with no task of its own, and the HTTP app answers a 2026-07-28 one in
-            one body, with no cancel scope and no task watching for the client leaving.
+            on anything (a sync tool run on the loop, ``inline=True``); a session's reader
+            then serves it in its own step, with no task of its own, and the HTTP app
+            answers a 2026-07-28 one in one body, with no cancel scope and no task watching
+            for the client leaving.
     """
 
     server_info: dict[str, Any]
