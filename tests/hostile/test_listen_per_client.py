@@ -146,4 +146,4 @@ def test_a_smaller_per_client_budget_is_the_deployers_choice() -> None:
             _, got = held.enter_context(_listener(srv.url, "127.0.0.1", 200 + i))
             assert got.startswith(b"HTTP/1.1 200"), got[:300]
     # Every stream closed: the budget was given back (nothing held by either address).
-    assert app.posts.modern.listens.held == 0
+    assert app.stateless_era.listens.held == 0

@@ -19,7 +19,7 @@ from _http_helpers import HEADERS
 from _wire import WIRE_MARKS, Launcher, Running, request
 
 import mcpkit
-from mcpkit._app import _modern, serve_http
+from mcpkit._app import _stateless, _streamable, serve_http
 from mcpkit._app._serve import serve_app
 from mcpkit._http._sse import SSEParser
 
@@ -111,13 +111,13 @@ async def test_a_smuggled_request_is_refused_and_the_server_serves_on(
     (nor what was hidden behind it); the next connection is served."""
     app = mcpkit.create_http_app(echo_server(), json_response=True)
     seen: list[str] = []
-    original = app._dispatch
+    original = _streamable.serve_exchange
 
-    async def dispatch(scope: Any, *args: Any) -> None:
-        seen.append(scope["method"])
-        await original(scope, *args)
+    async def serve_exchange(app: Any, exchange: Any) -> Any:
+        seen.append(exchange.method)
+        return await original(app, exchange)
 
-    monkeypatch.setattr(app, "_dispatch", dispatch)
+    monkeypatch.setattr(_streamable, "serve_exchange", serve_exchange)
     async with launcher.serve(app) as srv:
         async with srv.connect() as c:
             await c.send(wire)
@@ -138,18 +138,18 @@ async def test_a_call_that_ends_at_once_is_answered_as_one_served_the_general_wa
     answer: the app answers it in one body, with no cancel scope and no task watching the
     client; its answers (a result, a tool error) are those of the general way, byte for byte."""
     told: list[bool] = []
-    at_once = _modern.ModernHandler.at_once
+    at_once = _stateless.StatelessEraHandler.at_once
 
-    def spy(self: _modern.ModernHandler, req: Any, msg: Any) -> bool:
+    def spy(self: _stateless.StatelessEraHandler, req: Any, msg: Any) -> bool:
         told.append(at_once(self, req, msg))
         return told[-1]
 
     answers: dict[str, list[tuple[int, list[tuple[str, str]], bytes]]] = {}
     for way in ("at once", "general"):
         if way == "general":
-            monkeypatch.setattr(_modern.ModernHandler, "at_once", lambda *a: False)
+            monkeypatch.setattr(_stateless.StatelessEraHandler, "at_once", lambda *a: False)
         else:
-            monkeypatch.setattr(_modern.ModernHandler, "at_once", spy)
+            monkeypatch.setattr(_stateless.StatelessEraHandler, "at_once", spy)
         app = mcpkit.create_http_app(echo_server(), json_response=json_response)
         async with launcher.serve(app) as srv:
             told.clear()

@@ -52,7 +52,7 @@ async def test_listen_streams_past_their_budget_are_refused_and_calls_go_on() ->
         with anyio.fail_after(TIMEOUT):
             async with stream(http, request("subscriptions/listen", LISTEN, id=11)) as s:
                 assert (await s.next())["method"] == "notifications/subscriptions/acknowledged"
-    assert app.posts.modern.listens.held == 0
+    assert app.stateless_era.listens.held == 0
 
 
 def _holding(server: Server) -> tuple[anyio.Event, anyio.Event]:
@@ -110,7 +110,7 @@ async def test_calls_past_their_budget_are_refused_with_retry_after() -> None:
         await resp.aread()
         release.set()
     assert answers == [200]
-    assert app.posts.modern.calls.held == 0
+    assert app.stateless_era.calls.held == 0
 
 
 def test_a_budget_bounds_each_key_and_the_whole() -> None:
@@ -145,7 +145,7 @@ async def test_closing_the_app_ends_each_listen_stream_with_its_result() -> None
             # The completion result, with the client's own id (nothing renumbered).
             assert final["id"] == "sub-1"
             assert final["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "sub-1"
-    assert app.posts.modern.listens.held == 0
+    assert app.stateless_era.listens.held == 0
 
 
 async def test_a_principal_holds_its_share_of_listen_streams_and_no_more() -> None:
@@ -165,7 +165,7 @@ async def test_a_principal_holds_its_share_of_listen_streams_and_no_more() -> No
         # Another principal has a share of its own.
         async with stream(http, *listen(10, "b")) as other:
             assert (await other.next())["method"] == "notifications/subscriptions/acknowledged"
-        assert app.posts.modern.listens.held_by(Principal(subject="a").key) == 2
+        assert app.stateless_era.listens.held_by(Principal(subject="a").key) == 2
 
 
 async def test_a_principal_holds_its_share_of_calls_and_no_more() -> None:

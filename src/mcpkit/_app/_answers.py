@@ -30,7 +30,15 @@ from .._exceptions import (
     UNAVAILABLE,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from .._http._asgi import JSON, SSE_HEADERS, Receive, Send, cancel_on_disconnect, respond
+from .._http._asgi import (
+    JSON,
+    SSE_HEADERS,
+    Answer,
+    Receive,
+    Send,
+    cancel_on_disconnect,
+    respond,
+)
 from .._http._sse import encode_event
 from .._http._transport import CONNECTION_BUFFER
 from .._jsonrpc import IncomingRequest, response_of
@@ -39,8 +47,9 @@ from .._session._kernel import Kernel
 
 logger = logging.getLogger("mcpkit.http")
 
-#: Errors a modern server answers with 400 (the client corrects the request or its
-#: version instead of falling back to the handshake era), and 404 for an unknown method.
+#: Errors a server of the stateless era answers with 400 (the client corrects the request
+#: or its version instead of falling back to the handshake era), and 404 for an unknown
+#: method.
 _STATUS_BY_CODE = {
     HEADER_MISMATCH: 400,
     MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
@@ -50,8 +59,8 @@ _STATUS_BY_CODE = {
 
 
 def status_of(message: Any) -> int:
-    """The HTTP status of a modern answer: 200, or what its error calls for (503 when the
-    shared state could not serve it: the client may retry)."""
+    """The HTTP status of an answer of the stateless era: 200, or what its error calls for
+    (503 when the shared state could not serve it: the client may retry)."""
     error = message.get("error") if isinstance(message, dict) else None
     if not isinstance(error, dict):
         return 200
@@ -60,11 +69,15 @@ def status_of(message: Any) -> int:
     return _STATUS_BY_CODE.get(error.get("code"), 200)  # type: ignore[arg-type]
 
 
-async def _error_body(send: Send, response: dict[str, Any]) -> None:
+def _error_body(response: dict[str, Any]) -> Answer:
     """An error answer as one JSON body, with its status (and Retry-After with 503)."""
     status = status_of(response)
     retry = [(b"retry-after", b"1")] if status == 503 else None
-    await respond(send, status, orjson.dumps(response), content_type=JSON, headers=retry)
+    return Answer(status, orjson.dumps(response), content_type=JSON, headers=retry)
+
+
+#: The head of every JSON answer of the era (a list never changed: Answer copies it).
+_JSON_HEAD = [(b"content-type", JSON)]
 
 
 #: What the SSE answer's queue carries: an encoded event, or the final response message.
@@ -82,7 +95,7 @@ async def _stream_out(queue: MemoryObjectReceiveStream[_Item], send: Send) -> bo
     if final is not None:
         # Answered before it said anything: one body.
         if status_of(final) != 200:
-            await _error_body(send, final)
+            await _error_body(final).write(send)
         else:
             await respond(send, 200, encode_event(orjson.dumps(final)), headers=SSE_HEADERS)
         return True
@@ -175,7 +188,7 @@ async def answer_sse(
     if gone.cancelled_caught:
         req.cancelled = True  # the client closed the stream: that cancelled it
         return
-    await _one_body(send, live.early, response)
+    await _one_body(live.early, response).write(send)
 
 
 class _Live:
@@ -228,10 +241,8 @@ class _Live:
             sent.set()
 
 
-async def answer_now(
-    kernel: Kernel, rc: RequestContext, send: Send, *, json_response: bool
-) -> None:
-    """Serve ``rc``, which says nothing before its answer, and send that answer as one
+async def answer_now(kernel: Kernel, rc: RequestContext, *, json_response: bool) -> Answer:
+    """Serve ``rc``, which says nothing before its answer, and return that answer as one
     body: JSON with ``json_response``, else one SSE event (an error status answers JSON
     either way), as :func:`answer_sse` would for a request answered at once. Waits on
     nothing but what the request itself waits on (no task watching for the client leaving:
@@ -240,26 +251,14 @@ async def answer_now(
     response = await response_of(req, kernel.serve(rc), "server")
     req.done = True
     if not json_response:
-        await _one_body(send, [], response)
-        return
+        return _one_body([], response)
     if "result" not in response:
-        await _error_body(send, response)
-        return
-    body = orjson.dumps(response)
-    # respond(), written out: this is every JSON answer of the era.
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [(b"content-type", JSON), (b"content-length", b"%d" % len(body))],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+        return _error_body(response)
+    return Answer(200, orjson.dumps(response), headers=_JSON_HEAD)
 
 
-async def _one_body(send: Send, early: list[bytes], response: dict[str, Any]) -> None:
+def _one_body(early: list[bytes], response: dict[str, Any]) -> Answer:
     if status_of(response) != 200:
-        await _error_body(send, response)
-        return
+        return _error_body(response)
     body = encode_event(orjson.dumps(response))
-    await respond(send, 200, b"".join([*early, body]) if early else body, headers=SSE_HEADERS)
+    return Answer(200, b"".join([*early, body]) if early else body, headers=SSE_HEADERS)

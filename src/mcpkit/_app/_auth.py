@@ -20,7 +20,7 @@ import orjson
 from .._auth._principal import Principal
 from .._auth._resource import ResourceServer
 from .._exceptions import AuthError, AuthServerError, InsufficientScope, InvalidToken
-from .._http._asgi import JSON, Receive, Scope, Send, respond, route_path, same_path
+from .._http._asgi import JSON, Answer, Receive, Scope, Send, route_path, same_path
 from .._http._security import OwnerFn
 from ._registry import Hosting
 
@@ -57,31 +57,40 @@ class AuthGate:
 
     def is_metadata(self, scope: Scope) -> bool:
         """Whether the request is for the Protected Resource Metadata document."""
-        return same_path(route_path(scope), self.auth.metadata_path)
+        return self.is_metadata_path(route_path(scope))
+
+    def is_metadata_path(self, path: str) -> bool:
+        """Whether ``path`` (below the mount point) is the metadata document's."""
+        return same_path(path, self.auth.metadata_path)
 
     async def serve_metadata(self, scope: Scope, send: Send) -> None:
+        await self.metadata_answer(str(scope.get("method", ""))).write(send)
+
+    def metadata_answer(self, method: str) -> Answer:
+        """The Protected Resource Metadata document (CORS open), as ``method`` asks."""
         cors = [(b"access-control-allow-origin", b"*")]
-        if scope.get("method") == "OPTIONS":
+        if method == "OPTIONS":
             cors += [
                 (b"access-control-allow-methods", b"GET, OPTIONS"),
                 (b"access-control-allow-headers", b"mcp-protocol-version"),
             ]
-            await respond(send, 204, headers=cors)
-            return
-        if scope.get("method") not in ("GET", "HEAD"):
-            await respond(send, 405, headers=[(b"allow", b"GET, OPTIONS")])
-            return
+            return Answer(204, headers=cors)
+        if method not in ("GET", "HEAD"):
+            return Answer(405, headers=[(b"allow", b"GET, OPTIONS")])
         body = orjson.dumps(self.auth.metadata())
-        await respond(send, 200, body, content_type=JSON, headers=cors)
+        return Answer(200, body, content_type=JSON, headers=cors)
 
     async def refuse(self, send: Send, error: AuthError, *, bare: bool = False) -> None:
-        """Answer a refused request: 401 with the challenge (``bare``: no token was sent,
-        so no error code in it), 403 for a scope, 503 when tokens cannot be checked, 400
-        otherwise."""
+        """Answer a refused request (see :meth:`refusal`)."""
+        await self.refusal(error, bare=bare).write(send)
+
+    def refusal(self, error: AuthError, *, bare: bool = False) -> Answer:
+        """The answer refusing a request: 401 with the challenge (``bare``: no token was
+        sent, so no error code in it), 403 for a scope, 503 when tokens cannot be checked,
+        400 otherwise."""
         body = orjson.dumps({"error": error.error, "error_description": error.description})
         if isinstance(error, AuthServerError):
-            await respond(send, 503, body, content_type=JSON, headers=[(b"retry-after", b"5")])
-            return
+            return Answer(503, body, content_type=JSON, headers=[(b"retry-after", b"5")])
         if isinstance(error, InvalidToken):
             status = 401
         elif isinstance(error, InsufficientScope):
@@ -90,8 +99,7 @@ class AuthGate:
             status = 400
         scopes = error.scopes if isinstance(error, InsufficientScope) else ()
         challenge = self.auth.challenge(None if bare else error, scopes)
-        await respond(
-            send,
+        return Answer(
             status,
             body,
             content_type=JSON,
@@ -101,22 +109,27 @@ class AuthGate:
     async def admit(self, headers: dict[str, str], scope: Scope, send: Send) -> Principal | None:
         """The request's principal, or None once it was refused (the answer is sent)."""
         query = scope.get("query_string", b"")
+        verdict = await self.verify(
+            headers, query.decode("latin-1") if isinstance(query, bytes) else str(query)
+        )
+        if isinstance(verdict, Answer):
+            await verdict.write(send)
+            return None
+        return verdict
+
+    async def verify(self, headers: dict[str, str], query: str) -> Principal | Answer:
+        """The principal of a request with these headers and query string, or the answer
+        refusing it."""
         try:
-            return await self.auth.authenticate(
-                headers.get("authorization"),
-                query.decode("latin-1") if isinstance(query, bytes) else str(query),
-            )
+            return await self.auth.authenticate(headers.get("authorization"), query)
         except AuthServerError as e:
             # Our authorization server cannot be used: not the caller's fault (and logged
             # without the token, which no error carries).
             logger.warning("cannot verify access tokens: %s", e)
-            await self.refuse(
-                send, AuthServerError("the server cannot verify access tokens right now")
-            )
+            return self.refusal(AuthServerError("the server cannot verify access tokens right now"))
         except AuthError as e:
             # No token at all gets the plain challenge (RFC 6750 3.1: no error code).
-            await self.refuse(send, e, bare=headers.get("authorization") is None)
-        return None
+            return self.refusal(e, bare=headers.get("authorization") is None)
 
     async def serve(
         self,
@@ -153,15 +166,32 @@ class AuthGate:
 
     async def allows(self, msgs: Sequence[Any], send: Send, principal: Principal | None) -> bool:
         """Whether ``principal`` may send these messages; answers 403 if not."""
+        refused = self.scope_refusal(msgs, principal)
+        if refused is None:
+            return True
+        await refused.write(send)
+        return False
+
+    def scope_refusal(self, msgs: Sequence[Any], principal: Principal | None) -> Answer | None:
+        """None when ``principal`` may send these messages, else the 403 refusing them."""
         needed: list[str] = []
         for msg in msgs:
             needed += self.needed(msg)
         try:
             self.auth.check_scopes(principal, list(dict.fromkeys(needed)))
         except InsufficientScope as e:
-            await self.refuse(send, e)
-            return False
-        return True
+            return self.refusal(e)
+        return None
+
+    @staticmethod
+    def until_expiry(method: str, principal: Principal, answer: Answer) -> Answer:
+        """``answer``; a stream answering a GET is cut when the token that opened it
+        expires (see :meth:`serve`)."""
+        expires_at = principal.expires_at
+        stream = answer.stream
+        if method != "GET" or expires_at is None or stream is None:
+            return answer
+        return Answer.streamed(lambda send: _until(expires_at, send, stream))
 
 
 #: An app's dispatcher: ``fn(scope, headers, receive, send, principal)``.

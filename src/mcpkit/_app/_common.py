@@ -12,6 +12,7 @@ import anyio
 
 from .._exceptions import INVALID_REQUEST
 from .._http._asgi import (
+    Answer,
     BodyTimeout,
     BodyTooLarge,
     Receive,
@@ -62,20 +63,29 @@ def host_origin_problem(
 async def read_post_body(
     headers: dict[str, str], receive: Receive, send: Send, limit: int, timeout: float
 ) -> bytes | None:
-    """A POST's whole body; None once 413 (over ``limit``, refused before reading when the
-    size is declared) or 408 (slower than ``timeout``: slowloris) was answered."""
+    """A POST's whole body; None once the refusal of :func:`post_body` was answered."""
+    body = await post_body(headers, receive, limit, timeout)
+    if isinstance(body, Answer):
+        await body.write(send)
+        return None
+    return body
+
+
+async def post_body(
+    headers: dict[str, str], receive: Receive, limit: int, timeout: float
+) -> bytes | Answer:
+    """A POST's whole body, or the answer refusing it: 413 (over ``limit``, refused before
+    reading when the size is declared) or 408 (slower than ``timeout``: slowloris)."""
     too_large = f"Payload Too Large: the limit is {limit} bytes"
     length = headers.get("content-length")
     if length is not None and length.isdigit() and int(length) > limit:
-        await respond_error(send, 413, INVALID_REQUEST, too_large)
-        return None
+        return Answer.error(413, INVALID_REQUEST, too_large)
     try:
         return await read_body(receive, limit, timeout)
     except BodyTooLarge:
-        await respond_error(send, 413, INVALID_REQUEST, too_large)
+        return Answer.error(413, INVALID_REQUEST, too_large)
     except BodyTimeout:
-        await respond_error(send, 408, INVALID_REQUEST, "Request Timeout: the body is too slow")
-    return None
+        return Answer.error(408, INVALID_REQUEST, "Request Timeout: the body is too slow")
 
 
 async def serve_lifespan(

@@ -63,7 +63,8 @@ class HTTPAppOptions:
     #: Open ``subscriptions/listen`` streams, a budget of their own: a listen stream holds
     #: no request slot, and listeners cannot crowd out calls (503 past it).
     max_listen_streams: int = 1024
-    #: Of those, how many one verified principal may hold (429 past it).
+    #: Of those, how many one client may hold (429 past it): one verified principal, or
+    #: without one, one client address.
     max_listen_streams_per_principal: int = 64
 
     @property

@@ -8,17 +8,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-import orjson
 from anyio.abc import TaskGroup
 
-from .._exceptions import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, ConnectionClosed
+from .._exceptions import INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosed
 from .._http._asgi import (
     JSON,
     SSE_HEADERS,
     Receive,
     Send,
-    accepts_json_and_sse,
-    media_type,
     respond,
     respond_error,
 )
@@ -37,30 +34,14 @@ from ._common import (
     SESSION_HEADER,
     check_message,
     lookup_session,
-    read_post_body,
     session_for,
     settled,
     wait_or_disconnect,
 )
-from ._modern import ModernHandler, is_modern, names_stateless_revision, refuse_version
 from ._options import HTTPAppOptions
-from ._registry import SessionEntry, SessionFactory, SessionRegistry, hosting_of
+from ._registry import SessionEntry, SessionFactory, SessionRegistry
+from ._stateless import StatelessEraHandler, refuse_version
 from ._streams import StreamHandler
-
-
-def _content_problem(headers: dict[str, str]) -> tuple[int, str] | None:
-    """Why a POST's Accept or Content-Type is refused (status, message), or None."""
-    if not accepts_json_and_sse(headers.get("accept")):
-        return 406, (
-            "Not Acceptable: the Accept header must list application/json and text/event-stream"
-        )
-    if media_type(headers) != "application/json":
-        return 415, "Unsupported Media Type: send application/json"
-    return None
-
-
-#: What :meth:`PostHandler._read` returns for a POST it already answered with an error.
-_REFUSED: Any = object()
 
 
 class PostHandler:
@@ -78,6 +59,7 @@ class PostHandler:
         ownership: SessionOwnership,
         streams: StreamHandler,
         host: Callable[[], Awaitable[TaskGroup]],
+        stateless_era: StatelessEraHandler,
         *,
         gate: AuthGate | None = None,
     ) -> None:
@@ -89,61 +71,24 @@ class PostHandler:
         self.ownership = ownership
         self.streams = streams
         self.host = host
-        #: The stateless revisions' requests (no session), each served in its own task.
-        self.modern = ModernHandler(server, options, hosting_of(server))
+        #: The stateless era's handler (for the revisions this server serves).
+        self.stateless_era = stateless_era
 
     def _supported(self) -> tuple[str, ...]:
         """The revisions this server serves, newest first (what ``server/discover`` lists)."""
-        return self.modern.kernel.spec.supported_versions
-
-    async def _read(self, headers: dict[str, str], receive: Receive, send: Send) -> Any:
-        """The POSTed JSON, or ``_REFUSED`` once the request was answered with an error
-        (Accept, Content-Type, size, speed or JSON itself wrong)."""
-        refused = _content_problem(headers)
-        if refused is not None:
-            await respond_error(send, refused[0], INVALID_REQUEST, refused[1])
-            return _REFUSED
-        body = await read_post_body(
-            headers, receive, send, self.options.max_body_size, self.options.body_timeout
-        )
-        if body is None:
-            return _REFUSED
-        try:
-            return orjson.loads(body)
-        except orjson.JSONDecodeError as e:
-            await respond_error(send, 400, PARSE_ERROR, f"Parse error: {e}")
-            return _REFUSED
+        return self.stateless_era.kernel.spec.supported_versions
 
     async def post(
-        self, headers: dict[str, str], receive: Receive, send: Send, info: TransportInfo
+        self,
+        msg: dict[str, Any],
+        headers: dict[str, str],
+        receive: Receive,
+        info: TransportInfo,
+        send: Send,
     ) -> None:
-        """Serve one POST; ``info`` is what the app knows of it (HTTP request, principal),
-        handed to whatever serves the MCP request it carries."""
-        msg = await self._read(headers, receive, send)
-        if msg is _REFUSED:
-            return
-        if isinstance(msg, list) and msg:
-            await self._post_batch(msg, headers, receive, send, info)
-            return
-        problem = check_message(msg)
-        if problem is not None:
-            rid = msg.get("id") if isinstance(msg, dict) else None
-            await respond_error(
-                send, 400, INVALID_REQUEST, problem, id=rid if isinstance(rid, (str, int)) else None
-            )
-            return
-        if self.gate is not None and not await self.gate.allows((msg,), send, info.principal):
-            return
-        # A request of the stateless era is served as such whatever Mcp-Session-Id it
-        # carries (ignored, never echoed): a stale session id must not make it a 404.
-        if (
-            is_modern(msg, headers)
-            if "mcp-session-id" not in headers
-            else names_stateless_revision(msg, headers)
-        ):
-            await self.host()  # the server's lifespan runs before any request is served
-            await self.modern.post(msg, headers, receive, send, info)
-            return
+        """Serve one POSTed message of the handshake era (read, checked and found so by
+        ``serve_exchange``); ``info`` is what the app knows of it (HTTP request,
+        principal), handed to whatever serves the MCP request it carries."""
         is_request = "method" in msg and "id" in msg
         is_init = is_request and msg["method"] == "initialize"
         version = headers.get("mcp-protocol-version")
@@ -198,15 +143,16 @@ class PostHandler:
             entry.busy -= 1
             entry.last_active = anyio.current_time()
 
-    async def _post_batch(
+    async def post_batch(
         self,
         items: list[Any],
         headers: dict[str, str],
         receive: Receive,
-        send: Send,
         info: TransportInfo,
+        send: Send,
     ) -> None:
-        # Revision 2025-03-26 let a POST carry a batch; later revisions removed batches.
+        """Serve a POSTed JSON-RPC batch: revision 2025-03-26 let a POST carry one; later
+        revisions removed batches."""
         for i, item in enumerate(items):
             problem = check_message(item)
             if problem is None and item.get("method") == "initialize":

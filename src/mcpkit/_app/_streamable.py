@@ -22,36 +22,29 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from .._auth._principal import Principal
 from .._auth._resource import ResourceServer
 from .._backend import start_detached
-from .._exceptions import INTERNAL_ERROR, INVALID_REQUEST, BackendUnavailable
+from .._exceptions import INVALID_REQUEST, BackendUnavailable
 from .._http._asgi import (
     BODY_TIMEOUT,
-    ClientGone,
     Receive,
     Scope,
     Send,
-    header_map,
-    refuse_repeated_header,
     respond,
     respond_error,
     route_path,
     same_path,
 )
 from .._http._events import EventStore, InMemoryEventStore
-from .._http._request_info import from_scope as request_info
 from .._http._security import HostOriginPolicy, SessionOwnership
-from .._http._transport import HTTPServerTransport, SessionGone
-from .._transports._base import TransportInfo
-from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
-from ._auth import AuthGate, owner_fn, serve_admitted
+from .._http._transport import HTTPServerTransport
+from ._auth import AuthGate, owner_fn
 from ._common import (
     allow_header,
-    host_origin_refused,
     serve_lifespan,
     session_for,
 )
+from ._edge import exchange_of, serve_exchange, write_answer
 from ._legacy import SSEApp
 from ._options import HTTPAppOptions, stateless_keyword
 from ._post import PostHandler
@@ -63,6 +56,7 @@ from ._registry import (
     SessionRegistry,
     hosting_of,
 )
+from ._stateless import StatelessEraHandler
 from ._streams import StreamHandler
 
 logger = logging.getLogger("mcpkit.http")
@@ -97,13 +91,16 @@ class StreamableHTTPApp:
             else MemorySessionRegistry(server, opts, self.event_store, self.ownership)
         )
         self.streams = StreamHandler(opts, self.registry)
+        #: Serves the stateless era's requests (no session), each in its own POST's task.
+        self.stateless_era = StatelessEraHandler(server, opts, self.hosting)
         self.posts = PostHandler(
             server,
             opts,
             self.registry,
             self.ownership,
             self.streams,
-            self._ensure_host,
+            self.ensure_host,
+            self.stateless_era,
             gate=self.gate,
         )
         self.legacy: SSEApp | None = None
@@ -195,9 +192,10 @@ class StreamableHTTPApp:
         """After :meth:`aclose` (a shutdown): wait up to ``timeout`` seconds for the
         stateless requests in flight, then cancel the rest, each answered with an error
         (none is cut off mid-stream)."""
-        await self.posts.modern.drain(timeout)
+        await self.stateless_era.drain(timeout)
 
-    async def _ensure_host(self) -> TaskGroup:
+    async def ensure_host(self) -> TaskGroup:
+        """The task group hosting the sessions (the server's lifespan runs in it)."""
         if self._tg is not None:
             return self._tg
         # No lifespan and no `async with`: host the sessions in a task of our own, which
@@ -229,94 +227,39 @@ class StreamableHTTPApp:
             return
         if kind != "http":
             return
-        if self.gate is not None and self.gate.is_metadata(scope):
-            await self.gate.serve_metadata(scope, send)
+        # A thin adapter: the request read into an Exchange, served by the one edge, its
+        # Answer written. The legacy HTTP+SSE transport (an ASGI app of its own) is mounted
+        # beside the endpoint.
+        legacy = self.legacy
+        if (
+            legacy is not None
+            and legacy.handles(scope)
+            and not self.on_path(route_path(scope))
+            and (self.gate is None or not self.gate.is_metadata(scope))
+        ):
+            await self.ensure_host()  # the server's lifespan covers legacy clients too
+            await legacy(scope, receive, send)
             return
-        if not self._on_path(scope):
-            if self.legacy is not None and self.legacy.handles(scope):
-                await self._ensure_host()  # the server's lifespan covers legacy clients too
-                await self.legacy(scope, receive, send)
-                return
-            await respond(send, 404, b"Not Found", content_type=b"text/plain")
-            return
-        headers = header_map(scope)
-        if await host_origin_refused(self.policy, headers, send):
-            return
-        if headers.repeated is not None:  # a standard MCP header given twice: refused
-            await refuse_repeated_header(send, headers)
-            return
-        if self._closing:
-            await respond_error(send, 503, INTERNAL_ERROR, "Service Unavailable: shutting down")
-            return
-        await serve_admitted(self.gate, scope, headers, receive, send, self._dispatch)
+        answer = await serve_exchange(self, exchange_of(scope, receive))
+        await write_answer(answer, send, scope["method"], self.options.path or "")
 
-    def _on_path(self, scope: Scope) -> bool:
-        path = self.options.path
-        return path is None or same_path(route_path(scope), path)
+    def on_path(self, path: str) -> bool:
+        """Whether ``path`` (below the mount point) is the endpoint's."""
+        endpoint = self.options.path
+        return endpoint is None or same_path(path, endpoint)
 
-    async def _dispatch(
-        self,
-        scope: Scope,
-        headers: dict[str, str],
-        receive: Receive,
-        send: Send,
-        principal: Principal | None,
-    ) -> None:
-        method = scope["method"]
-        try:
-            if self.options.backend is not None:
-                await self._ensure_host()  # sessions of other workers are restored here
-            if method in ("GET", "DELETE") and _stateless_era(headers):
-                # 2026-07-28 has neither the GET stream nor sessions to end: the method is
-                # not allowed for that revision (streamable-http.mdx, Earlier Streamable
-                # HTTP Revisions), whatever this endpoint still offers older clients.
-                await respond_error(
-                    send,
-                    405,
-                    INVALID_REQUEST,
-                    f"Method Not Allowed: revision {headers['mcp-protocol-version'].strip()} "
-                    "has no GET stream or sessions; POST each request",
-                    headers=[(b"allow", b"POST")],
-                )
-            elif method == "POST":
-                # What the code serving the POSTed request may read (ctx.http_request,
-                # ctx.principal): handed along with the request, to whoever serves it.
-                http = request_info(scope, headers, principal)
-                info = TransportInfo("http", "tcp", http=http, principal=principal)
-                await self.posts.post(headers, receive, send, info)
-            elif method == "GET":
-                await self.streams.get(headers, receive, send)
-            elif method == "DELETE":
-                await self._delete(headers, send)
-            else:
-                await respond_error(
-                    send,
-                    405,
-                    INVALID_REQUEST,
-                    "Method Not Allowed",
-                    headers=[(b"allow", allow_header(self.options))],
-                )
-        except ClientGone:
-            pass
-        except SessionGone:
-            await respond_error(send, 404, INVALID_REQUEST, "Not Found: the session ended")
-        except BackendUnavailable as e:
-            # The shared state is down: nothing was lost, the client may retry.
-            logger.warning("%s %s: %s", method, self.options.path, e)
-            await respond_error(
-                send,
-                503,
-                INTERNAL_ERROR,
-                "Service Unavailable: the session store is not answering; retry shortly",
-                headers=[(b"retry-after", b"1")],
-            )
+    @property
+    def closing(self) -> bool:
+        """True once the app is shutting down (new requests get 503)."""
+        return self._closing
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         await serve_lifespan(receive, send, lambda: self)
 
     # ------------------------------------------------------------------ DELETE
 
-    async def _delete(self, headers: dict[str, str], send: Send) -> None:
+    async def delete(self, headers: dict[str, str], send: Send) -> None:
+        """Serve a DELETE of the handshake era: end the session it names."""
         if self.options.sessionless:
             await respond_error(
                 send,
@@ -331,12 +274,6 @@ class StreamableHTTPApp:
             return
         await self.registry.terminate(entry)
         await respond(send, 200)
-
-
-def _stateless_era(headers: dict[str, str]) -> bool:
-    """Whether the ``MCP-Protocol-Version`` header names a stateless revision (2026-07-28)."""
-    version = headers.get("mcp-protocol-version")
-    return version is not None and version.strip(" \t") in STATELESS_PROTOCOL_VERSIONS
 
 
 def create_http_app(
@@ -416,8 +353,10 @@ def create_http_app(
             may hold (429 past it); requests without a principal count app-wide only.
         max_listen_streams: open ``subscriptions/listen`` streams, a budget of their own
             (a listen stream never holds a call's place); 503 past it.
-        max_listen_streams_per_principal: of those, how many one verified principal may
-            hold (429 past it).
+        max_listen_streams_per_principal: of those, how many one client may hold (429
+            past it): one verified principal, or, for requests without one, one client
+            address (as the ASGI server reports it: behind a proxy, let it read
+            ``X-Forwarded-For``).
         stateless: deprecated, the old name of ``sessionless`` (a DeprecationWarning;
             removed in the next release).
 

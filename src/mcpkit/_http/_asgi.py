@@ -78,6 +78,21 @@ def header_map(scope: Scope) -> Headers:
     return out
 
 
+def repeated_header_answer(headers: Headers, stateless_era: bool) -> Answer:
+    """The ``400 Bad Request`` naming the standard MCP header ``headers`` repeats (its
+    ``.repeated``): ``HeaderMismatch`` (-32020, a malformed standard header) for a request
+    of the stateless era, ``Invalid Request`` (-32600) for the handshake revisions, which
+    have no such code."""
+    name = headers.repeated
+    error = {
+        "code": HEADER_MISMATCH if stateless_era else INVALID_REQUEST,
+        "message": f"Bad Request: the {name} header appears more than once (send it once)",
+        "data": {"header": name},
+    }
+    body = orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error})
+    return Answer(400, body, content_type=JSON)
+
+
 async def refuse_repeated_header(send: Send, headers: Headers) -> bool:
     """Answer ``400 Bad Request`` naming the standard MCP header the request repeats, and
     return True; False (nothing sent) when it repeats none.
@@ -204,6 +219,76 @@ async def respond(
     h.append((b"content-length", str(len(body)).encode()))
     await send({"type": "http.response.start", "status": status, "headers": h})
     await send({"type": "http.response.body", "body": body})
+
+
+class Answer:
+    """What an HTTP exchange is answered with (``serve_exchange``'s result): a status,
+    headers and one body, or a stream.
+
+    A one-body answer is ``status``, ``headers`` (``Content-Length`` is added when it is
+    written) and ``body``. A streamed one has ``stream``: a coroutine function given the
+    front end's ``send`` (ASGI messages: ``http.response.start``, then body chunks), which
+    writes the whole response, its head included, because what that head says is known
+    only once serving has begun (an SSE answer sent as one body when the request ends
+    within 50 ms, else streamed; a stream refused before it started).
+
+    Example::
+
+        answer = Answer.error(404, INVALID_REQUEST, "Not Found")
+        await answer.write(send)
+    """
+
+    __slots__ = ("body", "headers", "status", "stream")
+
+    def __init__(
+        self,
+        status: int,
+        body: bytes = b"",
+        *,
+        content_type: bytes | None = None,
+        headers: list[tuple[bytes, bytes]] | None = None,
+        stream: Callable[[Send], Awaitable[None]] | None = None,
+    ) -> None:
+        self.status = status
+        self.body = body
+        h = list(headers) if headers else []
+        if content_type is not None:
+            h.append((b"content-type", content_type))
+        self.headers = h
+        self.stream = stream
+
+    @classmethod
+    def streamed(cls, stream: Callable[[Send], Awaitable[None]]) -> Answer:
+        """An answer written by ``stream(send)``, head included (see the class)."""
+        return cls(0, stream=stream)
+
+    @classmethod
+    def error(
+        cls,
+        status: int,
+        code: int,
+        message: str,
+        *,
+        id: Any = None,
+        headers: list[tuple[bytes, bytes]] | None = None,
+    ) -> Answer:
+        """An HTTP error whose body is a JSON-RPC error response (``id`` null unless given)."""
+        return cls(status, error_body(code, message, id), content_type=JSON, headers=headers)
+
+    async def write(self, send: Send) -> None:
+        """Send this answer through ``send`` (as :func:`respond` sends one body)."""
+        if self.stream is not None:
+            await self.stream(send)
+            return
+        body = self.body
+        await send(
+            {
+                "type": "http.response.start",
+                "status": self.status,
+                "headers": [*self.headers, (b"content-length", b"%d" % len(body))],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
 
 
 async def respond_error(

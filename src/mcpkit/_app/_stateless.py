@@ -1,12 +1,13 @@
 """The Streamable HTTP app's stateless side (revision 2026-07-28): POSTs with no session.
 
-A modern client sends every request on its own, with the revision, its capabilities and
-identity in ``_meta`` and the standard headers (``MCP-Protocol-Version``, ``Mcp-Method``,
+A client of that era sends every request on its own, with the revision, its capabilities
+and identity in ``_meta`` and the standard headers (``MCP-Protocol-Version``, ``Mcp-Method``,
 ``Mcp-Name``, and ``Mcp-Param-{Name}`` for the tool arguments marked ``x-mcp-header``)
 mirroring the body. The app checks the headers against the body, then serves the request
 in the task of its own POST through the server's kernel: no session, no engine, no
 renumbering, and nothing shared with other clients but the app's budgets (calls and listen
-streams, each bounded app-wide and per verified principal).
+streams, each bounded app-wide and per client). ``serve_exchange`` (``_edge.py``) decided
+the era; nothing here looks at it again.
 
 Closing the response stream cancels the request (streamable-http.mdx, Cancellation).
 """
@@ -17,6 +18,7 @@ import logging
 import re
 from collections.abc import Mapping, MutableMapping, Sequence
 from decimal import Decimal
+from functools import partial
 from typing import Any, NamedTuple
 
 import anyio
@@ -32,25 +34,23 @@ from .._exceptions import (
 )
 from .._http._asgi import (
     JSON,
+    Answer,
     Receive,
     Send,
     error_body,
     respond,
-    respond_error,
 )
 from .._http._headers import NAMED_MEMBER, decode_header_value, value_at
 from .._http._sse import encode_event
 from .._jsonrpc import IncomingRequest
 from .._session._base import RequestContext
 from .._session._kernel import Kernel
-from .._session._stateless import is_stateless
 from .._transports._base import TransportInfo
 from ..types._metakeys import (
     CLIENT_CAPABILITIES_META_KEY,
     LOG_LEVEL_META_KEY,
     PROTOCOL_VERSION_META_KEY,
 )
-from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
 from ._answers import WATCH_AFTER, answer_now, answer_sse, status_of
 from ._budget import Budget
 from ._options import HTTPAppOptions
@@ -72,34 +72,6 @@ def header(headers: Mapping[str, str], name: str) -> str | None:
     field parsing drops before the value is evaluated (RFC 9110, section 5.5)."""
     value = headers.get(name)
     return None if value is None else value.strip(" \t")
-
-
-def is_modern(msg: dict[str, Any], headers: Mapping[str, str]) -> bool:
-    """Whether a POST without a session id is a stateless-revision request (decided by
-    :func:`is_stateless`, as for every transport). Outside a session no handshake revision
-    can be served, so a request naming any revision in its ``_meta`` is of the stateless
-    era (one that era does not speak is answered UnsupportedProtocolVersion, -32022)."""
-    params = msg.get("params")
-    method = msg.get("method")
-    return isinstance(method, str) and is_stateless(
-        method,
-        params.get("_meta") if isinstance(params, dict) else None,
-        header(headers, "mcp-protocol-version"),
-        handshake_versions=(),
-    )
-
-
-def names_stateless_revision(msg: dict[str, Any], headers: Mapping[str, str]) -> bool:
-    """Whether a request says it is of a stateless revision, in its ``MCP-Protocol-Version``
-    header or its ``_meta``. Such a request is served statelessly even when it carries an
-    ``Mcp-Session-Id`` (a stale one from an earlier era, or a proxy's): 2026-07-28 has no
-    sessions, and its servers ignore that header (streamable-http.mdx, Earlier Streamable
-    HTTP Revisions)."""
-    if header(headers, "mcp-protocol-version") in STATELESS_PROTOCOL_VERSIONS:
-        return True
-    params = msg.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    return isinstance(meta, dict) and meta.get(META_VERSION) in STATELESS_PROTOCOL_VERSIONS
 
 
 async def refuse_version(send: Send, rid: Any, requested: str, supported: Sequence[str]) -> None:
@@ -205,7 +177,7 @@ def _mirrors(text: str, value: Any) -> bool:
 
 
 def meta_problem(msg: dict[str, Any]) -> str | None:
-    """Why a modern request's ``_meta`` lacks what every request must carry, or None."""
+    """Why a stateless-era request's ``_meta`` lacks what every request must carry, or None."""
     params = msg.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     if not isinstance(meta, dict):
@@ -231,7 +203,7 @@ class Refusal(NamedTuple):
     body: bytes
 
 
-class ModernHandler:
+class StatelessEraHandler:
     """Serves stateless-revision POSTs: each in the task of its own POST, straight through
     the server's :class:`~mcpkit.lowlevel.Kernel` (no session, no engine, no shared slots).
     """
@@ -264,20 +236,18 @@ class ModernHandler:
         msg: dict[str, Any],
         headers: Mapping[str, str],
         receive: Receive,
-        send: Send,
         info: TransportInfo,
-    ) -> None:
+    ) -> Answer:
+        """The answer to a POSTed request of the stateless era (``serve_exchange`` decided
+        it is one)."""
         verdict = self.check(msg, headers)
         if isinstance(verdict, Refusal):
-            await respond(
-                send, verdict.status, verdict.body, content_type=JSON if verdict.body else None
-            )
-            return
+            return Answer(verdict.status, verdict.body, content_type=JSON if verdict.body else None)
         req, negotiated = verdict
         # A request known to end without waiting is answered in one body, with no cancel
         # scope, no drain entry and no task watching for the client leaving: what it
         # would have awaited ends at once anyway (the answer is the same, byte for byte).
-        await self.serve(req, negotiated, msg, receive, send, info, at_once=self.at_once(req, msg))
+        return await self.serve(req, negotiated, msg, receive, info, at_once=self.at_once(req, msg))
 
     def check(
         self, msg: dict[str, Any], headers: Mapping[str, str]
@@ -313,68 +283,83 @@ class ModernHandler:
         negotiated: Any,
         msg: dict[str, Any],
         receive: Receive,
-        send: Send,
         info: TransportInfo,
         *,
         at_once: bool = False,
-    ) -> None:
-        """Serve a request whose checks passed (:meth:`check`), within the app's budgets
-        (a refusal is answered 429/503) and its shutdown drain. With ``at_once`` (what
-        :meth:`at_once` says of it) it is answered in one body with no cancel scope and no
-        drain entry: the kernel knows it ends without waiting (on anything but the answer's
-        own ``send``), so there is nothing for a shutdown to wait for or cancel."""
-        rid = req.id
+    ) -> Answer:
+        """The answer to a request whose checks passed (:meth:`check`), served within the
+        app's budgets (a refusal is answered 429/503) and its shutdown drain. With
+        ``at_once`` (what :meth:`at_once` says of it) it is answered in one body with no
+        cancel scope and no drain entry: the kernel knows it ends without waiting (on
+        anything but the answer's own ``send``), so there is nothing for a shutdown to
+        wait for or cancel.
+
+        The server picks per request (streamable-http.mdx): one JSON body unless the
+        request will have something to say before its answer (a listen stream is all
+        notifications; a request that asked for progress or log messages gets them live),
+        then an SSE answer, whose head is known only once serving has begun: a stream."""
         listen = req.method == "subscriptions/listen"
+        if not at_once and (listen or not self.options.json_response or _speaks_early(msg)):
+            return Answer.streamed(partial(self._serve_sse, req, negotiated, listen, receive, info))
+        budget = self.listens if listen else self.calls
+        key = client_key(info) if listen else _principal_key(info)
+        refused = budget.enter(key)
+        if refused is not None:
+            return _refusal(req.id, listen, refused, budget.per_key)
+        rc = RequestContext(None, req, negotiated, transport=info)
+        if at_once:
+            try:
+                return await answer_now(self.kernel, rc, json_response=self.options.json_response)
+            finally:
+                budget.leave(key)
+        scope = anyio.CancelScope()
+        self._inflight.add(scope)
+        try:
+            with scope:
+                answer = await answer_now(self.kernel, rc, json_response=True)
+        finally:
+            budget.leave(key)
+            self._untrack(scope)
+        if scope.cancelled_caught:
+            return Answer(200, _shutdown_error(req.id), content_type=JSON)
+        return answer
+
+    async def _serve_sse(
+        self,
+        req: IncomingRequest,
+        negotiated: Any,
+        listen: bool,
+        receive: Receive,
+        info: TransportInfo,
+        send: Send,
+    ) -> None:
+        """Write the SSE answer of ``req`` (see :meth:`serve`) through ``send``."""
         budget = self.listens if listen else self.calls
         # Listen streams are counted per client even without auth (by address, else one
         # anonymous client could hold them all); calls per verified principal only.
         key = client_key(info) if listen else _principal_key(info)
         refused = budget.enter(key)
         if refused is not None:
-            await _refuse(send, rid, listen, refused, budget.per_key)
-            return
-        if at_once:
-            try:
-                rc = RequestContext(None, req, negotiated, transport=info)
-                await answer_now(self.kernel, rc, send, json_response=self.options.json_response)
-            finally:
-                budget.leave(key)
+            await _refusal(req.id, listen, refused, budget.per_key).write(send)
             return
         scope = anyio.CancelScope()
         out = _Tracked(send)
         self._inflight.add(scope)
         try:
             with scope:
-                await self._serve(req, negotiated, msg, listen, receive, out, info)
+                rc = RequestContext(None, req, negotiated, transport=info)
+                after = 0 if listen else WATCH_AFTER
+                await answer_sse(self.kernel, rc, receive, out, stream_after=after)
         finally:
             budget.leave(key)
-            self._inflight.discard(scope)
-            if not self._inflight and self._idle is not None:
-                self._idle.set()
+            self._untrack(scope)
         if scope.cancelled_caught:
-            await _shutdown_answer(out, rid)
+            await _shutdown_answer(out, req.id)
 
-    async def _serve(
-        self,
-        req: IncomingRequest,
-        negotiated: Any,
-        msg: dict[str, Any],
-        listen: bool,
-        receive: Receive,
-        send: Send,
-        info: TransportInfo,
-    ) -> None:
-        kernel = self.kernel
-        rc = RequestContext(None, req, negotiated, transport=info)
-        # The server picks per request (streamable-http.mdx): one JSON body unless the
-        # request will have something to say before its answer. A listen stream is all
-        # notifications; a request that asked for progress or log messages gets them live
-        # (negotiate() found its _meta an object).
-        live = listen or _speaks_early(msg)
-        if self.options.json_response and not live:
-            await answer_now(kernel, rc, send, json_response=True)
-        else:
-            await answer_sse(kernel, rc, receive, send, stream_after=0 if listen else WATCH_AFTER)
+    def _untrack(self, scope: anyio.CancelScope) -> None:
+        self._inflight.discard(scope)
+        if not self._inflight and self._idle is not None:
+            self._idle.set()
 
     def at_once(self, req: IncomingRequest, msg: dict[str, Any]) -> bool:
         """Whether serving ``req`` (checked: :meth:`check`) ends without waiting: the
@@ -443,12 +428,8 @@ class _Tracked:
             self.done = True
 
 
-async def _shutdown_answer(out: _Tracked, rid: Any) -> None:
-    """Answer a request the shutdown cancelled: its response (one JSON body, or the last
-    event of the SSE stream already under way) is an error naming the cause, and the
-    response is completed, so the client neither waits nor sees a broken stream."""
-    if out.done:
-        return
+def _shutdown_error(rid: Any) -> bytes:
+    """The error answering a request the shutdown cancelled."""
     error = {
         "jsonrpc": "2.0",
         "id": rid,
@@ -458,7 +439,16 @@ async def _shutdown_answer(out: _Tracked, rid: Any) -> None:
             "retry it",
         },
     }
-    body = orjson.dumps(error)
+    return orjson.dumps(error)
+
+
+async def _shutdown_answer(out: _Tracked, rid: Any) -> None:
+    """Answer a request the shutdown cancelled: its response (one JSON body, or the last
+    event of the SSE stream already under way) is an error naming the cause, and the
+    response is completed, so the client neither waits nor sees a broken stream."""
+    if out.done:
+        return
+    body = _shutdown_error(rid)
     if out.started:
         await out({"type": "http.response.body", "body": encode_event(body), "more_body": False})
     else:
@@ -482,13 +472,14 @@ def client_key(info: TransportInfo) -> str | None:
     return f"addr:{client[0]}" if client else None
 
 
-async def _refuse(send: Send, rid: Any, listen: bool, bound: str, per_key: int | None) -> None:
+def _refusal(rid: Any, listen: bool, bound: str, per_key: int | None) -> Answer:
+    """The answer refusing a request past a budget (``bound``: ``"key"``, one client's, or
+    ``"total"``, the app's)."""
     what = "subscriptions/listen streams" if listen else "requests in flight"
     whose = "of this caller" if bound == "key" else "on this server"
     if listen and bound == "key":
         whose += f" (at most {per_key} per client: its verified principal, else its address)"
-    await respond_error(
-        send,
+    return Answer.error(
         429 if bound == "key" else 503,
         INTERNAL_ERROR,
         f"Too many {what} {whose}; retry later",
