@@ -14,6 +14,7 @@ import tracemalloc
 from collections.abc import AsyncIterator, Generator
 from contextlib import asynccontextmanager
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -160,10 +161,12 @@ async def test_w1_an_endless_error_answer_to_the_legacy_sse_stream(via: str) -> 
     _stopped_early(srv.answers[0])
 
 
-def test_the_error_body_bound_is_small() -> None:
+def test_the_error_body_bound_is_small_and_documented() -> None:
     from mcpkit._http._client_common import MAX_ERROR_BODY
 
     assert MAX_ERROR_BODY <= 64 * 1024
+    doc = " ".join((Path(__file__).parents[2] / "docs" / "client.md").read_text().split())
+    assert f"error answer's body the client reads at most {MAX_ERROR_BODY // 1024} KiB" in doc
 
 
 # ------------------------------------------------------------------ W2: decoded bytes
