@@ -311,3 +311,27 @@ async def test_w9_a_redirect_to_another_port_carries_no_auth_headers(
     assert hop.headers["x-trace"] == "keep"
     leaked = {name: hop.headers[name] for name in _SECRETS if name in hop.headers}
     assert not leaked, f"the hook's headers went to another origin: {leaked}"
+
+
+@pytest.mark.parametrize(("via", "auth"), [("own", "hook"), ("proxy", "hook"), ("proxy", "httpx2")])
+async def test_w9_a_redirect_on_the_same_origin_keeps_the_auth_headers(
+    via: str, auth: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The rule strips only across origins: a hop on the same one is signed anew.
+    async def handler(request: Request, answer: Answer) -> None:
+        if request.target.endswith("/mcp"):
+            await answer.send(response(307, b"", location="/moved"))
+        else:
+            await answer.send(response(500, b"no", "text/plain"))
+
+    async with hostile_server(handler) as srv:
+        with anyio.fail_after(30):
+            hook = _HookHeaders() if auth == "hook" else _HttpxAuth()
+            async with _session(srv.url, via, monkeypatch, auth=hook) as cs:
+                with pytest.raises(ProtocolError, match="HTTP 500: no"):
+                    await cs.initialize()
+    assert [r.target.rsplit("/", 1)[1] for r in srv.requests] == ["mcp", "moved"]
+    hop = srv.requests[1]
+    assert all(name in hop.headers for name in _SECRETS), hop.headers
+    if auth == "hook":
+        assert hop.headers["dpop"].endswith(f"127.0.0.1:{srv.port}/moved")
