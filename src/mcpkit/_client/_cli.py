@@ -53,8 +53,8 @@ class _Parser(argparse.ArgumentParser):
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "target",
-        help="the server: a command line (one quoted string), an http(s) URL, or the name "
-        "of an entry of --config",
+        help="the server: a .py file (run with this Python: server.py), a command line (one "
+        "quoted string: 'node server.js'), an http(s) URL, or the name of an entry of --config",
     )
     p.add_argument(
         "--config", help="an mcpServers JSON file (a host's config); TARGET names one entry"
@@ -80,7 +80,9 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="server environment (repeatable)",
     )
     p.add_argument(
-        "--protocol-version", default=None, help="the revision to ask for (default: the newest)"
+        "--protocol-version",
+        metavar="REVISION",
+        help="the protocol revision to ask for, e.g. 2025-11-25 (default: the newest)",
     )
     p.add_argument(
         "-v",
@@ -446,7 +448,24 @@ async def _call(ns: argparse.Namespace) -> int:
     if not has_text and raw.get("structuredContent") is not None:
         texts.append(_dump(raw["structuredContent"]))
     print("\n".join(texts) if texts else "(no content)", file=out)
+    if failed and not ns.verbose and _MASKED.match("\n".join(texts)):
+        print(_cause_hint(ns), file=sys.stderr)
     return 1 if failed else 0
+
+
+#: A failed call that says no more than that (a server hiding its exceptions from clients,
+#: as mcpkit's do by default): the cause is in the server's own log.
+_MASKED = re.compile(r"^(Error executing tool \S+)?$")
+
+
+def _cause_hint(ns: argparse.Namespace) -> str:
+    """Where the cause of a failure the server did not explain can be seen."""
+    if is_url(ns.resolved):
+        return (
+            "(the server logs the cause; an mcpkit server built with "
+            "Server(mask_errors=False) sends it to clients)"
+        )
+    return "(run it again with -v to see the server's log on stderr, where the cause is)"
 
 
 def _b64_size(data: Any) -> int:

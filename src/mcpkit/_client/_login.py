@@ -27,9 +27,26 @@ from .._auth._store import FileTokenStore
 from .._exceptions import AuthError
 from ._client import Client
 
+#: What ``mcpkit auth --help`` says: plain text (the module's docstring is reStructuredText).
+_HELP = """\
+Log in to a protected MCP server over OAuth once; `mcpkit list|call|read|prompt URL`
+then use (and refresh) that login. A development issuer lets you try one.
+
+  mcpkit auth login URL          log in (opens the browser); tokens kept in your token
+                                 file, readable by you only
+  mcpkit auth status             the servers logged in to (never a token)
+  mcpkit auth logout URL         forget a server's tokens
+  mcpkit auth dev-issuer         serve a DEVELOPMENT-ONLY authorization server on 127.0.0.1
+  mcpkit auth dev-token ISSUER   print an access token minted by a dev-issuer
+"""
+
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mcpkit auth", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        prog="mcpkit auth",
+        description=_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = p.add_subparsers(dest="action", required=True)
     login = sub.add_parser("login", help="log in to a protected server (opens the browser)")
     login.add_argument("url", help="the server's MCP endpoint (http or https)")
