@@ -183,7 +183,7 @@ class Handlers:
 
     def at_once(self, method: str, params: dict[str, Any] | None) -> bool:
         """Whether serving this request ends without waiting on anything: a ``tools/call``
-        of a sync tool now run on the loop (shown short), given no Context, not a task."""
+        of a sync tool run on the loop (its author's inline=True), given no Context, not a task."""
         if method != "tools/call" or params is None or self.server.bridges_logging:
             return False
         name = params.get("name")
