@@ -45,9 +45,8 @@ from .._http._asgi import (
     header_map,
     media_type,
     repeated_header_answer,
-    route_path,
 )
-from .._http._request_info import full_path, request_info
+from .._http._request_info import request_info
 from .._http._transport import SessionGone
 from .._session._stateless import is_stateless
 from .._transports._base import TransportInfo
@@ -100,12 +99,21 @@ def exchange_of(scope: Scope, receive: Receive) -> Exchange:
     """The exchange an ASGI ``http`` scope describes."""
     client = scope.get("client")
     query = scope.get("query_string", b"")
+    # route_path() and full_path() in one (this runs on every request): ASGI servers and
+    # frameworks (uvicorn --root-path, Starlette's Mount) include root_path in path, older
+    # ones gave the path below it.
+    path: str = scope.get("path", "/")
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root):
+        below, whole = path[len(root) :] or "/", path
+    else:
+        below, whole = path or "/", root + path
     return Exchange(
         scope["method"],
-        route_path(scope),
+        below,
         header_map(scope),
         receive,
-        full_path=full_path(scope),
+        full_path=whole,
         query=query.decode("latin-1") if isinstance(query, bytes) else str(query),
         scheme=str(scope.get("scheme", "http")),
         client=(str(client[0]), int(client[1])) if client else None,
@@ -163,12 +171,16 @@ def _content_problem(headers: dict[str, str]) -> Answer | None:
     return None
 
 
+def _has_body(headers: Mapping[str, str]) -> bool:
+    return "transfer-encoding" in headers or headers.get("content-length", "0").strip() != "0"
+
+
 async def _nothing(send: Send) -> None:
     """The answer to a client that left: none."""
 
 
 #: What a client that left before its request was read is answered: nothing.
-NO_ANSWER = Answer.streamed(_nothing)
+NO_ANSWER = Answer(0, stream=_nothing)
 
 
 async def serve_exchange(app: StreamableHTTPApp, ex: Exchange) -> Answer:
@@ -184,6 +196,16 @@ async def serve_exchange(app: StreamableHTTPApp, ex: Exchange) -> Answer:
         return Answer.error(refused[0], INVALID_REQUEST, refused[1])
     if headers.repeated is not None:  # a standard MCP header given twice: refused
         return repeated_header_answer(headers, stateless_era(headers))
+    if "upgrade" in headers.get("connection", "").lower() and _has_body(headers):
+        # W10: nothing here upgrades, and uvicorn's httptools protocol stops reading such a
+        # request at its head (the app sees no body) and may read the body as the next
+        # request: refused before its body is read, and the connection closed with it.
+        return Answer.error(
+            400,
+            INVALID_REQUEST,
+            "Bad Request: this endpoint upgrades to no other protocol",
+            headers=[(b"connection", b"close")],
+        )
     if app.closing:
         return Answer.error(503, INTERNAL_ERROR, "Service Unavailable: shutting down")
     principal: Principal | None = None
@@ -225,8 +247,8 @@ async def _route(app: StreamableHTTPApp, ex: Exchange, principal: Principal | No
                 headers=[(b"allow", b"POST")],
             )
         if method == "GET":
-            return Answer.streamed(partial(app.streams.get, headers, ex.receive))
-        return Answer.streamed(partial(app.delete, headers))
+            return Answer(0, stream=partial(app.streams.get, headers, ex.receive))
+        return Answer(0, stream=partial(app.delete, headers))
     return Answer.error(
         405,
         INVALID_REQUEST,
@@ -256,7 +278,7 @@ async def _post(app: StreamableHTTPApp, ex: Exchange, principal: Principal | Non
     info = TransportInfo("http", "tcp", http=http, principal=principal)
     posts = app.posts
     if isinstance(msg, list) and msg:
-        return Answer.streamed(partial(posts.post_batch, msg, headers, ex.receive, info))
+        return Answer(0, stream=partial(posts.post_batch, msg, headers, ex.receive, info))
     problem = check_message(msg)
     if problem is not None:
         rid = msg.get("id") if isinstance(msg, dict) else None
@@ -271,7 +293,7 @@ async def _post(app: StreamableHTTPApp, ex: Exchange, principal: Principal | Non
     if stateless_era(headers, msg):
         await app.ensure_host()  # the server's lifespan runs before any request is served
         return await app.stateless_era.post(msg, headers, ex.receive, info)
-    return Answer.streamed(partial(posts.post, msg, headers, ex.receive, info))
+    return Answer(0, stream=partial(posts.post, msg, headers, ex.receive, info))
 
 
 def _failure(method: str, path: str | None, e: Exception) -> Answer:
