@@ -23,7 +23,8 @@ from tests.server._harness import HANDSHAKE
 from tests.stateless._stateless_helpers import TIMEOUT, URL, headers_for, request
 
 from mcpkit import Server
-from mcpkit._http._asgi import header_map, refuse_repeated_header
+from mcpkit._app._edge import stateless_era
+from mcpkit._http._asgi import header_map, repeated_header_answer
 from mcpkit.lowlevel import ASGIClient
 
 pytestmark = pytest.mark.anyio
@@ -82,16 +83,11 @@ async def test_the_refusal_names_the_header_in_the_revisions_code(version: str, 
     headers = header_map(
         _scope([("mcp-protocol-version", version), ("mcp-name", "a"), ("mcp-name", "b")])
     )
-    sent: list[dict[str, Any]] = []
-
-    async def send(message: Any) -> None:
-        sent.append(message)
-
-    assert not await refuse_repeated_header(send, header_map(_scope([("mcp-name", "a")])))
-    assert sent == []
-    assert await refuse_repeated_header(send, headers)
-    assert sent[0]["status"] == 400
-    error = orjson.loads(sent[1]["body"])["error"]
+    assert header_map(_scope([("mcp-name", "a")])).repeated is None
+    # The era is the edge's to decide (once, from the header here: no body is read).
+    answer = repeated_header_answer(headers, stateless_era(headers))
+    assert answer.status == 400
+    error = orjson.loads(answer.body)["error"]
     assert error["code"] == code
     assert error["data"] == {"header": "Mcp-Name"}
     assert "Mcp-Name" in error["message"]

@@ -10,7 +10,6 @@ import anyio
 import orjson
 
 from .._exceptions import HEADER_MISMATCH, INVALID_REQUEST
-from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
 
 Scope = MutableMapping[str, Any]
 ASGIMessage = MutableMapping[str, Any]
@@ -63,7 +62,7 @@ def header_map(scope: Scope) -> Headers:
     ``Mcp-Param-*``, ``Mcp-Session-Id``) given twice is named in ``.repeated``: joined, two
     ``Mcp-Name`` values could match a body value the first one alone does not (a gateway
     reading one copy routes another request than the server serves), so such a request is
-    refused (:func:`refuse_repeated_header`), never compared.
+    refused (:func:`repeated_header_answer`), never compared.
     """
     out = Headers()
     for k, v in scope.get("headers", ()):
@@ -91,29 +90,6 @@ def repeated_header_answer(headers: Headers, stateless_era: bool) -> Answer:
     }
     body = orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error})
     return Answer(400, body, content_type=JSON)
-
-
-async def refuse_repeated_header(send: Send, headers: Headers) -> bool:
-    """Answer ``400 Bad Request`` naming the standard MCP header the request repeats, and
-    return True; False (nothing sent) when it repeats none.
-
-    The JSON-RPC error is ``HeaderMismatch`` (-32020: a malformed standard header) for a
-    request naming revision 2026-07-28 in ``MCP-Protocol-Version``, ``Invalid Request``
-    (-32600) for the handshake revisions, which have no such code.
-    """
-    name = headers.repeated
-    if name is None:
-        return False
-    versions = headers.get("mcp-protocol-version", "").split(",")
-    modern = any(v.strip() in STATELESS_PROTOCOL_VERSIONS for v in versions)
-    error = {
-        "code": HEADER_MISMATCH if modern else INVALID_REQUEST,
-        "message": f"Bad Request: the {name} header appears more than once (send it once)",
-        "data": {"header": name},
-    }
-    body = orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error})
-    await respond(send, 400, body, content_type=JSON)
-    return True
 
 
 def accepts(accept: str | None, media: str) -> bool:
