@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     # The models need pydantic: imported where a server has an app (a plain server that
     # serves none never loads pydantic, tests/server/test_scalar_signatures.py).
     from ..types._apps import AppCsp, AppPermissions
-    from ._server import Server
+    from ._face import ServerLike
 
 #: The page a directory bundle is served from.
 BUNDLE_INDEX = "index.html"
@@ -53,7 +53,7 @@ class AppsExtension(Extension):
 
     id = APPS_EXTENSION
 
-    def attach(self, server: Server[Any]) -> None:
+    def attach(self, server: ServerLike) -> None:
         self.server = server
         handlers = server._protocol
         self._core_list: RequestHandlerFn = handlers.tools_list
@@ -98,7 +98,7 @@ class AppsExtension(Extension):
         return await self._core_call(rc, params)
 
 
-def apps_extension(server: Server[Any]) -> AppsExtension:
+def apps_extension(server: ServerLike) -> AppsExtension:
     """The server's apps extension, added on first use."""
     found = server.extensions.get(APPS_EXTENSION)
     if isinstance(found, AppsExtension):
@@ -111,7 +111,7 @@ def apps_extension(server: Server[Any]) -> AppsExtension:
 
 
 def tool_meta(
-    server: Server[Any], meta: Mapping[str, Any] | None, app: Any
+    server: ServerLike, meta: Mapping[str, Any] | None, app: Any
 ) -> Mapping[str, Any] | None:
     """``meta`` with the tool's ``ui`` member for ``app`` (a ``ui://`` URI, an
     :class:`AppToolMeta` or its dict); the extension is declared from then on."""
@@ -198,7 +198,7 @@ class AppMixin:
                 item["_meta"] = contents_meta
             return item
 
-        server = cast("Server[Any]", self)
+        server = cast("ServerLike", self)
         apps_extension(server)
         server.add_resource(
             uri,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, get_args, get_origin
 from ._schemagen import strip_annotated
 
 if TYPE_CHECKING:
-    from ._context import Context
+    from ._callface import CallContext
 
 
 class Ask:
@@ -83,7 +83,7 @@ _DONE = {"decline": "declined", "cancel": "cancelled"}
 
 
 async def ask_all(
-    ctx: Context[Any], asked: Sequence[AskedParam]
+    ctx: CallContext, asked: Sequence[AskedParam]
 ) -> tuple[dict[str, Any], str | None]:
     """Ask every question of ``asked`` at once: the values of their parameters, or why
     the tool is not run (a question declined or cancelled)."""

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from .._http._request_info import HTTPRequestInfo
     from .._session._server import ServerSession
     from ..types import CreateMessageResult, Root
-    from ._server import Server
+    from ._face import ServerLike
 
 #: What an elicitation returns: the schema type given, or a dict for a JSON schema.
 T = TypeVar_("T", default=dict[str, Any])
@@ -97,7 +97,7 @@ class Context(Generic[StateT]):
     __slots__ = ("_begin_task", "_request", "_server", "_session")
 
     def __init__(
-        self, server: Server, request: RequestContext | None, session: ServerSession | None
+        self, server: ServerLike, request: RequestContext | None, session: ServerSession | None
     ) -> None:
         self._server = server
         self._request = request
@@ -166,7 +166,7 @@ class Context(Generic[StateT]):
     # ------------------------------------------------------------------ facts
 
     @property
-    def server(self) -> Server:
+    def server(self) -> ServerLike:
         """The :class:`Server` serving this request."""
         return self._server
 

@@ -18,7 +18,7 @@ from .._session._base import RequestContext, RequestHandlerFn
 from .._session._stateless import CACHEABLE_METHODS
 
 if TYPE_CHECKING:
-    from ._server import Server
+    from ._face import ServerLike
 
 
 class Extension:
@@ -53,7 +53,7 @@ class Extension:
     #: Methods whose results carry the caching hints ``ttlMs`` and ``cacheScope``.
     cacheable: frozenset[str] = frozenset()
 
-    def attach(self, server: Server) -> None:
+    def attach(self, server: ServerLike) -> None:
         """Called once by ``Server.add_extension``: keep the server if you need it."""
 
     def settings(self) -> dict[str, Any] | None:
@@ -108,7 +108,7 @@ def route(
 class Extensions:
     """The extensions of one server: declared per era, their methods routed."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: ServerLike) -> None:
         self.server = server
         self.by_id: dict[str, Extension] = {}
 

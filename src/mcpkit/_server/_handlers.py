@@ -33,7 +33,7 @@ from ._session import state_of
 from ._util import make_caller, to_wire
 
 if TYPE_CHECKING:
-    from ._server import Server
+    from ._face import ServerLike
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -63,7 +63,7 @@ def _can_be_asked(rc: RequestContext) -> bool:
 class Handlers:
     """The request handlers of one server (``table()`` maps methods to them)."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: ServerLike) -> None:
         self.server = server
         self.registry = server.registry
 

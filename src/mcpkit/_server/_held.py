@@ -46,8 +46,7 @@ from ._mrtr import InputRequired, RoundState
 
 if TYPE_CHECKING:
     from .._session._base import RequestContext
-    from ._context import Context
-    from ._server import Server
+    from ._face import ContextLike, ServerLike
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -126,7 +125,7 @@ class HeldCall:
         #: The request of the round in progress (None between rounds).
         self.rc: RequestContext | None = None
         #: The contexts that asked: each round's request is theirs to report on.
-        self.contexts: list[Context[Any]] = []
+        self.contexts: list[ContextLike] = []
         self.questions: list[Question] = []
         #: Concurrent questions still being gathered (see :func:`gathering`).
         self.pending = 0
@@ -178,7 +177,7 @@ class HeldCall:
             if self.rc is None:  # ended between rounds (it expired): nobody waits for it
                 self.holds.forget(self, expired=True)
 
-    async def ask(self, ctx: Context[Any], key: str, method: str, params: dict[str, Any]) -> Any:
+    async def ask(self, ctx: ContextLike, key: str, method: str, params: dict[str, Any]) -> Any:
         """The client's answer to question ``key``: at once when this round (or, on a call
         run again from the top, an earlier one) answered it, else after the next round."""
         if ctx not in self.contexts:
@@ -299,7 +298,7 @@ class HeldCall:
 class Holds:
     """The calls of one server held for their clients' next rounds, by id."""
 
-    def __init__(self, server: Server[Any]) -> None:
+    def __init__(self, server: ServerLike) -> None:
         self.server = server
         self.calls: dict[str, HeldCall] = {}
         #: Ids of calls that ended lately -> (until when remembered, whether they expired).

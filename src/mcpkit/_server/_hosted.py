@@ -15,7 +15,7 @@ from .._transports._base import Transport
 from ._session import ClientState, state_of
 
 if TYPE_CHECKING:
-    from ._server import Server
+    from ._face import ServerLike
 
 _LIST_CHANGED = {
     "tools": "notifications/tools/list_changed",
@@ -33,7 +33,7 @@ _deferred: ContextVar[tuple[object, list[str]] | None] = ContextVar(
 
 
 @contextlib.contextmanager
-def deferring(server: Server[Any]) -> Iterator[list[str]]:
+def deferring(server: ServerLike) -> Iterator[list[str]]:
     """Collect the list-changed notifications of ``server``'s registrations made in the
     block instead of telling them (the list yielded, in order, each once)."""
     told: list[str] = []
@@ -44,7 +44,7 @@ def deferring(server: Server[Any]) -> Iterator[list[str]]:
         _deferred.reset(token)
 
 
-def declared_capabilities(server: Server[Any]) -> dict[str, Any]:
+def declared_capabilities(server: ServerLike) -> dict[str, Any]:
     """The capabilities ``server`` declares: derived from what is registered and mounted,
     then the extensions and the author's ``extra_capabilities`` (merged per key)."""
     registry = server.registry
@@ -76,7 +76,7 @@ def declared_capabilities(server: Server[Any]) -> dict[str, Any]:
     return caps
 
 
-def stateless_view(server: Server[Any], capabilities: dict[str, Any]) -> dict[str, Any]:
+def stateless_view(server: ServerLike, capabilities: dict[str, Any]) -> dict[str, Any]:
     """``capabilities`` as 2026-07-28 clients see them: core tasks there are the tasks
     extension's, and extensions declare themselves per era."""
     caps = {k: v for k, v in capabilities.items() if k != "tasks"}
@@ -89,7 +89,7 @@ def stateless_view(server: Server[Any], capabilities: dict[str, Any]) -> dict[st
     return caps
 
 
-def build_spec(server: Server[Any]) -> ServerSpec:
+def build_spec(server: ServerLike) -> ServerSpec:
     """What ``server`` serves with now, as one immutable :class:`ServerSpec`."""
     capabilities = server.capabilities
     extensions = server._extensions
@@ -111,7 +111,7 @@ def build_spec(server: Server[Any]) -> ServerSpec:
     )
 
 
-def open_session(server: Server[Any], transport: Transport, kw: dict[str, Any]) -> ServerSession:
+def open_session(server: ServerLike, transport: Transport, kw: dict[str, Any]) -> ServerSession:
     """A session of ``server`` over ``transport`` (not yet registered with it), served by
     the server's kernel: every session shares its spec by reference."""
     state = ClientState(server)
@@ -129,7 +129,7 @@ def open_session(server: Server[Any], transport: Transport, kw: dict[str, Any]) 
     return session
 
 
-def announce_change(server: Server[Any], kind: str | None) -> None:
+def announce_change(server: ServerLike, kind: str | None) -> None:
     """Tell everyone concerned that ``server``'s ``kind`` list changed (None: only its
     capabilities did, an extension added): caches, mounts, listen streams, sessions."""
     method: str | None = None
@@ -148,7 +148,7 @@ def announce_change(server: Server[Any], kind: str | None) -> None:
     announce(server, (method,))
 
 
-def announce(server: Server[Any], methods: Sequence[str]) -> None:
+def announce(server: ServerLike, methods: Sequence[str]) -> None:
     """Tell list-changed ``methods`` to ``server``'s clients now, or, while a run-time
     change is being made (:func:`deferring`), add them to what it tells when made."""
     deferred = _deferred.get()
@@ -159,7 +159,7 @@ def announce(server: Server[Any], methods: Sequence[str]) -> None:
             deferred[1].append(method)
 
 
-def tell_clients(server: Server[Any], method: str) -> None:
+def tell_clients(server: ServerLike, method: str) -> None:
     """List-changed ``method`` to ``server``'s clients: listen streams and sessions."""
     kind = method.split("/")[1]
     if server._shared is not None:

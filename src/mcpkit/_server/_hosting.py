@@ -25,7 +25,7 @@ from ._session import state_of
 from ._tasks import SharedTaskStore
 
 if TYPE_CHECKING:
-    from ._server import Server
+    from ._face import ServerLike
 
 
 class ServerHosting:
@@ -39,7 +39,7 @@ class ServerHosting:
 
     __slots__ = ("_server",)
 
-    def __init__(self, server: Server[Any]) -> None:
+    def __init__(self, server: ServerLike) -> None:
         self._server = server
 
     @property

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..types._levels import LOG_LEVELS, LoggingLevel
 
 if TYPE_CHECKING:
-    from ._context import Context
+    from ._face import ContextLike
 
 __all__ = ["LEVELS", "ClientLogHandler", "LoggingLevel", "current_context", "mcp_level"]
 
@@ -17,7 +17,7 @@ __all__ = ["LEVELS", "ClientLogHandler", "LoggingLevel", "current_context", "mcp
 LEVELS: dict[str, int] = {level: severity for severity, level in enumerate(LOG_LEVELS)}
 
 #: The Context of the request being served (set around tool, resource and prompt functions).
-current_context: contextvars.ContextVar[Context | None] = contextvars.ContextVar(
+current_context: contextvars.ContextVar[ContextLike | None] = contextvars.ContextVar(
     "mcpkit_context", default=None
 )
 

@@ -11,7 +11,7 @@ from ._func import FuncInfo
 from ._util import is_mcp_model, make_caller, to_wire
 
 if TYPE_CHECKING:
-    from ._context import Context
+    from ._callface import CallContext
 
 _CONTENT_TYPES = frozenset({"text", "image", "audio", "resource_link", "resource"})
 
@@ -60,7 +60,7 @@ class PromptDef:
             d["_meta"] = dict(meta)
         self.definition = d
 
-    async def get(self, arguments: dict[str, Any], ctx: Context | None) -> dict[str, Any]:
+    async def get(self, arguments: dict[str, Any], ctx: CallContext | None) -> dict[str, Any]:
         missing = [r for r in self.info.required if r not in arguments]
         if missing:
             raise InvalidParams(

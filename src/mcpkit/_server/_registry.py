@@ -20,7 +20,7 @@ from ._resources import ResourceDef, TemplateDef, not_found, read_error
 from ._tools import ToolDef
 
 if TYPE_CHECKING:
-    from ._context import Context
+    from ._callface import CallContext
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -142,7 +142,7 @@ class Registry:
                 return self.read_hints.get(template)
         return None
 
-    async def read(self, uri: str, ctx: Context | None, *, mask_errors: bool) -> list[Any]:
+    async def read(self, uri: str, ctx: CallContext | None, *, mask_errors: bool) -> list[Any]:
         """The contents of resource ``uri``; a failure is a protocol error for the caller."""
         try:
             resource = self.resources.get(uri)

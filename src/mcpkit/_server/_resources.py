@@ -18,7 +18,7 @@ from ._uritemplate import UriTemplate
 from ._util import dumps_text, is_base_model, is_mcp_model, jsonable, make_caller, name_of, to_wire
 
 if TYPE_CHECKING:
-    from ._context import Context
+    from ._callface import CallContext
     from ._registry import Registry
 
 
@@ -103,7 +103,7 @@ class ResourceDef:
             meta=meta,
         )
 
-    async def read(self, ctx: Context | None) -> list[dict[str, Any]]:
+    async def read(self, ctx: CallContext | None) -> list[dict[str, Any]]:
         if self._call is None:
             value = self._value
         else:
@@ -168,7 +168,7 @@ class TemplateDef:
         return found
 
     async def read(
-        self, uri: str, variables: dict[str, Any], ctx: Context | None
+        self, uri: str, variables: dict[str, Any], ctx: CallContext | None
     ) -> list[dict[str, Any]]:
         args = {k: v for k, v in variables.items() if k in self.info.params}
         kwargs, problems = self.info.validate(args)

@@ -35,7 +35,7 @@ from ._hosted import announce, deferring
 from ._util import is_base_model, name_of, to_wire
 
 if TYPE_CHECKING:
-    from ._server import Server
+    from ._face import ServerLike
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -130,7 +130,7 @@ def shared_registration(kind: str, op: str) -> Callable[[F], F]:
         signature = inspect.signature(method)
 
         @functools.wraps(method)
-        def registering(self: Server[Any], *args: Any, **kwargs: Any) -> Any:
+        def registering(self: ServerLike, *args: Any, **kwargs: Any) -> Any:
             with deferring(self) as told:
                 result = method(self, *args, **kwargs)
             arguments = signature.bind(self, *args, **kwargs).arguments
@@ -142,7 +142,7 @@ def shared_registration(kind: str, op: str) -> Callable[[F], F]:
     return decorate
 
 
-def _made(server: Server[Any], kind: str, op: str, args: dict[str, Any], told: list[str]) -> None:
+def _made(server: ServerLike, kind: str, op: str, args: dict[str, Any], told: list[str]) -> None:
     within = _within.get()
     log = registration_log(server)
     if within is not None or not log.shared:
@@ -167,7 +167,7 @@ def _made(server: Server[Any], kind: str, op: str, args: dict[str, Any], told: l
     announce(server, told)
 
 
-def registration_log(server: Server[Any]) -> RegistrationLog:
+def registration_log(server: ServerLike) -> RegistrationLog:
     """Where ``server``'s run-time changes are logged (nothing shared by default)."""
     log: RegistrationLog | None = vars(server).get("_registration_log")
     return log if log is not None else _LOCAL
@@ -176,18 +176,18 @@ def registration_log(server: Server[Any]) -> RegistrationLog:
 _LOCAL = LocalRegistrationLog()
 
 
-def share_registrations(server: Server[Any], log: RegistrationLog) -> None:
+def share_registrations(server: ServerLike, log: RegistrationLog) -> None:
     """Log ``server``'s run-time changes in ``log``, and make there those of the others."""
     vars(server)["_registration_log"] = log
     log.follow(functools.partial(apply_change, server))
 
 
-def _change_functions(server: Server[Any]) -> dict[str, Callable[..., Any]]:
+def _change_functions(server: ServerLike) -> dict[str, Callable[..., Any]]:
     found: dict[str, Callable[..., Any]] = vars(server).setdefault("_change_functions", {})
     return found
 
 
-async def apply_change(server: Server[Any], change: Change) -> None:
+async def apply_change(server: ServerLike, change: Change) -> None:
     """Make ``change``, logged by another worker, here: quietly (that worker's log tells
     the clients once it is made). A change this worker cannot make is logged, not raised."""
     token = _within.set(_Within("apply"))
@@ -200,7 +200,7 @@ async def apply_change(server: Server[Any], change: Change) -> None:
         _within.reset(token)
 
 
-async def _make(server: Server[Any], change: Change) -> None:
+async def _make(server: ServerLike, change: Change) -> None:
     op, kind = change.get("op"), change.get("kind")
     if op == "call":
         fn = _change_functions(server).get(str(change.get("name")))
@@ -232,7 +232,7 @@ async def _make(server: Server[Any], change: Change) -> None:
 
 
 @contextlib.contextmanager
-def _calling(server: Server[Any], change: Change) -> Iterator[None]:
+def _calling(server: ServerLike, change: Change) -> Iterator[None]:
     """The body of a change function's call: its registrations are part of it; once it
     returns, the call is logged (with what it told) for every other worker."""
     if _within.get() is not None:  # within another change: that one is logged (or was)
@@ -299,7 +299,7 @@ class RuntimeChanges:
                 add_greeter(who)   # a closure: served by every worker all the same
                 return "hired"
         """
-        server = cast("Server[Any]", self)
+        server = cast("ServerLike", self)
 
         def decorate(fn: F) -> F:
             key = name or name_of(fn)
@@ -329,7 +329,7 @@ class RuntimeChanges:
     def remove_tool(self, name: str) -> None:
         """Stop offering a tool; raises ``KeyError`` if there is none by that name. With a
         shared backend every worker stops offering it."""
-        server = cast("Server[Any]", self)
+        server = cast("ServerLike", self)
         del server.registry.tools[name]
         server.registry.scopes.pop(("tool", name), None)
         server._changed("tools")
@@ -338,7 +338,7 @@ class RuntimeChanges:
     def remove_resource(self, uri: str) -> None:
         """Stop offering a resource (or template, given its template string); raises
         ``KeyError`` if there is none. With a shared backend every worker stops."""
-        registry = cast("Server[Any]", self).registry
+        registry = cast("ServerLike", self).registry
         if uri in registry.resources:
             del registry.resources[uri]
         elif uri in registry.templates:
@@ -347,13 +347,13 @@ class RuntimeChanges:
             raise KeyError(uri)
         registry.read_hints.pop(uri, None)
         registry.scopes.pop(("resource", uri), None)
-        cast("Server[Any]", self)._changed("resources")
+        cast("ServerLike", self)._changed("resources")
 
     @shared_registration("prompt", "remove")
     def remove_prompt(self, name: str) -> None:
         """Stop offering a prompt; raises ``KeyError`` if there is none by that name. With
         a shared backend every worker stops offering it."""
-        server = cast("Server[Any]", self)
+        server = cast("ServerLike", self)
         del server.registry.prompts[name]
         server.registry.scopes.pop(("prompt", name), None)
         server._changed("prompts")

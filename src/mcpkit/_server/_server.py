@@ -198,7 +198,7 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
         #: The protocol extensions served (``capabilities.extensions``), by id.
         self._extensions = Extensions(self)
         #: The tasks extension (io.modelcontextprotocol/tasks): tasks of 2026-07-28 clients.
-        self.task_extension = TasksExtension()
+        self.task_extension = TasksExtension(self.tasks_manager)
         self._extensions.add(self.task_extension)
         #: The skills extension (io.modelcontextprotocol/skills), once a skill is added.
         self.skills: SkillsExtension | None = None

@@ -14,7 +14,7 @@ from . import _shared
 if TYPE_CHECKING:
     from .._app import StreamableHTTPApp
     from .._app._options import HTTPAppKeywords
-    from ._server import Server
+    from ._face import ServerLike
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -44,9 +44,7 @@ if TYPE_CHECKING:
         message_path: str
 
 
-def http_app(
-    server: Server[Any], path: str | None, options: ServerAppKeywords
-) -> StreamableHTTPApp:
+def http_app(server: ServerLike, path: str | None, options: ServerAppKeywords) -> StreamableHTTPApp:
     """``server`` as a Streamable HTTP ASGI app (see ``Server.http_app``)."""
     from .._app import create_http_app
 
@@ -54,7 +52,7 @@ def http_app(
     return create_http_app(server, path=path, **kw)
 
 
-def run(server: Server[Any], transport: str, **options: Unpack[RunKeywords]) -> None:
+def run(server: ServerLike, transport: str, **options: Unpack[RunKeywords]) -> None:
     """Serve ``server`` blocking (see ``Server.run``)."""
     if transport == "stdio":
         if options:
@@ -63,7 +61,7 @@ def run(server: Server[Any], transport: str, **options: Unpack[RunKeywords]) -> 
 
         run_loop(server.serve_stdio)
         return
-    from ._cli import http_runner
+    from .._app import run as run_http
     from ._port import check_port
 
     kw: dict[str, Any] = dict(options)
@@ -72,7 +70,7 @@ def run(server: Server[Any], transport: str, **options: Unpack[RunKeywords]) -> 
         _legacy_keeps_sessions_here(kw.pop("redis", None))
     else:
         kw = _shared.shared_options(kw)
-    http_runner()(server, transport, **kw)
+    run_http(server, transport, **kw)
 
 
 def _legacy_keeps_sessions_here(redis: str | None) -> None:

@@ -26,8 +26,7 @@ from .._transports._base import RequestId
 from ._logging import LEVELS
 
 if TYPE_CHECKING:
-    from ._context import Context
-    from ._server import Server
+    from ._face import ContextLike, ServerLike
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -45,7 +44,7 @@ class ClientState:
     tasks, and an outbox for notifications the server sends on its own.
     """
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: ServerLike) -> None:
         self.server = server
         #: The session this state belongs to (set when the session is made).
         self.session: ServerSession | None = None
@@ -139,7 +138,7 @@ class ClientState:
         self._pending_changes.add(method)
         self.post(method, None)
 
-    def post_log(self, ctx: Context, level: str, data: Any, logger_name: str | None) -> None:
+    def post_log(self, ctx: ContextLike, level: str, data: Any, logger_name: str | None) -> None:
         """Queue a ``notifications/message`` for the request ``ctx`` serves, if the level passes."""
         params: dict[str, Any] = {"level": level, "data": data}
         if logger_name:

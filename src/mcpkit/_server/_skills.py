@@ -37,7 +37,7 @@ from ._handlers import uri_param
 from ._registry import decode_cursor, encode_cursor
 
 if TYPE_CHECKING:
-    from ._server import Server
+    from ._face import ServerLike
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -132,12 +132,12 @@ class SkillsExtension(Extension):
     cacheable = frozenset({"skills/list", "skills/get", "resources/directory/read"})
 
     def __init__(self) -> None:
-        self._server: Server | None = None
+        self._server: ServerLike | None = None
         self.skills: dict[str, _Skill] = {}  # by SKILL.md URI, in the order added
         self._files: dict[str, _File] = {}
         self._dirs: dict[str, dict[str, str | None]] = {}  # dir URI -> child URI -> mime
 
-    def attach(self, server: Server) -> None:
+    def attach(self, server: ServerLike) -> None:
         self._server = server
         server.registry.sources.append(self)
 

@@ -55,8 +55,7 @@ from ._tasks import (
 
 if TYPE_CHECKING:
     from ._context import Context
-    from ._handlers import Handlers
-    from ._server import Server
+    from ._face import HandlersLike, ServerLike
     from ._tools import ToolDef
 
 logger = logging.getLogger("mcpkit.server")
@@ -168,22 +167,24 @@ class TasksExtension(Extension):
     id = TASKS_EXTENSION
     handshake = False
 
-    def __init__(self) -> None:
-        self._server: Server | None = None
+    def __init__(self, manager: TaskManager) -> None:
+        self._server: ServerLike | None = None
+        #: The server's task manager (given, as the manager holds the server too).
+        self._manager = manager
+        manager.watcher = self
 
-    def attach(self, server: Server) -> None:
+    def attach(self, server: ServerLike) -> None:
         self._server = server
-        server.tasks_manager.watcher = self
 
     @property
-    def server(self) -> Server:
+    def server(self) -> ServerLike:
         if self._server is None:
             raise RuntimeError("the tasks extension is not attached to a server")
         return self._server
 
     @property
     def manager(self) -> TaskManager:
-        return self.server.tasks_manager
+        return self._manager
 
     def settings(self) -> dict[str, Any] | None:
         return {} if self.server.registry.has_task_tools() else None
@@ -198,7 +199,7 @@ class TasksExtension(Extension):
     # ------------------------------------------------------------------ tools/call
 
     async def call_tool(
-        self, handlers: Handlers, rc: RequestContext, tool: ToolDef, args: dict[str, Any]
+        self, handlers: HandlersLike, rc: RequestContext, tool: ToolDef, args: dict[str, Any]
     ) -> Any:
         """A stateless ``tools/call`` of a task-capable tool."""
         params = rc.request.params

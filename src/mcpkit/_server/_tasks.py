@@ -39,7 +39,7 @@ from ._session import state_of
 if TYPE_CHECKING:
     from .._session._server import ServerSession
     from ._context import Context
-    from ._server import Server
+    from ._face import ServerLike
     from ._tools import ToolDef
 
 logger = logging.getLogger("mcpkit.server")
@@ -263,7 +263,7 @@ class TaskManager:
 
     @classmethod
     def from_settings(
-        cls, server: Server, settings: TaskSettings, page_size: int | None
+        cls, server: ServerLike, settings: TaskSettings, page_size: int | None
     ) -> TaskManager:
         """The manager of ``server`` configured by ``settings``."""
         return cls(
@@ -280,7 +280,7 @@ class TaskManager:
 
     def __init__(
         self,
-        server: Server,
+        server: ServerLike,
         store: TaskStore | None,
         *,
         default_ttl: int | None,

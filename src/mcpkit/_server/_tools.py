@@ -28,7 +28,7 @@ from ._util import (
 )
 
 if TYPE_CHECKING:
-    from ._context import Context
+    from ._callface import CallContext
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -176,7 +176,7 @@ class ToolDef:
             and self.task_support in (None, "forbidden")
         )
 
-    async def call(self, arguments: dict[str, Any], ctx: Context | None) -> dict[str, Any]:
+    async def call(self, arguments: dict[str, Any], ctx: CallContext | None) -> dict[str, Any]:
         """Run the tool; every failure of the tool itself becomes an ``isError`` result."""
         kwargs, problems = self.validate(arguments)
         if problems:
