@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "src" / "mcpkit"
@@ -115,3 +116,150 @@ def test_no_importlib_hops_between_layers() -> None:
         for m in re.finditer(r"import_module\(\s*[\"']([\w.]+)", path.read_text())
     ]
     assert not hops, "\n".join(hops)
+
+
+# ---------------------------------------------------------------- circles inside a package
+
+#: The most modules an import circle inside one package may hold (issue 42). A part names
+#: the object that holds it through a Protocol of an interface module (``_server/_face.py``,
+#: ``_client/_face.py``: docs/architecture.md), not by importing it back.
+MAX_CIRCLE = 3
+
+
+def _absolute(node: ast.ImportFrom, package: str) -> str:
+    """The module ``from ... import`` reads from, relative levels resolved in ``package``."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _module_targets(source: str, module: str, is_package: bool, modules: set[str]) -> set[str]:
+    """The modules of ``modules`` that ``module`` imports: every import statement counts,
+    under ``if TYPE_CHECKING:`` and inside functions too (a circle of annotations or of
+    deferred imports is still a circle of the design); ``from pkg import sub`` imports the
+    submodule ``pkg.sub``; ``import a.b.c`` or ``from a.b.c import name`` the module ``a.b.c``
+    (or the nearest module above it that exists)."""
+    package = module if is_package else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(node, package)
+            names = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                for alias in node.names
+            ]
+        else:
+            continue
+        for name in names:
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                found.add(name)
+    return found
+
+
+def _package_graphs() -> dict[str, dict[str, set[str]]]:
+    """Each package -> its modules (the package itself and the modules and packages right
+    inside it) -> those of them each one imports."""
+    paths = {_module_name(p): p for p in PKG.rglob("*.py")}
+    modules = set(paths)
+    graphs: dict[str, dict[str, set[str]]] = {}
+    for module, path in paths.items():
+        is_package = path.name == "__init__.py"
+        if is_package:
+            graphs.setdefault(module, {}).setdefault(module, set())
+        if "." in module:
+            graphs.setdefault(module.rpartition(".")[0], {}).setdefault(module, set())
+    for module, path in paths.items():
+        is_package = path.name == "__init__.py"
+        for target in _module_targets(path.read_text(), module, is_package, modules):
+            for graph in graphs.values():
+                if module in graph and target in graph:
+                    graph[module].add(target)
+    return graphs
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of ``graph``: its strongly connected components of more than one
+    module, each sorted (Tarjan's algorithm, iterative: no recursion limit to meet)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        work.append((node, iter(sorted(graph[node]))))
+
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work: list[tuple[str, Iterator[str]]] = []
+        visit(root)
+        while work:
+            node, successors = work[-1]
+            for successor in successors:
+                if successor not in index:
+                    visit(successor)
+                    break
+                if successor in on_stack:
+                    low[node] = min(low[node], index[successor])
+            else:  # every successor seen: node is done
+                work.pop()
+                if work:
+                    caller = work[-1][0]
+                    low[caller] = min(low[caller], low[node])
+                if low[node] == index[node]:  # node is the root of a component
+                    component: list[str] = []
+                    while not component or component[-1] != node:
+                        component.append(stack.pop())
+                        on_stack.discard(component[-1])
+                    if len(component) > 1:
+                        circles.append(sorted(component))
+    return circles
+
+
+def test_no_import_circle_inside_a_package() -> None:
+    graphs = _package_graphs()
+    assert {"mcpkit", "mcpkit._server", "mcpkit._client"} <= set(graphs)
+    assert "mcpkit._server._face" in graphs["mcpkit._server"]
+    problems = [
+        f"{package}: {len(circle)} modules import each other: {', '.join(circle)}"
+        for package, graph in sorted(graphs.items())
+        for circle in _circles(graph)
+        if len(circle) > MAX_CIRCLE
+    ]
+    assert not problems, (
+        f"import circles of more than {MAX_CIRCLE} modules inside a package (name the "
+        "holder through a Protocol, see docs/architecture.md):\n" + "\n".join(problems)
+    )
+
+
+def test_the_circle_finder_sees_every_kind_of_import() -> None:
+    """What the test above counts: deferred, type-only and ``from pkg import sub`` imports."""
+    modules = {"p", "p.a", "p.b", "p.c", "p.d", "p.e"}
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "from . import b\n"
+        "from .c import thing\n"
+        "if TYPE_CHECKING:\n"
+        "    from p.d import Other\n"
+        "def later():\n"
+        "    import p.e\n"
+        "    from os import path\n"
+    )
+    assert _module_targets(source, "p.a", False, modules) == {"p.b", "p.c", "p.d", "p.e"}
+    assert _module_targets("from . import a\nfrom .b import x", "p", True, modules) == {
+        "p.a",
+        "p.b",
+    }
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"d", "e"}, "d": {"a"}, "e": {"f"}, "f": {"e"}}
+    assert sorted(_circles(graph)) == [["a", "b", "c", "d"], ["e", "f"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []
