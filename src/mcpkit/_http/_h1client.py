@@ -514,7 +514,8 @@ class HTTP1Client:
 
 
 class HttpxAdapter:
-    """Gives an ``httpx2.AsyncClient`` the :class:`HTTP1Client` API (errors mapped to ours)."""
+    """Gives an ``httpx2.AsyncClient`` the :class:`HTTP1Client` API: errors mapped to ours, the
+    auth hook and redirects under our rules (see :meth:`_send`)."""
 
     def __init__(self, client: Any, *, header_hook: Any = None, httpx_auth: Any = None) -> None:
         import httpx2
