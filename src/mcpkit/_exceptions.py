@@ -33,6 +33,9 @@
     ├── ToolError                    raised by a tool: its message is the tool's error result
     ├── CapabilityError              we tried to use something the peer did not declare
     ├── VersionError                 no protocol revision both sides speak
+    ├── InvalidApp                   an MCP App no host could render: a tool naming a view the
+    │                                server does not serve, a malformed CSP origin (also a
+    │                                ``ValueError``)
     └── InvalidResponse              the peer answered, but not as the protocol (or the
         │                            tool's outputSchema) requires
         └── SkillVerificationError   a skill's file differs from its manifest (size, digest
@@ -376,6 +379,20 @@ class VersionError(MCPError):
     def __init__(self, message: str = "", *, supported: Sequence[str] = ()) -> None:
         super().__init__(message)
         self.supported: tuple[str, ...] = tuple(supported)
+
+
+class InvalidApp(MCPError, ValueError):
+    """An MCP App no host could render, refused when registered or when the server starts:
+    a tool whose ``_meta.ui.resourceUri`` names a view the server does not serve, or a
+    view's ``_meta.ui.csp`` naming something that is not an origin. Also a ``ValueError``.
+
+    Example::
+
+        try:
+            server.app_resource("ui://map", html, csp={"connectDomains": ["api.example.com"]})
+        except InvalidApp as e:
+            print(e)   # ... is not an origin (expected e.g. 'https://api.example.com' ...)
+    """
 
 
 class InvalidResponse(MCPError):

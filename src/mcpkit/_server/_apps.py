@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from .._exceptions import InvalidParams
+from .._exceptions import InvalidApp, InvalidParams
 from .._session._base import RequestContext, RequestHandlerFn
 from ..types._appconst import APP_MIME_TYPE, APPS_EXTENSION
 from ._extensions import Extension, client_supports
@@ -45,6 +45,14 @@ _STYLESHEET = re.compile(r"<link\b[^>]*>", re.IGNORECASE)
 _HREF = re.compile(r"\bhref\s*=\s*[\"']([^\"']+)[\"']", re.IGNORECASE)
 _IMG = re.compile(r"(<img\b[^>]*?\bsrc\s*=\s*)([\"'])([^\"']+)\2", re.IGNORECASE)
 _EXTERNAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//|#)", re.IGNORECASE)
+#: A CSP origin as the ext-apps server validator takes one (rule APP-009): an http(s) or
+#: ws(s) scheme, an optional ``*.`` wildcard, a host (and port) with no path. Quotes, ``;``
+#: and ``,`` are refused too: in a policy they would end the directive or the source. One
+#: more than the validator takes: a port wildcard (``http://127.0.0.1:*``), valid CSP and
+#: the only way to name a loopback server whose port is not known in advance.
+_ORIGIN = re.compile(r"(https?|wss?)://(\*\.)?[^\s/*;,'\"]+(:\*)?")
+#: The deprecated flat form of a tool's ``_meta.ui.resourceUri`` (still read by hosts).
+_FLAT_RESOURCE_URI = "ui/resourceUri"
 
 
 class AppsExtension(Extension):
@@ -135,6 +143,104 @@ def tool_meta(
     return {**(meta or {}), "ui": ui.to_wire()}
 
 
+def check_csp(uri: str, csp: Any) -> None:
+    """Raise :class:`~mcpkit.InvalidApp` naming the view and the entry when its
+    ``_meta.ui.csp`` lists something that is not an origin (what the ext-apps validator
+    refuses: a path, a bare host, another scheme, a ``*`` elsewhere than ``*.`` first)."""
+    if not isinstance(csp, Mapping):
+        return
+    for key, domains in csp.items():
+        if not isinstance(domains, list):
+            continue
+        for domain in domains:
+            if not isinstance(domain, str) or _ORIGIN.fullmatch(domain) is None:
+                raise InvalidApp(
+                    f"the app {uri}: csp.{key} entry {domain!r} is not an origin (expected "
+                    "a scheme http, https, ws or wss and a host, no path: "
+                    "'https://api.example.com', 'https://*.example.com')"
+                )
+
+
+def app_uri(definition: Mapping[str, Any]) -> str | None:
+    """The view a tool's definition names (``_meta.ui.resourceUri``, else the deprecated
+    flat ``_meta["ui/resourceUri"]``); None: the tool has none."""
+    meta = definition.get("_meta")
+    if not isinstance(meta, Mapping):
+        return None
+    ui = meta.get("ui")
+    uri = ui.get("resourceUri") if isinstance(ui, Mapping) else None
+    if uri is None:
+        uri = meta.get(_FLAT_RESOURCE_URI)
+    return uri if isinstance(uri, str) else None
+
+
+def moved_app_meta(meta: Any, move: Callable[[str], str]) -> Any:
+    """A mounted tool's ``_meta`` with the view it names moved as the mount moves the
+    mounted server's resources (``move``): the host then reads it where it is served."""
+    if not isinstance(meta, Mapping):
+        return meta
+    out = dict(meta)
+    ui = meta.get("ui")
+    if isinstance(ui, Mapping) and isinstance(ui.get("resourceUri"), str):
+        out["ui"] = {**ui, "resourceUri": move(ui["resourceUri"])}
+    if isinstance(meta.get(_FLAT_RESOURCE_URI), str):
+        out[_FLAT_RESOURCE_URI] = move(meta[_FLAT_RESOURCE_URI])
+    return out
+
+
+def serves_apps(entries: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Whether a mount's entries (table -> key -> entry) hold an app: a tool with
+    ``_meta.ui`` (or the flat key) or a view served as the app MIME type."""
+    for entry in entries.get("tools", {}).values():
+        meta = entry.definition.get("_meta")
+        if isinstance(meta, Mapping) and ("ui" in meta or _FLAT_RESOURCE_URI in meta):
+            return True
+    return any(
+        entry.definition.get("mimeType") == APP_MIME_TYPE
+        for entry in entries.get("resources", {}).values()
+    )
+
+
+def declare_mounted_apps(parent: ServerLike) -> None:
+    """A server mounting apps serves the extension as the mounted server would: declared,
+    and its app-only tools kept from clients that are not hosts (an extension of the
+    author's own under the same id is left as it is)."""
+    if APPS_EXTENSION not in parent.extensions:
+        apps_extension(parent)
+
+
+def check_apps(server: ServerLike) -> None:
+    """Refuse to serve an app no host could render: raise :class:`~mcpkit.InvalidApp`
+    naming the first tool whose ``_meta.ui.resourceUri`` is not served (a resource or a
+    template of this server) and the first view whose CSP lists something that is not an
+    origin. Called when the server starts serving: a view may be registered after its
+    tool. Tools a mount brought are checked on their own server: those of this process
+    here, before anything starts (a remote server's are its own business)."""
+    children = [getattr(m, "child", None) for m in server._mounts]
+    for child in children:
+        if child is not None and child is not server:
+            check_apps(child)
+    if APPS_EXTENSION not in server.extensions:
+        return  # no app: nothing to read (and pydantic not loaded)
+    registry = server.registry
+    mounted = {
+        key for m in server._mounts for table, key in getattr(m, "keys", ()) if table == "tools"
+    }
+    for name, tool in registry.tools.items():
+        uri = app_uri(tool.definition)
+        if name in mounted or uri is None or registry.resolves(uri):
+            continue
+        raise InvalidApp(
+            f"the tool {name!r} names the view {uri}, which this server does not serve "
+            f"(register it: server.app_resource({uri!r}, html))"
+        )
+    for uri, resource in registry.resources.items():
+        meta = resource.definition.get("_meta")
+        ui = meta.get("ui") if isinstance(meta, Mapping) else None
+        if isinstance(ui, Mapping):
+            check_csp(uri, ui.get("csp"))
+
+
 def _typed(value: Any, model: type[Any], what: str) -> Any:
     if value is None or isinstance(value, model):
         return value
@@ -180,8 +286,11 @@ class AppMixin:
             raise ValueError(f"an app's resource URI uses the ui:// scheme (got {uri!r})")
         from ..types._apps import AppCsp, AppPermissions, AppResourceMeta
 
+        typed_csp = _typed(csp, AppCsp, "csp")
+        if typed_csp is not None:
+            check_csp(uri, typed_csp.to_wire())
         ui = AppResourceMeta(
-            csp=_typed(csp, AppCsp, "csp"),
+            csp=typed_csp,
             permissions=_typed(permissions, AppPermissions, "permissions"),
             domain=domain,
             prefers_border=prefers_border,

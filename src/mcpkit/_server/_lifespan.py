@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from ._apps import check_apps
+
 if TYPE_CHECKING:
     from ._server import Server
 
@@ -19,6 +21,10 @@ async def hosting(server: Server) -> AsyncIterator[None]:
 
     server._lifespan_users += 1
     try:
+        if server._lifespan_users == 1:
+            # Checked once all is registered (a view may come after its tool), before
+            # anything is served: the author's error, not a client's.
+            check_apps(server)
         if server._lifespan_users == 1 and server.lifespan is not None:
             ready = server._lifespan_ready = anyio.Event()
             try:

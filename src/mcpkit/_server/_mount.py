@@ -25,6 +25,8 @@ from anyio.abc import TaskGroup
 
 from .._exceptions import InvalidParams, MCPError, ProtocolError, RequestTimeout, TransportError
 from .._middleware import MCPRequest, chain
+from ..types._appconst import APP_MIME_TYPE, APPS_EXTENSION
+from ._apps import declare_mounted_apps, moved_app_meta, serves_apps
 from ._context import Context
 from ._relay import Flight, Relay, check_capability, rounds_of
 from ._tools import error_result
@@ -90,6 +92,18 @@ class Mount:
             return uri[len(head) :] if uri.startswith(head) else None
         return f"{scheme}://{rest[len(head) :]}" if rest.startswith(head) else None
 
+    def tool(self, definition: dict[str, Any]) -> dict[str, Any]:
+        """The parent's definition of the mounted server's tool: its name prefixed, and the
+        view it names (``_meta.ui.resourceUri``) moved as that view's resource is."""
+        moved = {**definition, "name": self.name(definition["name"])}
+        if self.prefix is not None and "_meta" in definition:
+            moved["_meta"] = moved_app_meta(definition["_meta"], self.uri)
+        return moved
+
+    def declares_apps(self) -> bool:
+        """True when the mounted server declares the MCP Apps extension."""
+        raise NotImplementedError
+
     def install(self, entries: dict[str, dict[str, Any]]) -> None:
         """Serve ``entries`` (table -> key -> entry) in the parent instead of this mount's
         previous ones, and tell the parent's clients of each list that changed."""
@@ -116,6 +130,10 @@ class Mount:
                 if entry.scopes:
                     registry.scopes[(_scope_kind(table), key)] = tuple(entry.scopes)
         self.entries = entries
+        if self.declares_apps() or serves_apps(entries):
+            # Its views and app-only tools served here as there: the extension declared,
+            # app-only tools kept from clients that are not hosts.
+            declare_mounted_apps(self.parent)
         for kind in sorted(changed):
             self.parent._changed(kind)
 
@@ -270,7 +288,10 @@ class LocalMount(Mount):
             entries[table] = items
             for key, inner in getattr(reg, table).items():
                 new = rename(key)
-                definition = {**inner.definition, field: new}
+                if table == "tools":
+                    definition = self.tool(inner.definition)
+                else:
+                    definition = {**inner.definition, field: new}
                 items[new] = self._served(inner, definition, (_scope_kind(table), key))
         self.install(entries)
 
@@ -283,6 +304,9 @@ class LocalMount(Mount):
 
     def completes(self) -> bool:
         return "completions" in self.child.capabilities
+
+    def declares_apps(self) -> bool:
+        return APPS_EXTENSION in self.child.extensions
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -419,6 +443,20 @@ class _Params:
         return name in self.params
 
 
+class _HostOfApps:
+    """The MCP Apps extension as a remote mount's client declares it (a client extension:
+    the server layer does not import the client's, its sibling)."""
+
+    id = APPS_EXTENSION
+    result_types: frozenset[str] = frozenset()
+
+    def attach(self, client: Any) -> None:
+        """Nothing to keep."""
+
+    def settings(self) -> dict[str, Any]:
+        return {"mimeTypes": [APP_MIME_TYPE]}
+
+
 class RemoteMount(Mount):
     """A server reached through a :class:`~mcpkit.Client` (one connection, while serving)."""
 
@@ -442,6 +480,10 @@ class RemoteMount(Mount):
                 setattr(inbound, attr, value)
         if not self.client._has_roots and inbound.roots_handler is None:
             inbound.roots_handler = self._roots
+        # The parent is the host's server: the mounted server lists it every tool, the
+        # app-only ones too, and the parent keeps those from its own clients that are not
+        # hosts, as the mounted server would (see declare_mounted_apps).
+        self.client.extensions.setdefault(APPS_EXTENSION, _HostOfApps())
         self._tg: TaskGroup | None = None
         #: The parent's requests being forwarded (server requests go to the only one).
         self.in_flight: set[Flight] = set()
@@ -459,6 +501,12 @@ class RemoteMount(Mount):
 
     def completes(self) -> bool:
         return self.client.connected and self.client.server_capabilities.completions is not None
+
+    def declares_apps(self) -> bool:
+        if not self.client.connected:
+            return False
+        exts = self.client.server_capabilities.model_dump(by_alias=True).get("extensions")
+        return isinstance(exts, dict) and APPS_EXTENSION in exts
 
     def pending(self) -> bool:
         return self._background and not self.client.connected
@@ -576,7 +624,7 @@ class RemoteMount(Mount):
         }
         if caps.tools is not None:
             for tool in await c.list_tools(use_cache=False):
-                d = {**tool.to_wire(), "name": self.name(tool.name)}
+                d = self.tool(tool.to_wire())
                 entries["tools"][d["name"]] = _Forwarded(self, "tool", tool.name, d)
         if caps.prompts is not None:
             for prompt in await c.list_prompts():
