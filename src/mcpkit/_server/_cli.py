@@ -21,13 +21,6 @@ if TYPE_CHECKING:
 DEFAULT_OBJECTS = ("server", "mcp", "app")
 
 
-def http_runner() -> Callable[..., None]:
-    """The HTTP transports' entry point: ``run(server, transport, **options)`` of the app."""
-    from .._app import run
-
-    return run
-
-
 def load_server(spec: str) -> Any:
     """Load ``FILE[:OBJECT]`` (or ``module.path[:OBJECT]``) and return the server object.
 
