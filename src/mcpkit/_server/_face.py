@@ -5,11 +5,12 @@ the extensions, the mounts, ...) and each part holds the server it works for; a 
 is made by the parts and holds the server too. Were the parts to import ``Server`` or
 ``Context`` back, even for annotations only, the package would be one import circle. They
 name :class:`ServerLike` and :class:`ContextLike` instead: exactly the members they use,
-which ``Server`` and ``Context`` have. This module imports only what sits below the parts
-(the registry and what it holds, the listen streams), nothing that holds a server, so no
-import circle runs through it (tests/test_layers.py refuses circles of more than three
-modules inside a package). A part's own members that the others use are described here
-too (``TaskManagerLike``, ...), for the same reason.
+which ``Server`` and ``Context`` have. A part's own members that the other parts use are
+described here too (``TaskManagerLike``, ...), for the same reason. For its annotations this
+module imports what sits below the parts (the registry and what it holds, the listen
+streams) and the held calls' types (``_mrtr``, ``_held``: with this module, the one
+circle of three left here); tests/test_layers.py refuses circles of more than three modules
+inside a package.
 """
 
 from __future__ import annotations
