@@ -118,7 +118,8 @@ async def test_events_are_bounded_per_session_and_leave_with_their_session(
         # Expiry: every event key of the others has the session's TTL (a renewal's worth
         # more at most), and is gone once Redis expired them; nothing asks the workers.
         left = {k for sid in sids[1:] for k in _event_keys(db, keys[sid])}
-        records = {f"mcpkit:s:{sid}".encode() for sid in sids[1:]}
+        # The index of sessions goes with them: its TTL is renewed with theirs.
+        records = {f"mcpkit:s:{sid}".encode() for sid in sids[1:]} | {b"mcpkit:sessions"}
         assert all(0 < db.pttl(k) <= (IDLE + 1) * 1000 for k in left)
         with anyio.fail_after(60):
             unexpired = await anyio.to_thread.run_sync(

@@ -17,8 +17,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -26,6 +27,8 @@ import orjson
 
 from .._backend import asyncio_loop
 from .._exceptions import BackendUnavailable
+from ._bound import MAX_SESSIONS
+from ._bus import BusHandler, BusMessage
 from ._statekeys import RedisStateKeys
 
 if TYPE_CHECKING:
@@ -41,10 +44,6 @@ if TYPE_CHECKING:
     from ._tasks import RedisTaskStore
 
 logger = logging.getLogger("mcpkit.redis")
-
-#: A bus message: a dict with its kind under ``"t"``.
-BusMessage = dict[str, Any]
-BusHandler = Callable[[BusMessage], Awaitable[None]]
 
 
 def _redis_errors() -> tuple[type[BaseException], ...]:
@@ -86,10 +85,18 @@ class RedisBackend:
         prefix: put before every key and channel (several deployments on one Redis).
         timeout: seconds any one Redis call may take before it counts as failed.
         heartbeat: seconds between the refreshes of this worker's liveness key; a worker
-            silent for ``3 * heartbeat`` counts as dead (its tasks fail, its streams end).
+            silent for ``3 * heartbeat`` while Redis answered counts as dead (its tasks
+            fail, its streams end). A key that expired while Redis was unreachable is no
+            such evidence: a worker judges others dead only once its own view of Redis has
+            been unbroken for ``3 * heartbeat`` (:meth:`judges_liveness`).
         max_events_per_stream: SSE events kept per stream for resumption.
         session_ttl: seconds an unused session is kept (None: the app's
             ``session_idle_timeout``, or one day when that is None).
+        max_sessions: sessions this Redis keeps for the whole deployment (every worker);
+            past it a new session ends the least recently used one idle for two renewals
+            of the sessions (two minutes by default), or is refused (503) when every one
+            was in use lately. What Redis keeps is about ``max_sessions`` times what one
+            session may keep (its events: 2 MiB by default).
         state_key_rotation: seconds between two keys sealing 2026-07-28 ``requestState``,
             shared by every worker of this Redis (:class:`RedisStateKeys`; unused when the
             server has a key of its own: ``MCPKIT_STATE_KEY``).
@@ -113,6 +120,7 @@ class RedisBackend:
         heartbeat: float = 1.0,
         max_events_per_stream: int = 1000,
         session_ttl: float | None = None,
+        max_sessions: int = MAX_SESSIONS,
         state_key_rotation: float = 86400.0,
     ) -> None:
         try:
@@ -127,6 +135,9 @@ class RedisBackend:
         self.heartbeat = heartbeat
         self.max_events_per_stream = max_events_per_stream
         self.session_ttl = session_ttl
+        if max_sessions < 1:
+            raise ValueError(f"max_sessions must be at least 1, not {max_sessions}")
+        self.max_sessions = max_sessions
         #: This worker's id: in its channel, its stream ids and its server-to-client
         #: request ids, so the others know where to send what belongs to it.
         self.worker_id = secrets.token_hex(4)
@@ -145,6 +156,13 @@ class RedisBackend:
         self.bus_epoch = 0
         #: Whether the bus is subscribed now.
         self.bus_up = False
+        #: Seconds that only move forward: when this worker's heartbeats succeeded (tests
+        #: may set another before serving).
+        self.clock: Callable[[], float] = time.monotonic
+        # Since when this worker reached Redis without a break (None: not now), and when
+        # its last heartbeat was answered (see judges_liveness).
+        self._reachable_since: float | None = None
+        self._last_beat = -float("inf")
 
     @property
     def where(self) -> str:
@@ -291,12 +309,36 @@ class RedisBackend:
         async with self.guard("publish"):
             await self.client.publish(self.key("all"), orjson.dumps(message))
 
+    @property
+    def expiry(self) -> float:
+        """Seconds a worker's liveness key lives after its last heartbeat."""
+        return 3 * self.heartbeat
+
+    def judges_liveness(self) -> bool:
+        """Whether a missing liveness key may be taken, now, as its worker's death.
+
+        Only when this worker's own heartbeats have reached Redis without a break for the
+        whole :attr:`expiry`, the last one lately: a key that expired while Redis was
+        down, frozen or out of reach (from here, and so perhaps from its worker too) says
+        nothing of its worker, which renews it within a heartbeat once Redis answers.
+        A reader that cannot judge counts every worker alive (its tasks stay ``working``,
+        its streams open) until it can."""
+        since = self._reachable_since
+        now = self.clock()
+        return (
+            since is not None
+            and now - since >= self.expiry
+            and now - self._last_beat <= 2 * self.heartbeat
+        )
+
     async def alive(self, worker: str) -> bool:
-        """Whether ``worker`` refreshed its liveness key lately."""
-        if worker == self.worker_id:
+        """Whether ``worker`` may be alive: it refreshed its liveness key lately, or this
+        worker cannot tell yet (:meth:`judges_liveness`)."""
+        if worker == self.worker_id or not self.judges_liveness():
             return True
         async with self.guard("liveness"):
-            return bool(await self.client.exists(self.key("worker", worker)))
+            found = bool(await self.client.exists(self.key("worker", worker)))
+        return found or not self.judges_liveness()
 
     async def serve(self) -> None:
         """Listen on the bus and keep this worker's heartbeat, until cancelled.
@@ -329,14 +371,25 @@ class RedisBackend:
 
     async def _beat(self) -> None:
         key = self.key("worker", self.worker_id)
-        ttl_ms = max(1, int(self.heartbeat * 3000))
+        ttl_ms = max(1, int(self.expiry * 1000))
         while True:
             try:
                 with anyio.fail_after(self.timeout + 1):
                     await self.client.set(key, b"1", px=ttl_ms)
             except Exception as e:  # Redis down or slow: the next beat tries again
+                self._reachable_since = None
                 logger.warning("Redis heartbeat failed: %s", e)
+            else:
+                self._beaten()
             await anyio.sleep(self.heartbeat)
+
+    def _beaten(self) -> None:
+        # Answered twice heartbeats apart at most: Redis was reachable all along (a longer
+        # gap, a beat waiting on a frozen Redis say, starts the count again).
+        now = self.clock()
+        if self._reachable_since is None or now - self._last_beat > 2 * self.heartbeat:
+            self._reachable_since = now
+        self._last_beat = now
 
     async def _listen(self) -> None:
         delay = 0.1

@@ -39,7 +39,7 @@ from .._exceptions import BackendUnavailable
 from .._stores._changes import Change, ChangeApplier
 
 if TYPE_CHECKING:
-    from ._backend import BusMessage, RedisBackend
+    from ._bus import Bus, BusMessage
     from ._notify import SharedNotifications
 
 logger = logging.getLogger("mcpkit.redis")
@@ -94,7 +94,7 @@ class RedisRegistrationLog:
     the most changes kept in Redis.
     """
 
-    def __init__(self, backend: RedisBackend, limit: int = MAX_CHANGES) -> None:
+    def __init__(self, backend: Bus, limit: int = MAX_CHANGES) -> None:
         self.backend = backend
         self.limit = limit
         self.notifications: SharedNotifications | None = None

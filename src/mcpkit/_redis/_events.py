@@ -28,7 +28,7 @@ from .._exceptions import BackendUnavailable
 from .._transports._base import Message
 
 if TYPE_CHECKING:
-    from ._backend import RedisBackend
+    from ._bus import Bus
 
 
 logger = logging.getLogger("mcpkit.redis")
@@ -117,7 +117,7 @@ class RedisEventStore:
 
     def __init__(
         self,
-        backend: RedisBackend,
+        backend: Bus,
         *,
         ttl: float = 86400.0,
         max_bytes_per_session: int = MAX_SESSION_EVENT_BYTES,
@@ -208,7 +208,7 @@ class RedisEventStore:
             pipe.eval(_SESSION, len(keys), *keys, ttl, b.key("ev", ""))
 
 
-async def _store(b: RedisBackend, keys: list[str], member: bytes, args: tuple[Any, ...]) -> None:
+async def _store(b: Bus, keys: list[str], member: bytes, args: tuple[Any, ...]) -> None:
     # One round trip, one command: the script called by its digest (sent whole once per
     # Redis, and again after a restart flushed it).
     from redis.exceptions import NoScriptError

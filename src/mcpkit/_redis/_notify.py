@@ -34,7 +34,7 @@ from anyio.abc import TaskGroup
 from .._app._registry import Hosting, SessionEntry
 
 if TYPE_CHECKING:
-    from ._backend import BusMessage, RedisBackend
+    from ._bus import Bus, BusMessage
 
 logger = logging.getLogger("mcpkit.redis")
 
@@ -52,7 +52,7 @@ class SharedNotifications:
 
     def __init__(
         self,
-        backend: RedisBackend,
+        backend: Bus,
         hosting: Hosting,
         entries: Callable[[], Iterable[SessionEntry]],
     ) -> None:

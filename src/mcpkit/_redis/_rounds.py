@@ -34,7 +34,7 @@ from .._transports._base import TransportInfo
 
 if TYPE_CHECKING:
     from .._app._registry import Hosting
-    from ._backend import BusMessage, RedisBackend
+    from ._bus import Bus, BusMessage
 
 logger = logging.getLogger("mcpkit.redis")
 
@@ -87,7 +87,7 @@ class RoundRouter:
 
     def __init__(
         self,
-        backend: RedisBackend,
+        backend: Bus,
         hosting: Hosting,
         host: Callable[[], Awaitable[TaskGroup]],
     ) -> None:

@@ -1,17 +1,20 @@
 """Sessions shared by every worker through Redis: any worker serves any request.
 
 A session is one JSON snapshot in Redis (negotiated revision, client capabilities and
-info, log level, subscriptions, task owner, principal), written when ``initialize``
-succeeds and whenever the session's state changes, and read (with its TTL renewed) once
-per request: one round trip. A worker that meets a session it has never seen restores a
+info, log level, task owner, principal), written when ``initialize`` succeeds and whenever
+that state changes, and read (with its TTL renewed) once per request: one round trip. Its
+resource subscriptions are a set beside it (``<sid>:subs``), changed member by member: a
+subscribe writes one member and tells the other workers' replicas that member only (the
+record and the other subscriptions stay where they are), and a worker restoring a replica
+reads the set once. A worker that meets a session it has never seen restores a
 replica from the snapshot; replicas idle on a worker are let go (the session lives on in
 Redis until its TTL passes or its client DELETEs it). The events kept for resumption go
 with their session: their TTL is the session's, renewed while the session is in use; they
 are deleted when the session is terminated, and when a worker finds it expired.
 
-Routing between workers is in :mod:`._transport`; this module keeps the replicas, the
-snapshot, the GET-stream holder and backlog, the subscriptions index, and follows streams
-served by another worker.
+Routing between workers is in :mod:`._transport`, streams followed across workers in
+:mod:`._follow`, the bound on the sessions Redis keeps in :mod:`._bound`; this module keeps
+the replicas, the snapshot, the GET-stream holder and backlog, and the subscriptions.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import orjson
@@ -37,17 +40,23 @@ from .._app._registry import (
     new_session_id,
     run_session,
 )
+from .._exceptions import BackendUnavailable
 from .._http._events import EventStore
 from .._http._security import SessionOwnership
 from .._http._transport import Chunk, Stream
 from .._transports._base import Message
+from ._bound import SessionBound
+from ._bus import Bus, BusMessage
 from ._events import RedisEventStore
+from ._follow import Followers
 from ._notify import SharedNotifications
 from ._rounds import RoundRouter
-from ._transport import SharedTransport, stream_event
+from ._transport import SharedTransport
 
 if TYPE_CHECKING:
-    from ._backend import BusMessage, RedisBackend
+    from ._changes import RedisRegistrationLog
+    from ._statekeys import RedisStateKeys
+    from ._tasks import RedisTaskStore
 
 logger = logging.getLogger("mcpkit.redis")
 
@@ -69,16 +78,34 @@ FRESH_FOR = 1.0
 # the heartbeat refreshes) still exists. A holder found dead (killed, frozen, its machine
 # lost: its pub/sub subscription may outlive it in Redis) is forgotten, so what was meant
 # for its stream waits in the backlog for the next one. KEYS: the session's ``:get``;
-# ARGV[1]: the liveness key prefix.
+# ARGV[1]: the liveness key prefix; ARGV[2]: "1" when the reader may judge a missing key
+# as death (``RedisBackend.judges_liveness``: else the holder is kept, and a message the
+# holder does not take waits in the backlog all the same).
 _HOLDER = """
 local worker = redis.call('GET', KEYS[1])
 if not worker then return false end
-if redis.call('EXISTS', ARGV[1] .. worker) == 0 then
+if ARGV[2] == '1' and redis.call('EXISTS', ARGV[1] .. worker) == 0 then
   redis.call('DEL', KEYS[1])
   return false
 end
 return worker
 """
+
+
+class SharingBackend(Bus, Protocol):
+    """What the session registry needs of its backend beyond the bus: the backend's other
+    parts, handed to the server it hosts, and its serving loop (the registry runs it)."""
+
+    #: Sessions this Redis keeps for the deployment (``_bound``).
+    max_sessions: int
+
+    async def serve(self) -> None: ...
+
+    def task_store(self) -> RedisTaskStore: ...
+
+    def state_keys(self) -> RedisStateKeys: ...
+
+    def registration_log(self) -> RedisRegistrationLog: ...
 
 
 class SharedEntry(SessionEntry):
@@ -95,35 +122,6 @@ class SharedEntry(SessionEntry):
         self.epoch = -1
 
 
-class _Tail:
-    """A stream of another worker followed here: events reordered by sequence."""
-
-    def __init__(self, transport: SharedTransport, stream: Stream, after: int) -> None:
-        self.transport = transport
-        self.stream = stream
-        self.next = after + 1
-        self.pending: dict[int, Any] = {}
-        self.ended = False
-
-    def add(self, seq: int, message: Any) -> None:
-        if self.ended or seq < self.next:
-            return
-        self.pending[seq] = message
-        while self.next in self.pending:
-            chunk = stream_event(
-                self.transport, self.stream, self.next, self.pending.pop(self.next)
-            )
-            self.stream.push(chunk)
-            self.next += 1
-            if chunk[2]:
-                self.end()
-                return
-
-    def end(self) -> None:
-        self.ended = True
-        self.stream.detach()
-
-
 class RedisSessionRegistry:
     """The :class:`~mcpkit.lowlevel.SessionRegistry` of a :class:`~mcpkit.RedisBackend`.
 
@@ -134,7 +132,7 @@ class RedisSessionRegistry:
 
     def __init__(
         self,
-        backend: RedisBackend,
+        backend: SharingBackend,
         server: SessionFactory,
         options: HTTPAppOptions,
         event_store: EventStore | None,
@@ -160,7 +158,11 @@ class RedisSessionRegistry:
         self._renewed = -float("inf")
         self._tg: TaskGroup | None = None
         self._ready = anyio.Event()
-        self._tails: dict[str, _Tail] = {}
+        #: The bound on the sessions Redis keeps for every worker (``_bound``); a session
+        #: is ended for a new one once idle for two renewals.
+        self.bound = SessionBound(
+            backend, backend.max_sessions, lambda: 2 * self.renew_every, lambda: self.ttl
+        )
         for kind, handler in (
             ("in", self._on_in),
             ("cx", self._on_cancel),
@@ -168,14 +170,13 @@ class RedisSessionRegistry:
             ("drain", self._on_drain),
             ("ref", self._on_refresh),
             ("del", self._on_deleted),
-            ("tail", self._on_tail),
-            ("tailok", self._on_tail_ok),
-            ("tailend", self._on_tail_end),
-            ("ev", self._on_event),
         ):
             backend.on(kind, handler)
         #: Changes this worker's server announces, told to every worker's clients.
         self.notifications = SharedNotifications(backend, hosting, self.sessions.values)
+        #: Streams of other workers followed here, and those of this worker followed
+        #: elsewhere (``_follow``).
+        self.followers = Followers(backend, event_store, self._host, self._stream_of)
         #: 2026-07-28 retries routed to the worker holding their call (``_rounds``).
         self.rounds = RoundRouter(backend, hosting, self._host)
         changes = backend.registration_log()
@@ -226,6 +227,7 @@ class RedisSessionRegistry:
                 while True:
                     await anyio.sleep(min(self.replica_idle / 4, 1.0))
                     await self.reap()
+                    await self._look()
                     if self.clock() - self._renewed >= self.renew_every:
                         await self.renew()
             finally:
@@ -262,6 +264,8 @@ class RedisSessionRegistry:
                     pipe.llen(self._k(sid, ":bl"))
                 for sid in attached:
                     pipe.expire(self._k(sid), self.ttl)  # never brings one back
+                    pipe.expire(self._k(sid, ":subs"), self.ttl)
+                self.bound.touch_in(pipe, attached)
                 if store is not None:
                     store.renew_in(pipe, active)
                 found = await pipe.execute() if len(pipe) else []
@@ -272,6 +276,12 @@ class RedisSessionRegistry:
                     await self._on_drain({"sid": sid})
         except Exception as e:  # Redis down: the next round tries again
             logger.warning("could not renew the sessions in use here: %s", e)
+
+    async def _look(self) -> None:
+        try:
+            await self.bound.look()
+        except Exception as e:  # Redis down: an admission asks it anyway
+            logger.debug("could not count the sessions: %s", e)
 
     def reap_idle(self) -> list[SessionEntry]:
         """Let go of replicas idle here for ``replica_idle`` seconds (sessions stay), by
@@ -325,7 +335,7 @@ class RedisSessionRegistry:
 
     def create(self, tg: TaskGroup, owner: str | None) -> SessionEntry | None:
         self._make_room()
-        if len(self.sessions) >= self.options.max_sessions:
+        if len(self.sessions) >= self.options.max_sessions or not self.bound.room():
             return None
         entry = self._replica(new_session_id(), secrets.token_hex(6), None)
         entry.owner = owner
@@ -409,33 +419,49 @@ class RedisSessionRegistry:
             if not self.ownership.allows(snapshot.get("owner"), headers):
                 return None
             tg = await self._host()
+            subs = await self._subscriptions(sid, snapshot)
             if sid in self.sessions:  # restored meanwhile by a concurrent request
                 entry = self.sessions[sid]
             else:
+                snapshot["subs"] = sorted(subs)
                 new = self._replica(sid, str(snapshot["key"]), snapshot)
                 new.owner = snapshot.get("owner")
                 new.raw = raw
-                new.subs = frozenset(snapshot.get("subs") or ())
+                new.subs = subs
                 self._start(new, tg)
                 entry = new
         elif not self.ownership.allows(entry.owner, headers):
             return None
-        else:
-            self._apply(entry, raw)
+        elif isinstance(entry, SharedEntry):
+            # The bus was down meanwhile: changes of its subscriptions may have been missed.
+            subs = entry.subs if entry.epoch == epoch else await self._subscriptions(sid, {})
+            self._apply(entry, raw, subs)
         if isinstance(entry, SharedEntry):
             entry.verified, entry.epoch = self.clock(), epoch
         entry.touch()
         self.sessions.move_to_end(sid)
         return entry
 
-    def _apply(self, entry: SessionEntry, raw: bytes) -> None:
+    async def _subscriptions(self, sid: str, snapshot: dict[str, Any]) -> frozenset[str]:
+        """The resources session ``sid`` is subscribed to, read once for a new replica (a
+        record written before they had a set of their own names them itself)."""
+        b = self.backend
+        async with b.guard("session"):
+            members = await b.client.smembers(self._k(sid, ":subs"))
+        return frozenset(_text(m) for m in members) | frozenset(snapshot.get("subs") or ())
+
+    def _apply(self, entry: SessionEntry, raw: bytes | None, subs: frozenset[str]) -> None:
+        """Bring a replica to the record ``raw`` (None: as it is) and subscriptions ``subs``."""
         assert isinstance(entry, SharedEntry)
-        if raw == entry.raw:
+        if (raw is None or raw == entry.raw) and subs == entry.subs:
             return
-        snapshot = orjson.loads(raw)
+        raw = entry.raw if raw is None else raw
+        snapshot = orjson.loads(raw) if raw is not None else {}
+        if "subs" not in snapshot:  # kept in their own set: this replica's view of it
+            snapshot["subs"] = sorted(subs)
         self.hosting.apply_snapshot(entry.session, snapshot)
         entry.raw = raw
-        entry.subs = frozenset(snapshot.get("subs") or ())
+        entry.subs = frozenset(snapshot["subs"])
 
     async def _forget_events(self, entry: SessionEntry) -> None:
         if self.event_store is None:
@@ -446,7 +472,30 @@ class RedisSessionRegistry:
             logger.warning("could not forget the events of an ended session: %s", e)
 
     async def publish(self, entry: SessionEntry) -> None:
+        """Count the new session in the deployment's bound (ending the least recently used
+        one to make room, or refusing it), then write it for every worker."""
+        try:
+            ended = await self.bound.admit(entry.id)
+        except BackendUnavailable:
+            self.drop(entry)
+            raise
         await self.save(entry)
+        for sid, raw in ended:
+            await self._ended(sid, raw)
+
+    async def _ended(self, sid: str, raw: bytes) -> None:
+        """Session ``sid`` was ended to make room (its keys are gone): its events go, and
+        its replicas on every worker."""
+        try:
+            key = orjson.loads(raw).get("key")
+        except orjson.JSONDecodeError:
+            key = None
+        try:
+            if isinstance(key, str) and self.event_store is not None:
+                await self.event_store.forget_session(key)
+            await self.backend.broadcast({"t": "del", "sid": sid})
+        except BackendUnavailable as e:  # their TTL ends them anyway
+            logger.warning("could not forget a session ended to make room: %s", e)
 
     async def initialized(self, transport: SharedTransport) -> None:
         """The client said ``notifications/initialized`` (to this worker): recorded for all."""
@@ -456,28 +505,44 @@ class RedisSessionRegistry:
             await self.save(entry)
 
     async def save(self, entry: SessionEntry) -> None:
-        """Write ``entry``'s state for every worker, and tell the replicas elsewhere."""
+        """Write what changed of ``entry``'s state for every worker, and tell the replicas
+        elsewhere: the record when it changed, the subscriptions added or removed."""
         assert isinstance(entry, SharedEntry)
         b = self.backend
         snapshot = self.hosting.session_snapshot(entry.session)
+        subs = frozenset(snapshot.pop("subs", None) or ())
         snapshot["key"] = entry.transport.key
         snapshot["owner"] = entry.owner
         raw = orjson.dumps(snapshot)
-        subs = frozenset(snapshot.get("subs") or ())
+        added, removed = sorted(subs - entry.subs), sorted(entry.subs - subs)
+        changed = raw != entry.raw
+        if not (changed or added or removed):
+            return
         async with b.guard("save session"):
             pipe = b.client.pipeline(transaction=True)
-            pipe.set(self._k(entry.id), raw, ex=self.ttl)
-            for uri in subs - entry.subs:
+            if changed:
+                pipe.set(self._k(entry.id), raw, ex=self.ttl)
+            if added:
+                pipe.sadd(self._k(entry.id, ":subs"), *added)
+                pipe.expire(self._k(entry.id, ":subs"), self.ttl)
+            if removed:
+                pipe.srem(self._k(entry.id, ":subs"), *removed)
+            for uri in added:
                 pipe.sadd(b.key("sub", uri), entry.id)
                 pipe.expire(b.key("sub", uri), self.ttl, gt=True)
                 pipe.expire(b.key("sub", uri), self.ttl, nx=True)
-            for uri in entry.subs - subs:
+            for uri in removed:
                 pipe.srem(b.key("sub", uri), entry.id)
             await pipe.execute()
         entry.raw = raw
         entry.subs = subs
-        # The snapshot rides along: the replicas elsewhere apply it without reading Redis.
-        await b.broadcast({"t": "ref", "sid": entry.id, "from": b.worker_id, "raw": raw.decode()})
+        # What changed rides along: the replicas elsewhere apply it without reading Redis.
+        message: BusMessage = {"t": "ref", "sid": entry.id, "from": b.worker_id}
+        if changed:
+            message["raw"] = raw.decode()
+        if added or removed:
+            message["add"], message["del"] = added, removed
+        await b.broadcast(message)
 
     def drop(self, entry: SessionEntry, *, forget: bool = True) -> None:
         # Only this worker's replica: the session's state and events stay for the others.
@@ -492,8 +557,8 @@ class RedisSessionRegistry:
         b = self.backend
         async with b.guard("end session"):
             pipe = b.client.pipeline(transaction=True)
-            pipe.delete(self._k(entry.id), self._k(entry.id, ":get"), self._k(entry.id, ":bl"))
-            for uri in entry.subs:
+            self.bound.end_in(pipe, entry.id)
+            for uri in entry.subs:  # a record written before subscriptions had their set
                 pipe.srem(b.key("sub", uri), entry.id)
             await pipe.execute()
         if self.event_store is not None:
@@ -513,7 +578,10 @@ class RedisSessionRegistry:
         keep it in the backlog for the next one."""
         b = self.backend
         async with b.guard("route"):
-            holder = await b.client.eval(_HOLDER, 1, self._k(sid, ":get"), b.key("worker", ""))
+            judge = b"1" if b.judges_liveness() else b"0"
+            holder = await b.client.eval(
+                _HOLDER, 1, self._k(sid, ":get"), b.key("worker", ""), judge
+            )
         if holder:
             worker = _text(holder)
             if worker == b.worker_id:
@@ -580,48 +648,11 @@ class RedisSessionRegistry:
     ) -> tuple[Stream, MemoryObjectReceiveStream[Chunk]] | None:
         """Follow another worker's stream ``stream_id`` from event ``after`` (the caller
         replayed up to it); None when its worker is gone (nothing more will come)."""
-        b = self.backend
-        owner = transport.owner_of(stream_id)
-        if owner is None or owner == b.worker_id:
-            return None
-        proxy = Stream(stream_id, None, False)
-        conn = proxy.attach()
-        tail = self._tails[stream_id] = _Tail(transport, proxy, after)
-        asked = {"t": "tail", "sid": transport.session_id, "stream": stream_id, "to": b.worker_id}
-        if not await b.send_to(owner, asked):
-            self._untail(stream_id, tail)
-            conn.close()
-            return None
-        tg = await self._host()
-        tg.start_soon(self._watch, owner, stream_id, tail)
-        return proxy, conn
+        return await self.followers.follow(transport, stream_id, after)
 
-    def _untail(self, stream_id: str, tail: _Tail) -> None:
-        if self._tails.get(stream_id) is tail:
-            del self._tails[stream_id]
-        if not tail.ended:
-            tail.end()
-
-    async def _watch(self, owner: str, stream_id: str, tail: _Tail) -> None:
-        # The stream's worker may die, and its follower may leave: either ends the tail.
-        while not tail.ended and tail.stream.conn is not None:
-            await anyio.sleep(self.backend.heartbeat)
-            try:
-                alive = await self.backend.alive(owner)
-            except Exception:
-                alive = True  # Redis down: not the owner's death; look again later
-            if not alive:
-                break
-        self._untail(stream_id, tail)
-
-    async def _gap(self, tail: _Tail, upto: int | None) -> None:
-        store = self.event_store
-        if store is None:
-            return
-        events = await store.events_after(tail.transport.key, tail.stream.id, tail.next - 1)
-        for seq, message in events or ():
-            if upto is None or seq <= upto:
-                tail.add(seq, message)
+    def _stream_of(self, sid: str, stream_id: str) -> Stream | None:
+        entry = self.sessions.get(sid)
+        return entry.transport.stream_for_id(stream_id) if entry is not None else None
 
     # ------------------------------------------------------------------ the bus
 
@@ -656,42 +687,17 @@ class RedisSessionRegistry:
 
     async def _on_refresh(self, message: BusMessage) -> None:
         entry = self._replica_of(message)
+        if entry is None or message.get("from") == self.backend.worker_id:
+            return
         raw = message.get("raw")
-        if entry is not None and message.get("from") != self.backend.worker_id and raw:
-            self._apply(entry, str(raw).encode())
+        added, removed = message.get("add") or (), message.get("del") or ()
+        subs = (entry.subs | frozenset(map(str, added))) - frozenset(map(str, removed))
+        self._apply(entry, str(raw).encode() if raw else None, subs)
 
     async def _on_deleted(self, message: BusMessage) -> None:
         entry = self._replica_of(message)
         if entry is not None:
             self.drop(entry)
-
-    async def _on_tail(self, message: BusMessage) -> None:
-        entry = self._replica_of(message)
-        stream_id, to = str(message.get("stream")), str(message.get("to"))
-        stream = entry.transport.stream_for_id(stream_id) if entry is not None else None
-        b = self.backend
-        if stream is None or stream.done or stream.request_id is None:
-            await b.send_to(to, {"t": "tailend", "stream": stream_id})
-            return
-        stream.remote = to
-        await b.send_to(to, {"t": "tailok", "stream": stream_id, "seq": stream.seq})
-
-    async def _on_tail_ok(self, message: BusMessage) -> None:
-        tail = self._tails.get(str(message.get("stream")))
-        if tail is not None:
-            await self._gap(tail, int(message.get("seq") or 0))
-
-    async def _on_tail_end(self, message: BusMessage) -> None:
-        stream_id = str(message.get("stream"))
-        tail = self._tails.get(stream_id)
-        if tail is not None:
-            await self._gap(tail, None)
-            self._untail(stream_id, tail)
-
-    async def _on_event(self, message: BusMessage) -> None:
-        tail = self._tails.get(str(message.get("stream")))
-        if tail is not None:
-            tail.add(int(message.get("seq") or 0), message.get("m"))
 
 
 def _text(value: bytes | str) -> str:

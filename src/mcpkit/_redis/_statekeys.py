@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 if TYPE_CHECKING:
-    from ._backend import RedisBackend
+    from ._bus import Bus
 
 logger = logging.getLogger("mcpkit.redis")
 
@@ -57,7 +57,7 @@ class RedisStateKeys:
 
     def __init__(
         self,
-        backend: RedisBackend,
+        backend: Bus,
         *,
         rotation: float = ROTATION,
         clock: Callable[[], float] = time.time,

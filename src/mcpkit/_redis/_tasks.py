@@ -3,7 +3,10 @@
 A task is one value expiring with its TTL (its status, the worker running it, the record
 as JSON), plus an entry in its owner's index (a sorted set by creation order). A task found
 ``working`` whose worker stopped refreshing its liveness key is failed by whoever reads it
-first (the worker was killed: its code is gone). Updates are compare-and-set in a script: a
+first (the worker was killed: its code is gone), but only by a reader whose own view of
+Redis was unbroken long enough to tell (``RedisBackend.judges_liveness``): a key that
+expired while Redis was down or frozen is no evidence, and a task finishing meanwhile is
+recorded ``completed`` once Redis answers again (the worker retries its end), never lost. Updates are compare-and-set in a script: a
 terminal status is never overwritten, so a cancellation on one worker and a completion on
 another cannot both win.
 
@@ -23,7 +26,7 @@ import orjson
 from .._stores._tasks import TaskRecord
 
 if TYPE_CHECKING:
-    from ._backend import BusMessage, RedisBackend
+    from ._bus import Bus, BusMessage
 
 #: Status message of a task whose worker died while it ran.
 WORKER_LOST = "The worker running the task stopped; its result is lost."
@@ -32,8 +35,8 @@ WORKER_LOST = "The worker running the task stopped; its result is lost."
 # worker from the prefix and never decode the JSON (Redis's cjson turns empty arrays into
 # objects, so a decoded and re-encoded record would not be the one written).
 
-# Read a task; also say whether it is unfinished and its worker gone. KEYS: the task;
-# ARGV[1]: the liveness key prefix.
+# Read a task; also say whether it is unfinished and its worker's liveness key missing.
+# KEYS: the task; ARGV[1]: the liveness key prefix.
 _GET = """
 local raw = redis.call('GET', KEYS[1])
 if not raw then return false end
@@ -43,6 +46,18 @@ if (status == 'working' or status == 'input_required')
   return {raw, 1}
 end
 return {raw, 0}
+"""
+
+# Fail a task whose worker is gone: only if it is still what was read (ARGV[2]) and its
+# worker's liveness key is still missing (it may have come back since the read). ARGV[1]:
+# the liveness key prefix; ARGV[3]: the failed record's JSON. Returns 1 written, else 0.
+_LOST = """
+local raw = redis.call('GET', KEYS[1])
+if raw ~= ARGV[2] then return 0 end
+local status, worker = string.match(raw, '^(%S+) (%S+) ')
+if redis.call('EXISTS', ARGV[1] .. worker) == 1 then return 0 end
+redis.call('SET', KEYS[1], 'failed ' .. worker .. ' ' .. ARGV[3], 'KEEPTTL')
+return 1
 """
 
 # Save a task unless the stored one is terminal (a lost race); its worker is kept. ARGV[1]:
@@ -68,6 +83,10 @@ def _json(record: TaskRecord) -> bytes:
     return orjson.dumps(dataclasses.asdict(record))
 
 
+def _worker_of(raw: bytes) -> str:
+    return raw.split(b" ", 2)[1].decode()
+
+
 def _decode(raw: bytes | str) -> TaskRecord:
     data = orjson.loads((raw if isinstance(raw, bytes) else raw.encode()).split(b" ", 2)[2])
     return TaskRecord(**{k: data[k] for k in _FIELDS if k in data})
@@ -80,7 +99,7 @@ class RedisTaskStore:
     status change announced by any worker.
     """
 
-    def __init__(self, backend: RedisBackend) -> None:
+    def __init__(self, backend: Bus) -> None:
         self.backend = backend
         self.on_change: Callable[[str, str], Awaitable[None]] | None = None
         backend.on("task", self._announced)
@@ -118,16 +137,23 @@ class RedisTaskStore:
             found = await b.client.eval(_GET, 1, self._key(task_id), b.key("worker", ""))
         if not found:
             return None
-        record = _decode(found[0])
-        if int(found[1]):
+        raw = found[0] if isinstance(found[0], bytes) else str(found[0]).encode()
+        record = _decode(raw)
+        # Judged after the answer came: a read that waited on a frozen Redis finds this
+        # worker's own view broken meanwhile, and judges nothing.
+        if int(found[1]) and _worker_of(raw) != b.worker_id and b.judges_liveness():
             # Its worker was killed while it ran: its code is gone. Failed once, by whoever
-            # reads it first (the update refuses to overwrite a terminal status).
+            # reads it first (never over a newer state, nor once its worker is back).
             record.status = "failed"
             record.status_message = WORKER_LOST
             record.outcome = {"error": {"code": -32603, "message": WORKER_LOST}}
             record.last_updated_at = time.time()
-            if not await self._write(record):
+            async with b.guard("update task"):
+                args = (b.key("worker", ""), raw, _json(record))
+                written = await b.client.eval(_LOST, 1, self._key(task_id), *args)
+            if not written:
                 return await self.get(task_id)
+            await b.broadcast({"t": "task", "id": task_id, "status": record.status})
         return record
 
     async def update(self, record: TaskRecord) -> None:

@@ -16,7 +16,7 @@ belongs elsewhere goes over the bus:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 from anyio.streams.memory import MemoryObjectReceiveStream
@@ -27,7 +27,29 @@ from .._http._transport import Chunk, HTTPServerTransport, Stream
 from .._transports._base import Message, RequestId
 
 if TYPE_CHECKING:
-    from ._sessions import RedisSessionRegistry, SharedEntry
+    from .._app._registry import SessionEntry
+    from ._bus import Bus
+
+
+class Router(Protocol):
+    """What a shared transport needs of its session registry (``_sessions``): where to
+    send what cannot be served on this worker."""
+
+    @property
+    def backend(self) -> Bus: ...
+
+    async def to_holder(self, sid: str, message: Message) -> None: ...
+
+    async def route_in(self, worker: str, sid: str, message: Message) -> None: ...
+
+    async def initialized(self, transport: SharedTransport) -> None: ...
+
+    async def take_backlog(self, sid: str) -> list[Message]: ...
+
+    async def follow(
+        self, transport: SharedTransport, stream_id: str, after: int
+    ) -> tuple[Stream, MemoryObjectReceiveStream[Chunk]] | None: ...
+
 
 #: The longest request id (hex of its JSON) a stream id carries: ids are at most 64
 #: characters after the session's key (``_app/_streams``), the worker's and count's first.
@@ -39,7 +61,7 @@ class SharedTransport(HTTPServerTransport):
 
     def __init__(
         self,
-        registry: RedisSessionRegistry,
+        registry: Router,
         session_id: str,
         key: str,
         *,
@@ -60,7 +82,7 @@ class SharedTransport(HTTPServerTransport):
         self.worker = worker
         self._mine = worker + "~"
         #: The registry's entry of this replica (set once it is made).
-        self.entry: SharedEntry | None = None
+        self.entry: SessionEntry | None = None
 
     # ------------------------------------------------------------------ engine side
 

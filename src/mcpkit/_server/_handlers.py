@@ -281,8 +281,17 @@ class Handlers:
             raise not_found(uri)
         if self.registry.scopes:
             authorize(rc, self.registry.scopes_for("resources/subscribe", params))
+        subscriptions = state_of(rc.session).subscriptions
+        most = self.server.max_subscriptions
+        if most is not None and uri not in subscriptions and len(subscriptions) >= most:
+            # Each is kept for the session's life (in Redis too, with many workers).
+            raise InvalidParams(
+                message=f"Too many subscriptions: this session holds {len(subscriptions)}, "
+                f"the server's bound (max_subscriptions={most}); unsubscribe from one first",
+                data={"uri": uri, "maxSubscriptions": most},
+            )
         await self._subscribe_upstream(uri)
-        state_of(rc.session).subscriptions.add(uri)
+        subscriptions.add(uri)
         await rc.session.state_changed()
         return {}
 

@@ -119,6 +119,9 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
     #: made without ``timeout=`` may wait for its answer before it fails with
     #: :class:`~mcpkit.RequestTimeout`. Set it on the instance to change it.
     client_request_timeout: float = 600.0
+    #: Resources one session may be subscribed to at once (``resources/subscribe`` past it
+    #: is refused with -32602 naming the bound); None: no bound. Set it on the instance.
+    max_subscriptions: int | None = 1000
 
     def __init__(
         self,
