@@ -180,6 +180,15 @@ def test_declined_on_a_terminal(era: str) -> None:
         assert t.finish() == (0, "decline end\n")
 
 
+def test_a_form_without_fields_is_still_asked() -> None:
+    for typed, action in (("", "accept"), ("decline", "decline"), ("cancel", "cancel")):
+        with Terminal("confirm") as t:
+            t.expect("The server asks: Go ahead?")
+            t.expect("Enter to accept: ")
+            t.type(typed)
+            assert t.finish() == (0, f"{action}\n")
+
+
 def test_command_line_answers_first_then_the_terminal() -> None:
     with Terminal("two", "--answer", '{"word": "given"}') as t:
         t.expect("Second word?")

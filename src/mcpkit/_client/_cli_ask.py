@@ -169,6 +169,14 @@ def prompt(message: str, schema: dict[str, Any], stdin: TextIO, out: TextIO) -> 
     print(f"\nThe server asks: {message}", file=out)
     print("  (type decline or cancel to refuse)", file=out)
     content: dict[str, Any] = {}
+    if not _props(schema):  # nothing to fill in: a yes or no, never accepted unasked
+        out.write("Enter to accept: ")
+        out.flush()
+        line = stdin.readline()
+        word = line.strip()
+        if not line or word == "cancel":
+            return {"action": "cancel"}
+        return {"action": "decline" if word == "decline" else "accept", "content": {}}
     for name, raw_prop in _props(schema).items():
         prop = _dict(raw_prop)
         # The field's name is what an --answer uses; a title that says more is shown too.

@@ -3,8 +3,8 @@
     mcpkit call tests/client/servers/asks.py book --answer '{"name": "Ada"}'
 
 ``book`` asks one form (a required name, a number of guests from 1 to 12 defaulting to 2, a
-seating among two); ``two`` asks two questions in a row; ``crash`` fails with a traceback
-in the server's log.
+seating among two); ``two`` asks two questions in a row; ``confirm`` a form without fields;
+``crash`` fails with a traceback in the server's log.
 """
 
 from __future__ import annotations
@@ -45,6 +45,13 @@ async def two(ctx: Context) -> str:
     second = await ctx.elicit("Second word?", Word)
     words = [a.data.word if a.accepted and a.data else a.action for a in (first, second)]
     return " ".join(words)
+
+
+@server.tool()
+async def confirm(ctx: Context) -> str:
+    """Ask a question with nothing to fill in."""
+    answer = await ctx.elicit("Go ahead?", {"type": "object", "properties": {}})
+    return answer.action
 
 
 @server.tool()
