@@ -114,6 +114,7 @@ class ServerLike(Protocol):
     mask_errors: bool
     bridges_logging: bool
     client_request_timeout: float
+    max_subscriptions: int | None
     lifespan_state: Any
     extra_capabilities: dict[str, Any]
     roots_hooks: list[Any]
