@@ -205,3 +205,13 @@ async def test_a_base_exception_leaves_any_caller_as_the_calls_failure() -> None
 
     with pytest.raises(AssertionError, match="went through"):
         await cancelled_inside()
+
+    class Asks(_threads.Unwind):
+        """The server's own way to end a function on purpose (InputRequired is one)."""
+
+    def asks() -> None:
+        raise Asks
+
+    for unwinding in (_threads.make_caller(asks), _threads.make_caller(asks, inline=True)):
+        with pytest.raises(Asks):
+            await unwinding({})

@@ -30,6 +30,7 @@ import orjson
 
 from .. import _env
 from .._exceptions import InvalidParams
+from ._threads import Unwind
 
 if TYPE_CHECKING:
     from ._held import HeldCall
@@ -164,11 +165,12 @@ class StatelessSettings:
         )
 
 
-class InputRequired(BaseException):
+class InputRequired(Unwind):
     """Raised in a handler served statelessly when it needs answers the client has not
     given yet; the server turns it into an ``InputRequiredResult``.
 
-    A ``BaseException`` so that a tool's ``except Exception`` does not swallow it.
+    A ``BaseException`` (:class:`Unwind`) so that a tool's ``except Exception`` does not
+    swallow it, and the caller of the tool's function lets it through.
     """
 
     def __init__(self, requests: dict[str, dict[str, Any]]) -> None:

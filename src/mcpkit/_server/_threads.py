@@ -20,9 +20,12 @@ private anyio API is used.
 A function raising a ``BaseException`` that is not an ``Exception`` (``KeyboardInterrupt``,
 ``GeneratorExit``, ``SystemExit``, a class of its own) fails its call, as any exception does
 (:class:`RaisedBaseException`): raised on the event loop it would otherwise end the loop, the
-server with it (issue 43, W4). Two kinds still go through, being not the function's: a
-cancellation (the request's, or the server's shutdown), and what a signal handler raised while
-the function ran (Ctrl-C, a handler calling ``sys.exit``), which is the process's to act on.
+server with it (issue 43, W4). Three kinds still go through, being not the function's: a
+cancellation (the request's, or the server's shutdown), the server's own :class:`Unwind`
+(``InputRequired``, raised by ``ctx.elicit`` and the like to end the function until the
+client answers), and
+what a signal handler raised while the function ran (Ctrl-C, a handler calling ``sys.exit``),
+which is the process's to act on.
 """
 
 from __future__ import annotations
@@ -178,6 +181,13 @@ class _Pool:
 _pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pool] = weakref.WeakKeyDictionary()
 
 
+class Unwind(BaseException):
+    """Raised by the server's own code inside a user function to end it on purpose, for
+    the server to act on (``_mrtr.InputRequired``: a question the client answers first):
+    never taken for the function's failure. A ``BaseException`` so that the function's
+    ``except Exception`` does not swallow it."""
+
+
 class RaisedBaseException(RuntimeError):
     """A user function raised a ``BaseException`` that is not an ``Exception``
     (``KeyboardInterrupt``, ``GeneratorExit``, ``SystemExit``, a class of its own): its
@@ -211,9 +221,10 @@ def _signal_handler_codes() -> set[Any]:
 
 def _not_the_functions(exc: BaseException) -> bool:
     """Whether ``exc``, raised out of a user function, must go on as it is: a cancellation
-    (also inside an exception group), or raised by a signal handler that ran while the
-    function did: the handler's frame is then in the traceback, above the function's."""
-    if isinstance(exc, anyio.get_cancelled_exc_class()):
+    (also inside an exception group), the server's own :class:`Unwind`, or raised by a
+    signal handler that ran while the function did: the handler's frame is then in the
+    traceback, above the function's."""
+    if isinstance(exc, (Unwind, anyio.get_cancelled_exc_class())):
         return True
     subs = getattr(exc, "exceptions", None)  # an exception group, told by shape (3.10 too)
     if isinstance(subs, tuple) and any(
@@ -241,11 +252,13 @@ def contained(exc: BaseException) -> BaseException:
 def _in_thread(call: Callable[[], Any]) -> Any:
     try:
         return call()
-    except Exception:
+    except (Exception, Unwind):
         raise
     except BaseException as e:
         # Converted here, not on the loop: a GeneratorExit set on an asyncio future does
-        # not come out of its ``await`` as itself. No signal handler runs in this thread.
+        # not come out of its ``await`` as itself. No signal handler runs in this thread,
+        # and a cancellation raised here (anyio.from_thread, its caller cancelled) is
+        # answered to no one: the caller has moved on.
         raise RaisedBaseException(e) from e
 
 
