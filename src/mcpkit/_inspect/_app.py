@@ -236,7 +236,10 @@ async def _send_page(send: Any, html: str) -> None:
                 (
                     b"content-security-policy",
                     b"default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-                    b"img-src data:; media-src data:; connect-src 'self'; frame-ancestors 'none'",
+                    b"img-src data:; media-src data:; connect-src 'self'; frame-ancestors 'none'; "
+                    # CSP governs no WebRTC but this directive (CSP Level 3), inherited by the
+                    # views' srcdoc frames; Chromium (156) ignores it as unknown: docs/apps.md.
+                    b"webrtc 'block'",
                 ),
                 (b"content-length", str(len(body)).encode()),
             ],

@@ -2,9 +2,11 @@
 
 The page (``assets/apps.js``) renders the view in an iframe sandboxed with
 ``allow-scripts`` only, from ``srcdoc`` with a Content-Security-Policy ``<meta>`` placed
-first: the view runs in an opaque origin, never the inspector's, and reaches no origin its
-server did not declare. The policy is built here, from the view's ``_meta.ui``, by the same
-code every mcpkit host uses (:func:`mcpkit.types.app_csp_header`).
+first: the view runs in an opaque origin, never the inspector's, and fetches from no origin
+its server did not declare. The policy is built here, from the view's ``_meta.ui``, by the
+same code every mcpkit host uses (:func:`mcpkit.types.app_csp_header`). WebRTC is not
+contained (CSP does not govern it; the page's ``webrtc 'block'`` is ignored by Chromium):
+docs/apps.md says what is.
 """
 
 from __future__ import annotations

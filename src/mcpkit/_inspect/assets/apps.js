@@ -5,7 +5,8 @@
 //
 // Containment: the iframe is sandboxed with allow-scripts only (an opaque origin: no access
 // to this page, its storage or its token; no top navigation, popups or forms) and its
-// srcdoc opens with the CSP its server declared, so it reaches no other origin. Messages are
+// srcdoc opens with the CSP its server declared, so it fetches from no other origin (CSP does
+// not govern WebRTC: a view can still send UDP anywhere, docs/apps.md). Messages are
 // taken only from the view's own window, rate limited, size checked, and its tool calls go
 // through the same API as the page's own calls, for tools whose visibility includes "app".
 const mcpkitApps = (function () {
