@@ -124,3 +124,38 @@ async def test_a_task_finishing_while_redis_is_down_is_completed_not_lost(
             result = got["result"]
             assert result["content"][0]["text"] == "charged 7", result
             assert "isError" not in result or not result["isError"], result
+
+
+async def test_a_worker_gone_during_the_outage_still_counts_as_dead_once_redis_is_back(
+    durable: RedisServer,
+) -> None:
+    """The other side: a worker that stopped while Redis was down (nothing it could record)
+    is judged dead once the others reached Redis unbroken for three heartbeats, and its
+    task is failed as lost, as for a worker killed while Redis answered."""
+    prefix = f"g{secrets.token_hex(4)}:"
+    never = anyio.Event()
+    b = create_http_app(
+        _server(never), backend=RedisBackend(durable.url, prefix=prefix, heartbeat=HEARTBEAT)
+    )
+    a = create_http_app(
+        _server(never), backend=RedisBackend(durable.url, prefix=prefix, heartbeat=HEARTBEAT)
+    )
+    with anyio.fail_after(60):
+        async with b:
+            async with a:
+                status, headers, _ = await _post(a, None, "initialize", INIT)
+                sid = headers["mcp-session-id"]
+                params = {"name": "charge", "arguments": {"amount": 1}, "task": {"ttl": 60000}}
+                status, _, created = await _post(a, sid, "tools/call", params)
+                assert status == 200, created
+                task_id = created["result"]["task"]["taskId"]
+                durable.stop()
+            # Worker A is gone; its end of the task could not be recorded.
+            durable.start()
+            while True:
+                status, _, got = await _post(b, sid, "tasks/get", {"taskId": task_id})
+                if status == 200 and got["result"]["status"] != "working":
+                    break
+                await anyio.sleep(0.02)
+            assert got["result"]["status"] == "failed", got
+            assert "worker running the task stopped" in got["result"]["statusMessage"], got
