@@ -86,6 +86,18 @@ def test_an_answer_that_does_not_fit(era: str) -> None:
     assert "guests: must be <= 12" in p.stderr
 
 
+@pytest.mark.parametrize("era", ERAS)
+def test_a_url_to_open(era: str) -> None:
+    p = call("pay", "--answer", "{}", era=era)
+    assert (p.returncode, p.stdout) == (0, "accept\n")
+    assert "The server asks you to open: https://bank.example/pay/42" in p.stderr
+    p = call("pay", "--answer", "decline", era=era)
+    assert (p.returncode, p.stdout) == (0, "decline\n")
+    p = call("pay", era=era)
+    assert p.returncode == 2
+    assert "open it and say so with --answer '{}'" in p.stderr
+
+
 def test_malformed_answers_are_usage_errors(tmp_path: Path) -> None:
     p = call("book", "--answer", "{name: Ada}", era=ERAS[1])
     assert p.returncode == 2 and "--answer #1 is not valid JSON" in p.stderr
@@ -187,6 +199,14 @@ def test_a_form_without_fields_is_still_asked() -> None:
             t.expect("Enter to accept: ")
             t.type(typed)
             assert t.finish() == (0, f"{action}\n")
+
+
+def test_a_url_on_a_terminal() -> None:
+    with Terminal("pay") as t:
+        t.expect("The server asks you to open: https://bank.example/pay/42")
+        t.expect("Enter once it is open (or decline, cancel): ")
+        t.type("")
+        assert t.finish() == (0, "accept\n")
 
 
 def test_command_line_answers_first_then_the_terminal() -> None:

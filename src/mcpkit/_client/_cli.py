@@ -423,7 +423,9 @@ async def _call(ns: argparse.Namespace) -> int:
         raise _UsageError(str(e)) from None
     terminal = sys.stdin if sys.stdin is not None and sys.stdin.isatty() else None
     answerer = Answerer(answers, terminal, sys.stderr)
-    async with _client(ns, elicitation_handler=answerer) as client:
+    async with _client(
+        ns, elicitation_handler=answerer, url_elicitation_handler=answerer.url
+    ) as client:
         if pairs:
             props: dict[str, Any] = {}
             try:

@@ -99,6 +99,31 @@ class Answerer:
         )
         return {"action": "cancel"}
 
+    def url(self, params: Any, ctx: Any) -> dict[str, Any]:
+        """The ``url_elicitation_handler``: the URL is shown (stderr) for the user to open;
+        the answer says whether they did (any object: accepted)."""
+        wire = params.to_wire()
+        message, url = str(wire.get("message", "")), str(wire.get("url", ""))
+        print(f"\nThe server asks you to open: {url}\n  ({message})", file=self.out)
+        if self.used < len(self.answers):
+            self.used += 1
+            given = self.answers[self.used - 1]
+            return {"action": given if given in REFUSALS else "accept"}
+        if self.stdin is not None:
+            self.out.write("Enter once it is open (or decline, cancel): ")
+            self.out.flush()
+            line = self.stdin.readline()
+            word = line.strip()
+            if not line or word == "cancel":
+                return {"action": "cancel"}
+            return {"action": "decline" if word == "decline" else "accept"}
+        self.problem = (
+            f"the server asks you to open {url} ({message!r}), and no answer was given: "
+            "open it and say so with --answer '{}' (or decline, or cancel), "
+            "or --answers-file FILE, or run on a terminal to be asked"
+        )
+        return {"action": "cancel"}
+
     def _given(self, answer: Any, message: str, schema: dict[str, Any]) -> dict[str, Any]:
         if answer in REFUSALS:
             return {"action": answer}

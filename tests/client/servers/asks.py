@@ -4,7 +4,7 @@
 
 ``book`` asks one form (a required name, a number of guests from 1 to 12 defaulting to 2, a
 seating among two); ``two`` asks two questions in a row; ``confirm`` a form without fields;
-``crash`` fails with a traceback in the server's log.
+``pay`` sends the user to a URL; ``crash`` fails with a traceback in the server's log.
 """
 
 from __future__ import annotations
@@ -51,6 +51,13 @@ async def two(ctx: Context) -> str:
 async def confirm(ctx: Context) -> str:
     """Ask a question with nothing to fill in."""
     answer = await ctx.elicit("Go ahead?", {"type": "object", "properties": {}})
+    return answer.action
+
+
+@server.tool()
+async def pay(ctx: Context) -> str:
+    """Send the user to a page (URL-mode elicitation)."""
+    answer = await ctx.elicit_url("Pay on the bank's page", "https://bank.example/pay/42")
     return answer.action
 
 
