@@ -265,7 +265,7 @@ class RedisSessionRegistry:
                 for sid in attached:
                     pipe.expire(self._k(sid), self.ttl)  # never brings one back
                     pipe.expire(self._k(sid, ":subs"), self.ttl)
-                self.bound.touch_in(pipe, attached)
+                self.bound.touch_in(pipe, [*attached, *held])  # a GET stream open: in use
                 if store is not None:
                     store.renew_in(pipe, active)
                 found = await pipe.execute() if len(pipe) else []
