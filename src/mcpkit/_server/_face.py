@@ -18,8 +18,6 @@ from __future__ import annotations
 from collections.abc import Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._callface import CallContext
-
 if TYPE_CHECKING:
     import contextlib
 
@@ -31,7 +29,7 @@ if TYPE_CHECKING:
     from .._session._server import ServerSession
     from ._held import Holds
     from ._listen import Listeners
-    from ._mrtr import RoundState, StatelessSettings
+    from ._mrtr import StatelessSettings
     from ._registry import Registry
     from ._tools import ToolDef
 
@@ -152,7 +150,6 @@ class ServerLike(Protocol):
     def running(self) -> contextlib.AbstractAsyncContextManager[Any]: ...
     def create_session(self, transport: Any, **kw: Any) -> ServerSession: ...
     async def serve_stdio(self) -> None: ...
-    async def notify_resource_updated(self, uri: str) -> None: ...
     def add_extension(self, extension: Any) -> None: ...
     def add_resource(
         self,
@@ -170,34 +167,17 @@ class ServerLike(Protocol):
     def _unregister(self, session: ServerSession) -> None: ...
 
 
-class ContextLike(CallContext, Protocol):
-    """What the server's parts use of a :class:`~mcpkit.Context` (which is one): the
-    function's side (:class:`CallContext`) and more."""
+class ContextLike(Protocol):
+    """What the parts that ``_context`` imports itself (logging, sessions, held calls) use
+    of a :class:`~mcpkit.Context` (which is one): the request and session it serves, and
+    moving it to a held call's next round."""
 
     _request: RequestContext | None
     _session: ServerSession | None
 
     @property
-    def server(self) -> ServerLike: ...
-    @property
-    def session(self) -> ServerSession: ...
-    @property
     def request_id(self) -> str | int | None: ...
-    @property
-    def client_capabilities(self) -> dict[str, Any]: ...
 
-    async def report_progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None: ...
-    async def _send(
-        self,
-        method: str,
-        params: dict[str, Any],
-        timeout: float | None,
-        as_task: bool = False,
-        key: str | None = None,
-    ) -> Any: ...
-    def _rounds(self) -> RoundState | None: ...
     def _rebind(self, request: RequestContext) -> None: ...
 
 
