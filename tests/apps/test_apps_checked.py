@@ -131,3 +131,24 @@ async def test_a_view_registered_with_its_meta_by_hand_is_checked_when_served() 
     with pytest.raises(InvalidApp, match=r"csp\.resourceDomains entry 'cdn\.example\.com'"):
         async with server.running():
             pass
+
+
+@pytest.mark.parametrize(
+    ("ui", "refused"),
+    [
+        ({"resourceUri": "ui://v/x", "visibility": ["user"]}, "visibility is a non-empty list"),
+        ({"resourceUri": "ui://v/x", "visibility": []}, "visibility is a non-empty list"),
+        ({"resourceUri": "ui://v/x", "visibility": "app"}, "visibility is a non-empty list"),
+        ({"resourceUri": "https://example.com/x"}, "its view.s URI uses the ui:// scheme"),
+        ("ui://v/x", "_meta.ui is an object"),
+    ],
+)
+async def test_a_tools_ui_meta_written_by_hand_is_checked_when_served(
+    ui: object, refused: str
+) -> None:
+    server = Server("by-hand")
+    server.app_resource("ui://v/x", HTML)
+    server.add_tool(lambda: "x", name="show", meta={"ui": ui})
+    with pytest.raises(InvalidApp, match=f"the tool 'show': {refused}"):
+        async with server.running():
+            pass

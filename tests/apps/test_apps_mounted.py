@@ -5,9 +5,12 @@ the app-only ``increment`` from clients that are not hosts, in both eras."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+import anyio
 import pytest
+from tests._rawserver import PRELUDE
 
 from mcpkit import Client, InvalidParams, Server
 from mcpkit.types import APP_MIME_TYPE, APPS_EXTENSION, AppToolMeta
@@ -80,3 +83,55 @@ async def test_the_flat_resource_uri_moves_too_and_a_hub_without_prefix_changes_
         assert (await host.read_app(tool)).html == "<!doctype html><p>x</p>"
         (same,) = await other.list_tools()
         assert same.meta == {"ui/resourceUri": "ui://v/x"}
+
+
+# A server no SDK would let one write: its tools' visibility is malformed ("user"), and
+# "inside" is for views only. It answers initialize, tools/list and tools/call (the text:
+# the tool's name); anything else is -32601.
+MALFORMED = (
+    PRELUDE
+    + """
+UI = {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
+TOOLS = [
+    {"name": "odd", "inputSchema": {"type": "object"},
+     "_meta": {"ui": {"resourceUri": "ui://v/odd", "visibility": ["user"]}}},
+    {"name": "inside", "inputSchema": {"type": "object"},
+     "_meta": {"ui": {"resourceUri": "ui://v/odd", "visibility": ["app"]}}},
+    {"name": "shown", "inputSchema": {"type": "object"}},
+]
+for msg in messages():
+    method, rid = msg.get("method"), msg.get("id")
+    if rid is None:
+        continue
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": rid, "result": {
+            "protocolVersion": msg["params"]["protocolVersion"],
+            "capabilities": {"tools": {}, "extensions": UI},
+            "serverInfo": {"name": "malformed", "version": "1"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": TOOLS}})
+    elif method == "tools/call":
+        text = msg["params"]["name"]
+        send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}]}})
+    else:
+        not_found(msg)
+"""
+)
+
+
+async def test_a_mounted_servers_malformed_visibility_neither_breaks_the_list_nor_leaks(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "malformed.py"
+    script.write_text(MALFORMED)
+    hub = Server("hub")
+    hub.mount(Client([sys.executable, str(script)], protocol_version="2025-11-25"), prefix="m")
+    with anyio.fail_after(30):
+        async with Client(hub) as plain, Client(hub, apps=True) as host:
+            assert {t.name for t in await plain.list_tools()} == {"m_shown"}
+            for name in ("m_odd", "m_inside"):
+                with pytest.raises(InvalidParams, match=f"Unknown tool: {name}"):
+                    await plain.call_tool(name)
+            assert {t.name for t in await host.list_tools()} == {"m_odd", "m_inside", "m_shown"}
+            inside = await host.call_tool_from_app("m_inside")
+            assert inside.content[0].text == "inside"  # type: ignore[union-attr]

@@ -75,14 +75,11 @@ class AppsExtension(Extension):
 
     def app_only(self) -> frozenset[str]:
         """The tools only views may call (``visibility: ["app"]``)."""
-        from ..types._apps import AppToolMeta
-
-        hidden = set()
-        for name, tool in self.server.registry.tools.items():
-            ui = AppToolMeta.of(tool.definition.get("_meta"))
-            if ui is not None and not ui.for_model:
-                hidden.add(name)
-        return frozenset(hidden)
+        return frozenset(
+            name
+            for name, tool in self.server.registry.tools.items()
+            if not _for_model(tool.definition.get("_meta"))
+        )
 
     async def tools_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
         result = await self._core_list(rc, params)
@@ -141,6 +138,38 @@ def tool_meta(
         raise ValueError("visibility names who may call the tool: 'model', 'app' or both")
     apps_extension(server)
     return {**(meta or {}), "ui": ui.to_wire()}
+
+
+def _for_model(meta: Any) -> bool:
+    """Whether the model may see a tool with this ``_meta``. Read as it is, not through the
+    model: a mounted server's malformed ``visibility`` must not fail the listing, and one
+    that is not a list naming ``"model"`` keeps the tool from the model."""
+    ui = meta.get("ui") if isinstance(meta, Mapping) else None
+    if not isinstance(ui, Mapping) or "visibility" not in ui:
+        return True
+    visibility = ui["visibility"]
+    return isinstance(visibility, list) and "model" in visibility
+
+
+def check_tool_ui(name: str, ui: Any) -> None:
+    """Raise :class:`~mcpkit.InvalidApp` for a tool's ``_meta.ui`` the ext-apps validator
+    refuses: a ``resourceUri`` not ``ui://``, a ``visibility`` that is not a non-empty list
+    of ``"model"`` and ``"app"``."""
+    if not isinstance(ui, Mapping):
+        raise InvalidApp(f"the tool {name!r}: _meta.ui is an object, not {ui!r}")
+    uri = ui.get("resourceUri")
+    if uri is not None and (not isinstance(uri, str) or not uri.startswith("ui://")):
+        raise InvalidApp(f"the tool {name!r}: its view's URI uses the ui:// scheme, not {uri!r}")
+    visibility = ui.get("visibility")
+    if visibility is not None and (
+        not isinstance(visibility, list)
+        or not visibility
+        or any(v not in ("model", "app") for v in visibility)
+    ):
+        raise InvalidApp(
+            f"the tool {name!r}: visibility is a non-empty list of 'model' and 'app', "
+            f"not {visibility!r}"
+        )
 
 
 def check_csp(uri: str, csp: Any) -> None:
@@ -227,8 +256,13 @@ def check_apps(server: ServerLike) -> None:
         key for m in server._mounts for table, key in getattr(m, "keys", ()) if table == "tools"
     }
     for name, tool in registry.tools.items():
+        if name in mounted:
+            continue
+        meta = tool.definition.get("_meta")
+        if isinstance(meta, Mapping) and "ui" in meta:
+            check_tool_ui(name, meta["ui"])  # set by hand through meta= (app= checks its own)
         uri = app_uri(tool.definition)
-        if name in mounted or uri is None or registry.resolves(uri):
+        if uri is None or registry.resolves(uri):
             continue
         raise InvalidApp(
             f"the tool {name!r} names the view {uri}, which this server does not serve "
