@@ -209,6 +209,19 @@ def test_a_url_on_a_terminal() -> None:
         assert t.finish() == (0, "accept\n")
 
 
+@pytest.mark.parametrize("era", ERAS)
+def test_typing_time_does_not_count_against_the_timeout(era: str) -> None:
+    with Terminal("book", "--protocol-version", era, "--timeout", "4") as t:
+        t.expect("name (string): ")
+        time.sleep(5)  # a person slower than --timeout (not a wait for the program)
+        t.type("Ada")
+        t.expect("guests (integer; Enter: 2): ")
+        t.type("")
+        t.expect("seating")
+        t.type("")
+        assert t.finish() == (0, "booked for Ada: 2 guests, indoor\n")
+
+
 def test_command_line_answers_first_then_the_terminal() -> None:
     with Terminal("two", "--answer", '{"word": "given"}') as t:
         t.expect("Second word?")

@@ -41,6 +41,10 @@ KINDS = {
 }
 
 
+#: The last protocol revision with a handshake (revisions are dates: later ones sort after).
+LAST_HANDSHAKE = "2025-11-25"
+
+
 class _UsageError(ValueError):
     """A command line the user must change (exit 2, one line)."""
 
@@ -436,7 +440,14 @@ async def _call(ns: argparse.Namespace) -> int:
                 pass  # no list: values are read as JSON when they parse, else as strings
             for k, v in pairs.items():
                 args[k] = _coerce(k, v, props.get(k))
-        raw = await client.send_request("tools/call", {"name": ns.tool, "arguments": args})
+        # Under a handshake revision a question arrives while tools/call awaits its answer:
+        # the time a person takes to type must not count against --timeout, so on a terminal
+        # that call is bounded by the client's max_timeout (an hour; Ctrl-C stops it).
+        # (Under 2026-07-28 the question ends the request: each round is bounded.)
+        typing = terminal is not None and (client.protocol_version or "") <= LAST_HANDSHAKE
+        bound: dict[str, Any] = {"timeout": None} if typing else {}
+        params = {"name": ns.tool, "arguments": args}
+        raw = await client.send_request("tools/call", params, **bound)
         result = await client.check_tool_result(ns.tool, raw)
     if answerer.problem is not None:  # a question was cancelled for want of an answer
         raise _UsageError(answerer.problem)
