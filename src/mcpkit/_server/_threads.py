@@ -23,9 +23,8 @@ A function raising a ``BaseException`` that is not an ``Exception`` (``KeyboardI
 server with it (issue 43, W4). Three kinds still go through, being not the function's: a
 cancellation (the request's, or the server's shutdown), the server's own :class:`Unwind`
 (``InputRequired``, raised by ``ctx.elicit`` and the like to end the function until the
-client answers), and
-what a signal handler raised while the function ran (Ctrl-C, a handler calling ``sys.exit``),
-which is the process's to act on.
+client answers), and what a signal handler raised while the function ran (Ctrl-C, a handler
+calling ``sys.exit``), which is the process's to act on.
 """
 
 from __future__ import annotations
