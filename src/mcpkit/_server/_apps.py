@@ -238,17 +238,19 @@ def declare_mounted_apps(parent: ServerLike) -> None:
         apps_extension(parent)
 
 
-def check_apps(server: ServerLike) -> None:
+def check_apps(server: ServerLike, _seen: set[int] | None = None) -> None:
     """Refuse to serve an app no host could render: raise :class:`~mcpkit.InvalidApp`
     naming the first tool whose ``_meta.ui.resourceUri`` is not served (a resource or a
     template of this server) and the first view whose CSP lists something that is not an
     origin. Called when the server starts serving: a view may be registered after its
     tool. Tools a mount brought are checked on their own server: those of this process
     here, before anything starts (a remote server's are its own business)."""
-    children = [getattr(m, "child", None) for m in server._mounts]
-    for child in children:
-        if child is not None and child is not server:
-            check_apps(child)
+    seen = _seen if _seen is not None else set()
+    seen.add(id(server))
+    for mount in server._mounts:
+        child = getattr(mount, "child", None)
+        if child is not None and id(child) not in seen:  # servers may mount each other
+            check_apps(child, seen)
     if APPS_EXTENSION not in server.extensions:
         return  # no app: nothing to read (and pydantic not loaded)
     registry = server.registry
