@@ -98,6 +98,27 @@ def test_a_url_to_open(era: str) -> None:
     assert "open it and say so with --answer '{}'" in p.stderr
 
 
+@pytest.mark.parametrize("era", ERAS)
+def test_read_and_prompt_answer_too(era: str) -> None:
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [MCPKIT, argv[0], ASKS, *argv[1:], "--protocol-version", era],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+
+    p = run("read", "mem://secret", "--answer", '{"word": "sesame"}')
+    assert (p.returncode, p.stdout) == (0, "unlocked by sesame\n")
+    p = run("prompt", "greet", "--answer", '{"word": "Ada"}')
+    assert (p.returncode, p.stdout.splitlines()[-1]) == (0, "user: Say hello to Ada")
+    p = run("prompt", "greet")
+    assert p.returncode == 2
+    assert "mcpkit prompt: the server asks: 'Whom to greet?'" in p.stderr
+    assert '--answer \'{"word": "..."}\'' in p.stderr
+
+
 def test_malformed_answers_are_usage_errors(tmp_path: Path) -> None:
     p = call("book", "--answer", "{name: Ada}", era=ERAS[1])
     assert p.returncode == 2 and "--answer #1 is not valid JSON" in p.stderr

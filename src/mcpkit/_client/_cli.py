@@ -7,6 +7,7 @@
     mcpkit call "npx -y @modelcontextprotocol/server-everything" get-sum a=1 b=2
     mcpkit call "python server.py" search --json '{"query": "mcp", "limit": 5}'
     mcpkit call server.py book --answer '{"name": "Ada"}'  # answers the tool's question
+    mcpkit read server.py notes://secret --answer decline  # read and prompt too
     mcpkit read server.py notes://today
     mcpkit prompt server.py review code="print(1)" -v
     mcpkit list notes --config ~/.cursor/mcp.json     # a server of a host's config file
@@ -111,11 +112,13 @@ def _parser(command: str) -> _Parser:
         p = _Parser(prog="mcpkit read", description="Read a resource of a server.")
         _common(p)
         p.add_argument("uri", help="the resource's URI")
+        _answer_flags(p, "the resource")
     elif command == "prompt":
         p = _Parser(prog="mcpkit prompt", description="Get a prompt of a server.")
         _common(p)
         p.add_argument("name", help="the prompt's name")
         p.add_argument("args", nargs="*", metavar="key=value", help="the prompt's arguments")
+        _answer_flags(p, "the prompt")
     else:
         p = _Parser(prog="mcpkit call", description="Call a tool of a server.")
         _common(p)
@@ -129,21 +132,25 @@ def _parser(command: str) -> _Parser:
         p.add_argument(
             "--json", dest="json_args", metavar="JSON", help="all arguments as one JSON object"
         )
-        p.add_argument(
-            "--answer",
-            action="append",
-            default=[],
-            metavar="JSON",
-            help="the answer to a question the tool asks (elicitation): a JSON object of the "
-            "form's fields, or decline or cancel; repeatable, one per question, in order. "
-            "On a terminal, questions left unanswered are asked field by field",
-        )
-        p.add_argument(
-            "--answers-file",
-            metavar="FILE",
-            help="answers read from a JSON file (an array of them), after those of --answer",
-        )
+        _answer_flags(p, "the tool")
     return p
+
+
+def _answer_flags(p: argparse.ArgumentParser, asker: str) -> None:
+    p.add_argument(
+        "--answer",
+        action="append",
+        default=[],
+        metavar="JSON",
+        help=f"the answer to a question {asker} asks (elicitation): a JSON object of the "
+        "form's fields, or decline or cancel; repeatable, one per question, in order. "
+        "On a terminal, questions left unanswered are asked field by field",
+    )
+    p.add_argument(
+        "--answers-file",
+        metavar="FILE",
+        help="answers read from a JSON file (an array of them), after those of --answer",
+    )
 
 
 def parse_pairs(items: list[str], sep: str, what: str) -> dict[str, str]:
@@ -332,9 +339,39 @@ def _type_of(prop: dict[str, Any]) -> str:
 # ---------------------------------------------------------------- read, prompt
 
 
+def _answerer(ns: argparse.Namespace) -> Answerer:
+    """What answers the server's questions: ``--answer``/``--answers-file``, then a terminal."""
+    try:
+        answers = parse_answers(ns.answer, ns.answers_file)
+    except ValueError as e:
+        raise _UsageError(str(e)) from None
+    terminal = sys.stdin if sys.stdin is not None and sys.stdin.isatty() else None
+    return Answerer(answers, terminal, sys.stderr)
+
+
+def _asked(client: Client, answerer: Answerer) -> dict[str, Any]:
+    """The ``send_request`` keywords of a request that may ask a person something.
+
+    Under a handshake revision a question arrives while the request awaits its answer: the
+    time a person takes to type must not count against --timeout, so on a terminal the
+    request is bounded by the client's max_timeout (an hour; Ctrl-C stops it). Under
+    2026-07-28 the question ends the request, and each round is bounded as usual."""
+    handshake = (client.protocol_version or "") <= LAST_HANDSHAKE
+    return {"timeout": None} if answerer.stdin is not None and handshake else {}
+
+
+def _unanswered(answerer: Answerer) -> None:
+    if answerer.problem is not None:  # a question was cancelled for want of an answer
+        raise _UsageError(answerer.problem)
+
+
 async def _read(ns: argparse.Namespace) -> int:
-    async with _client(ns) as client:
-        raw = await client.send_request("resources/read", {"uri": ns.uri})
+    answerer = _answerer(ns)
+    async with _client(ns, **answerer.handlers()) as client:
+        raw = await client.send_request(
+            "resources/read", {"uri": ns.uri}, **_asked(client, answerer)
+        )
+    _unanswered(answerer)
     if ns.format == "json":
         print(_dump(raw))
         return 0
@@ -353,8 +390,11 @@ async def _read(ns: argparse.Namespace) -> int:
 
 async def _prompt(ns: argparse.Namespace) -> int:
     args = parse_pairs(ns.args, "=", "an argument")
-    async with _client(ns) as client:
-        raw = await client.send_request("prompts/get", {"name": ns.name, "arguments": args})
+    answerer = _answerer(ns)
+    async with _client(ns, **answerer.handlers()) as client:
+        params = {"name": ns.name, "arguments": args}
+        raw = await client.send_request("prompts/get", params, **_asked(client, answerer))
+    _unanswered(answerer)
     if ns.format == "json":
         print(_dump(raw))
         return 0
@@ -421,15 +461,8 @@ async def _call(ns: argparse.Namespace) -> int:
             raise _UsageError("--json must be a JSON object")
         args.update(loaded)
     pairs = parse_pairs(ns.args, "=", "an argument")
-    try:
-        answers = parse_answers(ns.answer, ns.answers_file)
-    except ValueError as e:
-        raise _UsageError(str(e)) from None
-    terminal = sys.stdin if sys.stdin is not None and sys.stdin.isatty() else None
-    answerer = Answerer(answers, terminal, sys.stderr)
-    async with _client(
-        ns, elicitation_handler=answerer, url_elicitation_handler=answerer.url
-    ) as client:
+    answerer = _answerer(ns)
+    async with _client(ns, **answerer.handlers()) as client:
         if pairs:
             props: dict[str, Any] = {}
             try:
@@ -440,17 +473,10 @@ async def _call(ns: argparse.Namespace) -> int:
                 pass  # no list: values are read as JSON when they parse, else as strings
             for k, v in pairs.items():
                 args[k] = _coerce(k, v, props.get(k))
-        # Under a handshake revision a question arrives while tools/call awaits its answer:
-        # the time a person takes to type must not count against --timeout, so on a terminal
-        # that call is bounded by the client's max_timeout (an hour; Ctrl-C stops it).
-        # (Under 2026-07-28 the question ends the request: each round is bounded.)
-        typing = terminal is not None and (client.protocol_version or "") <= LAST_HANDSHAKE
-        bound: dict[str, Any] = {"timeout": None} if typing else {}
         params = {"name": ns.tool, "arguments": args}
-        raw = await client.send_request("tools/call", params, **bound)
+        raw = await client.send_request("tools/call", params, **_asked(client, answerer))
         result = await client.check_tool_result(ns.tool, raw)
-    if answerer.problem is not None:  # a question was cancelled for want of an answer
-        raise _UsageError(answerer.problem)
+    _unanswered(answerer)
     failed = bool(result.is_error)
     if ns.format == "json":
         print(_dump(raw))

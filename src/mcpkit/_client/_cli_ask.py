@@ -1,4 +1,4 @@
-"""``mcpkit call`` answering a server's questions (form elicitation).
+"""``mcpkit call``, ``read`` and ``prompt`` answering a server's questions (elicitation).
 
 Answers come first from the command line (``--answer JSON``, repeatable, one per question,
 then ``--answers-file``), then, on a terminal, from the user: one prompt per field of the
@@ -65,8 +65,8 @@ def _checked(value: Any, what: str) -> Any:
 
 
 class Answerer:
-    """The ``elicitation_handler`` of ``mcpkit call``: a plain function, so the client runs
-    it in a worker thread and a terminal prompt blocks nothing else.
+    """The ``elicitation_handler`` of ``mcpkit call`` (``read``, ``prompt``): a plain
+    function, so the client runs it in a worker thread and a terminal prompt blocks nothing.
 
     A question it cannot answer is cancelled and the reason kept in :attr:`problem`, which
     the command reports instead of the call's result: a cancel is an answer the server
@@ -80,6 +80,10 @@ class Answerer:
         self.stdin = stdin  # None: not a terminal
         self.out = out
         self.problem: str | None = None
+
+    def handlers(self) -> dict[str, Any]:
+        """The :class:`~mcpkit.Client` keywords that make it answer with this."""
+        return {"elicitation_handler": self, "url_elicitation_handler": self.url}
 
     def __call__(self, params: Any, ctx: Any) -> dict[str, Any]:
         wire = params.to_wire()

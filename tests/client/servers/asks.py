@@ -4,7 +4,8 @@
 
 ``book`` asks one form (a required name, a number of guests from 1 to 12 defaulting to 2, a
 seating among two); ``two`` asks two questions in a row; ``confirm`` a form without fields;
-``pay`` sends the user to a URL; ``crash`` fails with a traceback in the server's log.
+``pay`` sends the user to a URL; ``crash`` fails with a traceback in the server's log. The resource ``mem://secret`` and the
+prompt ``greet`` ask too.
 """
 
 from __future__ import annotations
@@ -65,6 +66,20 @@ async def pay(ctx: Context) -> str:
 def crash() -> str:
     """Fail with an unexpected exception."""
     raise RuntimeError("the disk is on fire")
+
+
+@server.resource("mem://secret")
+async def secret(ctx: Context) -> str:
+    """A resource that asks before it is read."""
+    answer = await ctx.elicit("Which word unlocks it?", Word)
+    return f"unlocked by {answer.data.word}" if answer.accepted and answer.data else answer.action
+
+
+@server.prompt()
+async def greet(ctx: Context) -> str:
+    """A prompt that asks whom to greet."""
+    answer = await ctx.elicit("Whom to greet?", Word)
+    return f"Say hello to {answer.data.word}" if answer.accepted and answer.data else "Say hello"
 
 
 if __name__ == "__main__":
