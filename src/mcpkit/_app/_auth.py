@@ -219,7 +219,7 @@ async def serve_admitted(
     )
 
 
-async def _until(expires_at: float, send: Send, serve: Callable[[Send], Awaitable[None]]) -> None:
+async def _until(expires_at: float, send: Send, serve: Callable[[Send], Awaitable[object]]) -> None:
     """``serve(send)`` cut at ``expires_at`` (Unix time), its response then ended cleanly
     (the last body chunk sent) instead of dropped."""
     started = ended = False

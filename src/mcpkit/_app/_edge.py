@@ -35,6 +35,7 @@ from .._exceptions import (
     BackendUnavailable,
 )
 from .._http._asgi import (
+    NO_ANSWER,
     Answer,
     ClientGone,
     Headers,
@@ -175,14 +176,6 @@ def _has_body(headers: Mapping[str, str]) -> bool:
     return "transfer-encoding" in headers or headers.get("content-length", "0").strip() != "0"
 
 
-async def _nothing(send: Send) -> None:
-    """The answer to a client that left: none."""
-
-
-#: What a client that left before its request was read is answered: nothing.
-NO_ANSWER = Answer(0, stream=_nothing)
-
-
 async def serve_exchange(app: StreamableHTTPApp, ex: Exchange) -> Answer:
     """The answer to one exchange with ``app``'s endpoint (see the module docstring)."""
     gate = app.gate
@@ -293,7 +286,7 @@ async def _post(app: StreamableHTTPApp, ex: Exchange, principal: Principal | Non
     if stateless_era(headers, msg):
         await app.ensure_host()  # the server's lifespan runs before any request is served
         return await app.stateless_era.post(msg, headers, ex.receive, info)
-    return Answer(0, stream=partial(posts.post, msg, headers, ex.receive, info))
+    return await posts.post(msg, headers, ex.receive, info)
 
 
 def _failure(method: str, path: str | None, e: Exception) -> Answer:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 import anyio
@@ -13,7 +14,9 @@ from anyio.abc import TaskGroup
 from .._exceptions import INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosed
 from .._http._asgi import (
     JSON,
+    NO_ANSWER,
     SSE_HEADERS,
+    Answer,
     Receive,
     Send,
     respond,
@@ -40,7 +43,7 @@ from ._common import (
 )
 from ._options import HTTPAppOptions
 from ._registry import SessionEntry, SessionFactory, SessionRegistry
-from ._stateless import StatelessEraHandler, refuse_version
+from ._stateless import StatelessEraHandler, version_refusal
 from ._streams import StreamHandler
 
 
@@ -84,10 +87,9 @@ class PostHandler:
         headers: dict[str, str],
         receive: Receive,
         info: TransportInfo,
-        send: Send,
-    ) -> None:
-        """Serve one POSTed message of the handshake era (read, checked and found so by
-        ``serve_exchange``); ``info`` is what the app knows of it (HTTP request,
+    ) -> Answer:
+        """The answer to one POSTed message of the handshake era (read, checked and found
+        so by ``serve_exchange``); ``info`` is what the app knows of it (HTTP request,
         principal), handed to whatever serves the MCP request it carries."""
         is_request = "method" in msg and "id" in msg
         is_init = is_request and msg["method"] == "initialize"
@@ -95,53 +97,42 @@ class PostHandler:
         if not is_init and version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
             # Named only in the header: the same answer as for one named in _meta.
             rid = msg.get("id") if is_request else None
-            await refuse_version(send, rid, version, self._supported())
-            return
+            return version_refusal(rid, version, self._supported())
         if self.options.sessionless:
-            await self._post_sessionless(msg, is_request, is_init, version, receive, send, info)
-            return
+            return await self._post_sessionless(msg, is_request, is_init, version, receive, info)
         sid = headers.get("mcp-session-id")
         if sid is None:
             if not is_init:
-                await respond_error(
-                    send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header"
+                return Answer.error(
+                    400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header"
                 )
-                return
             entry = self.registry.create(await self.host(), self.ownership.owner(headers))
             if entry is None:
-                await respond_error(
-                    send, 503, INTERNAL_ERROR, "Service Unavailable: too many sessions"
-                )
-                return
-            await self._serve_initialize(entry, msg, receive, send, info)
-            return
+                return Answer.error(503, INTERNAL_ERROR, "Service Unavailable: too many sessions")
+            return await self._serve_initialize(entry, msg, receive, info)
         entry = await lookup_session(self.registry, sid, headers)
         if entry is None:
-            await respond_error(
-                send, 404, INVALID_REQUEST, "Not Found: unknown or terminated session"
-            )
-            return
+            return Answer.error(404, INVALID_REQUEST, "Not Found: unknown or terminated session")
+        extra = [(SESSION_HEADER, sid.encode())]
         entry.busy += 1
+        streamed = False  # then the stream holds the session busy until it ends
         try:
             if not is_request:
                 await entry.transport.feed(msg)
-                await respond(send, 202, headers=[(SESSION_HEADER, sid.encode())])
-                return
+                return Answer(202, headers=extra)
             if version is None and entry.session.negotiated is not None:
                 version = entry.session.negotiated.protocol_version
-            await self._serve_request(
-                entry.transport,
-                msg,
-                version,
-                receive,
-                send,
-                [(SESSION_HEADER, sid.encode())],
-                info,
-                engine=entry.session.engine,
+            answer = await self._serve_request(
+                entry.transport, msg, version, receive, extra, info, engine=entry.session.engine
             )
+            if answer.stream is None:
+                return answer
+            streamed = True
+            return Answer(0, stream=partial(_busy_until_written, entry, answer.stream))
         finally:
-            entry.busy -= 1
-            entry.last_active = anyio.current_time()
+            if not streamed:
+                entry.busy -= 1
+                entry.last_active = anyio.current_time()
 
     async def post_batch(
         self,
@@ -164,7 +155,7 @@ class PostHandler:
             return
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
-            await refuse_version(send, None, version, self._supported())
+            await version_refusal(None, version, self._supported()).write(send)
             return
         no_batches = (
             "Invalid Request: JSON-RPC batches are only allowed in protocol revision 2025-03-26"
@@ -239,7 +230,7 @@ class PostHandler:
         if stream.result is None:
             await respond(send, 202, headers=extra)
             return
-        await self._send_one(send, stream.result, extra)
+        await self._one(stream.result, extra).write(send)
 
     async def _serve_request(
         self,
@@ -247,26 +238,24 @@ class PostHandler:
         msg: dict[str, Any],
         version: str | None,
         receive: Receive,
-        send: Send,
         extra: list[tuple[bytes, bytes]],
         info: TransportInfo,
         *,
         engine: JSONRPCEngine | None = None,
-    ) -> None:
+    ) -> Answer:
+        """The answer to a request of a session (or of a fresh sessionless one): one JSON
+        body, one SSE body when it is answered within a few loop turns, else a stream."""
         rid: RequestId = msg["id"]
         if rid in transport.requests:
             # Never cross-wire two in-flight requests that share an id.
-            await respond_error(
-                send,
+            return Answer.error(
                 409,
                 INVALID_REQUEST,
                 f"Conflict: request id {rid!r} is already in flight in this session",
                 id=rid,
             )
-            return
         if self.options.json_response:
-            await self._serve_json(transport, msg, receive, send, extra, info, engine)
-            return
+            return await self._serve_json(transport, msg, receive, extra, info, engine)
         stream = transport.new_request_stream(rid, json=False, info=info)
         conn = stream.attach()
         at_once = engine.serves_at_once if engine is not None and engine.running else None
@@ -306,20 +295,28 @@ class PostHandler:
 
         if await settled(stream.done_event) and drain():
             conn.close()
-            await respond(send, 200, head + b"".join(ready), headers=[*SSE_HEADERS, *extra])
-            return
+            return Answer(200, head + b"".join(ready), headers=[*SSE_HEADERS, *extra])
+        return Answer(
+            0, stream=partial(self._stream, stream, conn, head + b"".join(ready), extra, receive)
+        )
+
+    async def _stream(
+        self,
+        stream: Any,
+        conn: Any,
+        first: bytes,
+        extra: list[tuple[bytes, bytes]],
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """Write a request's SSE answer as it comes: ``first`` (what came before), then
+        its stream's events until it ends or the client leaves."""
         try:
             await send(
                 {"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *extra]}
             )
-            if head or ready:
-                await send(
-                    {
-                        "type": "http.response.body",
-                        "body": head + b"".join(ready),
-                        "more_body": True,
-                    }
-                )
+            if first:
+                await send({"type": "http.response.body", "body": first, "more_body": True})
         except BaseException:
             # The client is gone before the stream started: let go of the connection (the
             # request goes on; its events are kept for resumption), as _pump does at its end.
@@ -334,11 +331,10 @@ class PostHandler:
         transport: HTTPServerTransport,
         msg: dict[str, Any],
         receive: Receive,
-        send: Send,
         extra: list[tuple[bytes, bytes]],
         info: TransportInfo,
         engine: JSONRPCEngine | None,
-    ) -> None:
+    ) -> Answer:
         stream = transport.new_request_stream(msg["id"], json=True, info=info)
         if engine is not None and engine.running:
             # The answer is one body sent when it is ready: serve it in this task.
@@ -351,21 +347,19 @@ class PostHandler:
         if not await settled(stream.done_event):
             got = await wait_or_disconnect(stream.done_event, receive)
             if not got:
-                return
+                return NO_ANSWER
         if stream.result is None:
             # Cancelled by the client: no response is owed (nor sent).
-            await respond(send, 202, headers=extra)
-            return
-        await respond(send, 200, stream.result, content_type=JSON, headers=extra)
+            return Answer(202, headers=extra)
+        return Answer(200, stream.result, content_type=JSON, headers=extra)
 
     async def _serve_initialize(
         self,
         entry: SessionEntry,
         msg: dict[str, Any],
         receive: Receive,
-        send: Send,
         info: TransportInfo,
-    ) -> None:
+    ) -> Answer:
         # The session id header goes out only if initialize succeeds, so the answer is
         # awaited before anything is sent (a failed initialize leaves no session behind).
         entry.busy += 1
@@ -382,34 +376,32 @@ class PostHandler:
                 or "result" not in stream.message
             ):
                 self.registry.drop(entry)
-                if got and result is not None:
-                    await self._send_one(send, result, [])
-                elif got:
-                    # The session ended before answering (its server failed to start, or
-                    # it was ended meanwhile): the client, still there, is owed an answer;
-                    # returning without one makes the ASGI server send a bare 500.
-                    await respond_error(
-                        send,
-                        503,
-                        INTERNAL_ERROR,
-                        "Service Unavailable: the session ended before answering initialize "
-                        "(the server's log says why); retry later",
-                        id=msg["id"],
-                        headers=[(b"retry-after", b"1")],
-                    )
-                return
+                if not got:
+                    return NO_ANSWER
+                if result is not None:
+                    return self._one(result, [])
+                # The session ended before answering (its server failed to start, or it was
+                # ended meanwhile): the client, still there, is owed an answer; returning
+                # without one makes the ASGI server send a bare 500.
+                return Answer.error(
+                    503,
+                    INTERNAL_ERROR,
+                    "Service Unavailable: the session ended before answering initialize "
+                    "(the server's log says why); retry later",
+                    id=msg["id"],
+                    headers=[(b"retry-after", b"1")],
+                )
             await self.registry.publish(entry)
-            await self._send_one(send, result, [(SESSION_HEADER, entry.id.encode())])
+            return self._one(result, [(SESSION_HEADER, entry.id.encode())])
         finally:
             entry.busy -= 1
             entry.last_active = anyio.current_time()
 
-    async def _send_one(self, send: Send, payload: bytes, extra: list[tuple[bytes, bytes]]) -> None:
+    def _one(self, payload: bytes, extra: list[tuple[bytes, bytes]]) -> Answer:
+        """One message as the whole answer: a JSON body, or one SSE event."""
         if self.options.json_response:
-            await respond(send, 200, payload, content_type=JSON, headers=extra)
-        else:
-            body = encode_event(payload)
-            await respond(send, 200, body, headers=[*SSE_HEADERS, *extra])
+            return Answer(200, payload, content_type=JSON, headers=extra)
+        return Answer(200, encode_event(payload), headers=[*SSE_HEADERS, *extra])
 
     async def _post_sessionless(
         self,
@@ -418,14 +410,30 @@ class PostHandler:
         is_init: bool,
         version: str | None,
         receive: Receive,
-        send: Send,
         info: TransportInfo,
-    ) -> None:
+    ) -> Answer:
         if not is_request:
             # Nothing to route a notification or response to without a session.
-            await respond(send, 202)
-            return
+            return Answer(202)
         await self.host()  # the server's lifespan runs before any request is served
+        if self.options.json_response:
+            return await self._in_fresh_session(msg, is_init, version, receive, info, None)
+        # An SSE answer may stream: the fresh session lives until it is written.
+        return Answer(
+            0, stream=partial(self._in_fresh_session, msg, is_init, version, receive, info)
+        )
+
+    async def _in_fresh_session(
+        self,
+        msg: dict[str, Any],
+        is_init: bool,
+        version: str | None,
+        receive: Receive,
+        info: TransportInfo,
+        send: Send | None,
+    ) -> Answer:
+        """Serve ``msg`` by a session of its own (sessionless HTTP), ended once its answer
+        is ready (``send`` None: returned) or written (through ``send``)."""
         transport = HTTPServerTransport(
             secrets.token_hex(8),
             json_response=self.options.json_response,
@@ -438,7 +446,19 @@ class PostHandler:
         async with anyio.create_task_group() as tg:
             tg.start_soon(session.run)
             try:
-                await self._serve_request(transport, msg, version, receive, send, [], info)
+                answer = await self._serve_request(transport, msg, version, receive, [], info)
+                if send is not None:
+                    await answer.write(send)
             finally:
                 transport.close()
                 tg.cancel_scope.cancel()
+        return answer
+
+
+async def _busy_until_written(entry: SessionEntry, stream: Any, send: Send) -> None:
+    """Write a session's streamed answer, the session counted busy until it is written."""
+    try:
+        await stream(send)
+    finally:
+        entry.busy -= 1
+        entry.last_active = anyio.current_time()

@@ -74,17 +74,17 @@ def header(headers: Mapping[str, str], name: str) -> str | None:
     return None if value is None else value.strip(" \t")
 
 
-async def refuse_version(send: Send, rid: Any, requested: str, supported: Sequence[str]) -> None:
-    """Answer a request naming a revision we do not serve (in ``_meta`` or only in the
-    ``MCP-Protocol-Version`` header): 400 and UnsupportedProtocolVersion (-32022) listing
-    the revisions we do, so a client speaking both eras picks one instead of guessing
-    (streamable-http.mdx, Protocol Version Header)."""
+def version_refusal(rid: Any, requested: str, supported: Sequence[str]) -> Answer:
+    """The answer to a request naming a revision we do not serve (in ``_meta`` or only in
+    the ``MCP-Protocol-Version`` header): 400 and UnsupportedProtocolVersion (-32022)
+    listing the revisions we do, so a client speaking both eras picks one instead of
+    guessing (streamable-http.mdx, Protocol Version Header)."""
     error = UnsupportedProtocolVersion(
         message=f"Unsupported protocol version: {requested!r} (supported: {', '.join(supported)})",
         data={"supported": list(supported), "requested": requested},
     ).to_error()
     body = {"jsonrpc": "2.0", "id": rid, "error": error}
-    await respond(send, 400, orjson.dumps(body), content_type=JSON)
+    return Answer(400, orjson.dumps(body), content_type=JSON)
 
 
 def header_problem(msg: dict[str, Any], headers: Mapping[str, str]) -> str | None:

@@ -223,7 +223,7 @@ class Answer:
         *,
         content_type: bytes | None = None,
         headers: list[tuple[bytes, bytes]] | None = None,
-        stream: Callable[[Send], Awaitable[None]] | None = None,
+        stream: Callable[[Send], Awaitable[object]] | None = None,
     ) -> None:
         self.status = status
         self.body = body
@@ -234,7 +234,7 @@ class Answer:
         self.stream = stream
 
     @classmethod
-    def streamed(cls, stream: Callable[[Send], Awaitable[None]]) -> Answer:
+    def streamed(cls, stream: Callable[[Send], Awaitable[object]]) -> Answer:
         """An answer written by ``stream(send)``, head included (see the class)."""
         return cls(0, stream=stream)
 
@@ -265,6 +265,14 @@ class Answer:
             }
         )
         await send({"type": "http.response.body", "body": body})
+
+
+async def _nothing(send: Send) -> None:
+    """The answer to a client that left: none."""
+
+
+#: What a client that left before its answer was ready is answered: nothing.
+NO_ANSWER = Answer(0, stream=_nothing)
 
 
 async def respond_error(
