@@ -217,7 +217,7 @@ def test_a_form_without_fields_is_still_asked() -> None:
     for typed, action in (("", "accept"), ("decline", "decline"), ("cancel", "cancel")):
         with Terminal("confirm") as t:
             t.expect("The server asks: Go ahead?")
-            t.expect("Enter to accept: ")
+            t.expect("Enter to accept (or decline, cancel): ")
             t.type(typed)
             assert t.finish() == (0, f"{action}\n")
 

@@ -94,13 +94,18 @@ class Answerer:
             return self._given(self.answers[self.used - 1], message, schema)
         if self.stdin is not None:
             return prompt(message, schema, self.stdin, self.out)
-        self.problem = (
+        return self._refuse(
             f"the server asks: {message!r} (fields: {_fields(schema)}), and "
             + ("no answer is left" if self.answers else "no answer was given")
             + ": give one per question with --answer '"
             + _example(schema)
             + "' (or decline, or cancel), or --answers-file FILE, or run on a terminal to be asked"
         )
+
+    def _refuse(self, problem: str) -> dict[str, Any]:
+        """Cancel a question the command line cannot answer; the first such is reported."""
+        if self.problem is None:
+            self.problem = problem
         return {"action": "cancel"}
 
     def url(self, params: Any, ctx: Any) -> dict[str, Any]:
@@ -114,19 +119,12 @@ class Answerer:
             given = self.answers[self.used - 1]
             return {"action": given if given in REFUSALS else "accept"}
         if self.stdin is not None:
-            self.out.write("Enter once it is open (or decline, cancel): ")
-            self.out.flush()
-            line = self.stdin.readline()
-            word = line.strip()
-            if not line or word == "cancel":
-                return {"action": "cancel"}
-            return {"action": "decline" if word == "decline" else "accept"}
-        self.problem = (
+            return {"action": _confirm("Enter once it is open", self.stdin, self.out)}
+        return self._refuse(
             f"the server asks you to open {url} ({message!r}), and no answer was given: "
             "open it and say so with --answer '{}' (or decline, or cancel), "
             "or --answers-file FILE, or run on a terminal to be asked"
         )
-        return {"action": "cancel"}
 
     def _given(self, answer: Any, message: str, schema: dict[str, Any]) -> dict[str, Any]:
         if answer in REFUSALS:
@@ -134,12 +132,11 @@ class Answerer:
         content = apply_defaults(dict(answer), schema)
         errors = check_answer(content, schema)
         if errors:
-            self.problem = (
+            return self._refuse(
                 f"answer #{self.used} does not fit the question {message!r}: "
                 + "; ".join(errors)
                 + f" (fields: {_fields(schema)})"
             )
-            return {"action": "cancel"}
         return {"action": "accept", "content": content}
 
 
@@ -199,13 +196,8 @@ def prompt(message: str, schema: dict[str, Any], stdin: TextIO, out: TextIO) -> 
     print("  (type decline or cancel to refuse)", file=out)
     content: dict[str, Any] = {}
     if not _props(schema):  # nothing to fill in: a yes or no, never accepted unasked
-        out.write("Enter to accept: ")
-        out.flush()
-        line = stdin.readline()
-        word = line.strip()
-        if not line or word == "cancel":
-            return {"action": "cancel"}
-        return {"action": "decline" if word == "decline" else "accept", "content": {}}
+        action = _confirm("Enter to accept", stdin, out)
+        return {"action": action, "content": {}} if action == "accept" else {"action": action}
     for name, raw_prop in _props(schema).items():
         prop = _dict(raw_prop)
         # The field's name is what an --answer uses; a title that says more is shown too.
@@ -234,6 +226,18 @@ def prompt(message: str, schema: dict[str, Any], stdin: TextIO, out: TextIO) -> 
                 break
             print(f"  {problem}; try again", file=out)
     return {"action": "accept", "content": content}
+
+
+def _confirm(question: str, stdin: TextIO, out: TextIO) -> str:
+    """``accept`` (an empty line, or anything else), ``decline`` or ``cancel`` (also at the
+    end of input), as typed after ``question``."""
+    out.write(f"{question} (or decline, cancel): ")
+    out.flush()
+    line = stdin.readline()
+    word = line.strip()
+    if not line or word == "cancel":
+        return "cancel"
+    return "decline" if word == "decline" else "accept"
 
 
 def _field_value(text: str, prop: dict[str, Any]) -> tuple[str | None, Any]:
