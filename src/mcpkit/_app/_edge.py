@@ -11,11 +11,12 @@ Everything between is decided here, once, in this order: the metadata document, 
 Host/Origin, a repeated standard header, the shutdown, the bearer token (the principal),
 the method, the body (Accept, Content-Type, size, speed, JSON, the JSON-RPC envelope), the
 scopes the message needs, and the era (:func:`stateless_era`). What was decided is handed
-down as arguments: the handlers below never look at the era again. A request of the
-stateless era goes to :class:`~mcpkit._app._stateless.StatelessEraHandler`, whose answer
-to a JSON request is one body returned here; one of the handshake era goes to its session
-through the ``PostHandler`` (or the GET stream, or DELETE), which writes its response
-itself (a streamed answer).
+down as the choice of handler: the handlers below never look at the era again. A POST of
+the stateless era goes to :class:`~mcpkit._app._stateless.StatelessEraHandler`, one of the
+handshake era to its session through the ``PostHandler``; both return their answer here:
+one body (a JSON answer, an SSE answer ready within a few loop turns, an error), or a
+stream that writes itself once serving has begun (an SSE answer still running, the GET
+stream, DELETE and batches, which answer through the session lookup's own refusals).
 """
 
 from __future__ import annotations
