@@ -123,25 +123,31 @@ def allow_header(options: HTTPAppOptions) -> bytes:
 async def session_for(
     registry: SessionRegistry, headers: dict[str, str], send: Send
 ) -> SessionEntry | None:
-    """The session a GET, DELETE or batch POST names; None once an error was answered."""
+    """The session a batch POST names; None once the refusal of :func:`named_session`
+    was answered."""
+    entry = await named_session(registry, headers)
+    if isinstance(entry, Answer):
+        await entry.write(send)
+        return None
+    return entry
+
+
+async def named_session(
+    registry: SessionRegistry, headers: dict[str, str]
+) -> SessionEntry | Answer:
+    """The session a GET, DELETE or batch POST names, or the answer refusing the request
+    (no ``Mcp-Session-Id``, a revision we do not serve, an unknown session)."""
     sid = headers.get("mcp-session-id")
     if sid is None:
-        await respond_error(
-            send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header"
-        )
-        return None
+        return Answer.error(400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
     version = headers.get("mcp-protocol-version")
     if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
-        await respond_error(
-            send,
-            400,
-            INVALID_REQUEST,
-            f"Bad Request: unsupported MCP-Protocol-Version {version!r}",
+        return Answer.error(
+            400, INVALID_REQUEST, f"Bad Request: unsupported MCP-Protocol-Version {version!r}"
         )
-        return None
     entry = await lookup_session(registry, sid, headers)
     if entry is None:
-        await respond_error(send, 404, INVALID_REQUEST, "Not Found: unknown or terminated session")
+        return Answer.error(404, INVALID_REQUEST, "Not Found: unknown or terminated session")
     return entry
 
 

@@ -16,7 +16,7 @@ the stateless era goes to :class:`~mcpkit._app._stateless.StatelessEraHandler`, 
 handshake era to its session through the ``PostHandler``; both return their answer here:
 one body (a JSON answer, an SSE answer ready within a few loop turns, an error), or a
 stream that writes itself once serving has begun (an SSE answer still running, the GET
-stream, DELETE and batches, which answer through the session lookup's own refusals).
+stream, a batch).
 """
 
 from __future__ import annotations
@@ -241,8 +241,8 @@ async def _route(app: StreamableHTTPApp, ex: Exchange, principal: Principal | No
                 headers=[(b"allow", b"POST")],
             )
         if method == "GET":
-            return Answer(0, stream=partial(app.streams.get, headers, ex.receive))
-        return Answer(0, stream=partial(app.delete, headers))
+            return await app.streams.get(headers, ex.receive)
+        return await app.end_session(headers)
     return Answer.error(
         405,
         INVALID_REQUEST,

@@ -27,11 +27,10 @@ from .._backend import start_detached
 from .._exceptions import INVALID_REQUEST, BackendUnavailable
 from .._http._asgi import (
     BODY_TIMEOUT,
+    Answer,
     Receive,
     Scope,
     Send,
-    respond,
-    respond_error,
     route_path,
     same_path,
 )
@@ -41,8 +40,8 @@ from .._http._transport import HTTPServerTransport
 from ._auth import AuthGate, owner_fn
 from ._common import (
     allow_header,
+    named_session,
     serve_lifespan,
-    session_for,
 )
 from ._edge import exchange_of, serve_exchange, write_answer
 from ._legacy import SSEApp
@@ -258,22 +257,20 @@ class StreamableHTTPApp:
 
     # ------------------------------------------------------------------ DELETE
 
-    async def delete(self, headers: dict[str, str], send: Send) -> None:
-        """Serve a DELETE of the handshake era: end the session it names."""
+    async def end_session(self, headers: dict[str, str]) -> Answer:
+        """The answer to a DELETE of the handshake era: the session it names ended."""
         if self.options.sessionless:
-            await respond_error(
-                send,
+            return Answer.error(
                 405,
                 INVALID_REQUEST,
                 "Method Not Allowed: no sessions (sessionless mode)",
                 headers=[(b"allow", allow_header(self.options))],
             )
-            return
-        entry = await session_for(self.registry, headers, send)
-        if entry is None:
-            return
+        entry = await named_session(self.registry, headers)
+        if isinstance(entry, Answer):
+            return entry
         await self.registry.terminate(entry)
-        await respond(send, 200)
+        return Answer(200)
 
 
 def create_http_app(

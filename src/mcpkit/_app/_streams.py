@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import partial
 from typing import Any
 
 import anyio
@@ -13,6 +14,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from .._exceptions import INVALID_REQUEST
 from .._http._asgi import (
     SSE_HEADERS,
+    Answer,
     Receive,
     Send,
     accepts,
@@ -26,7 +28,7 @@ from ._common import (
     PRIMING_SINCE,
     SESSION_HEADER,
     allow_header,
-    session_for,
+    named_session,
 )
 from ._options import HTTPAppOptions
 from ._registry import SessionEntry, SessionRegistry
@@ -47,27 +49,30 @@ class StreamHandler:
         self.options = options
         self.registry = registry
 
-    async def get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    async def get(self, headers: dict[str, str], receive: Receive) -> Answer:
+        """The answer to a GET of the handshake era: its refusal, or its stream (a new
+        standalone stream, or one resumed with ``Last-Event-ID``)."""
         if not self.options.get_stream or self.options.sessionless:
-            await respond_error(
-                send,
+            return Answer.error(
                 405,
                 INVALID_REQUEST,
                 "Method Not Allowed: this server offers no GET stream",
                 headers=[(b"allow", allow_header(self.options))],
             )
-            return
         if not accepts(headers.get("accept"), "text/event-stream"):
-            await respond_error(
-                send,
+            return Answer.error(
                 406,
                 INVALID_REQUEST,
                 "Not Acceptable: the Accept header must list text/event-stream",
             )
-            return
-        entry = await session_for(self.registry, headers, send)
-        if entry is None:
-            return
+        entry = await named_session(self.registry, headers)
+        if isinstance(entry, Answer):
+            return entry
+        return Answer(0, stream=partial(self._stream, entry, headers, receive))
+
+    async def _stream(
+        self, entry: SessionEntry, headers: dict[str, str], receive: Receive, send: Send
+    ) -> None:
         transport = entry.transport
         extra = [(SESSION_HEADER, entry.id.encode())]
         last = headers.get("last-event-id")
