@@ -177,6 +177,7 @@ def test_plain_stdio_server_runs_without_pydantic(tmp_path: Path) -> None:
         "type": "object",
         "properties": {"a": {"type": "integer"}, "b": {"type": "integer", "default": 1}},
         "required": ["a"],
+        "additionalProperties": False,
     }
     assert answers[3] == {"content": [{"type": "text", "text": "3"}]}
     assert answers[4] == {"content": [{"type": "text", "text": ""}]}, "pydantic was imported"

@@ -143,6 +143,7 @@ async def test_list_tools_schema_and_descriptions() -> None:
             "type": "object",
             "properties": {"text": {"type": "string"}},
             "required": ["text"],
+            "additionalProperties": False,
         },
     }
     assert tools["add"]["outputSchema"] == {

@@ -174,7 +174,8 @@ async def test_a_principal_holds_its_share_of_calls_and_no_more() -> None:
     app = server.http_app(max_stateless_requests_per_principal=1, json_response=True)
 
     def call(rid: int, name: str, token: str) -> tuple[dict[str, Any], dict[str, str]]:
-        msg = request("tools/call", {"name": name, "arguments": {"text": "x"}}, id=rid)
+        arguments = {"text": "x"} if name == "echo" else {}  # hold() takes none
+        msg = request("tools/call", {"name": name, "arguments": arguments}, id=rid)
         return msg, headers_for(msg, authorization=f"Bearer {token}")
 
     async with ASGIClient(app) as http, anyio.create_task_group() as tg:

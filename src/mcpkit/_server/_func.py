@@ -44,6 +44,8 @@ class FuncInfo:
     check_output: Callable[[Any], str | None] | None
     #: Parameters the user fills in before the call (``Annotated[T, Ask(...)]``: tools only).
     asked: tuple[AskedParam, ...] = ()
+    #: Whether the function takes ``**kwargs`` (tools only): it receives unknown arguments.
+    var_keyword: bool = False
 
 
 def describe(
@@ -52,11 +54,29 @@ def describe(
     *,
     allow_refs: bool = False,
     allow_asks: bool = False,
+    extras: str | None = None,
 ) -> FuncInfo:
     """Inspect ``fn`` once; raise ``TypeError`` with a clear message for what cannot be
-    served (``Ask`` parameters unless ``allow_asks``: only a tool's call asks them)."""
+    served (``Ask`` parameters unless ``allow_asks``: only a tool's call asks them).
+
+    ``extras``, a tool's ``extra_arguments``: ``"forbid"`` refuses arguments ``fn`` does not
+    name (its schema says ``additionalProperties: false``), ``"ignore"`` drops them; either
+    way a tool may take ``**kwargs``, which receives them instead. None (prompts, resource
+    templates): unknown arguments are ignored, and ``**kwargs`` is refused. Prompts stay
+    lenient because the spec asks nothing of them: only tools' schemas can say "closed".
+    """
+    if extras not in (None, "forbid", "ignore"):
+        raise ValueError(
+            f"{name_of(fn)!r}: extra_arguments must be 'forbid' or 'ignore', not {extras!r}"
+        )
     try:
-        sig: ToolSignature = build_signature(fn, context_type=context_type, strict_refs=allow_refs)
+        sig: ToolSignature = build_signature(
+            fn,
+            context_type=context_type,
+            strict_refs=allow_refs,
+            forbid_unknown=extras == "forbid",
+            var_keyword=extras is not None,
+        )
     except (TypeError, ValueError):
         raise
     except Exception as e:  # whatever inspecting the function raised, named for the author
@@ -79,6 +99,7 @@ def describe(
         serialize=sig.serialize_output,
         check_output=_output_checker(sig),
         asked=sig.asked,
+        var_keyword=sig.var_keyword is not None,
     )
 
 

@@ -13,8 +13,11 @@ types into JSON Schemas (``$ref`` inlining, titles, output schemas) is :mod:`._s
 
 Argument choices, and why:
 
-* Unknown arguments are ignored by default (models sometimes add harmless extra keys) and
-  can be refused with ``forbid_unknown=True``, which also emits ``additionalProperties: false``.
+* Unknown arguments are ignored unless ``forbid_unknown=True``, which refuses them in one
+  line naming the accepted ones and emits ``additionalProperties: false``: tools pass it by
+  default (a model that misspells an argument hears so), prompts do not. With
+  ``var_keyword=True`` a function may take ``**kwargs``, which receives the unknown arguments
+  as they arrive (its schema then allows any extra property).
 * Descriptions of parameters: ``Field(description=...)`` wins over ``Annotated[x, "text"]``,
   which wins over the docstring (Google ``Args:``, NumPy ``Parameters``, reST ``:param x:``).
   The function's description is the docstring's prose before its first section (all of its
@@ -221,6 +224,7 @@ class ToolSignature:
         "_params",
         "_union_params",
         "_validator",
+        "_var_keyword",
         "arguments",
         "asked",
         "context_param",
@@ -256,6 +260,8 @@ class ToolSignature:
     _output_adapter: TypeAdapter[Any] | None
     _union_params: frozenset[str]
     _json_params: tuple[str, ...]
+    #: The name of the ``**kwargs`` parameter receiving unknown arguments (None: none).
+    _var_keyword: str | None
 
     def validate(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Check and coerce ``arguments``; return the keyword arguments to call the function with.
@@ -266,6 +272,19 @@ class ToolSignature:
 
         Raises :class:`ArgumentError` listing every problem.
         """
+        kwargs = self._validate_known(arguments)
+        if self._var_keyword is not None and arguments:
+            # **kwargs gets what the function does not name, as it arrived.
+            known = self._known
+            kwargs.update((k, v) for k, v in arguments.items() if k not in known)
+        return kwargs
+
+    @property
+    def var_keyword(self) -> str | None:
+        """The ``**kwargs`` parameter receiving unknown arguments (None: the function has none)."""
+        return self._var_keyword
+
+    def _validate_known(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         if arguments is None:
             arguments = {}
         elif not isinstance(arguments, Mapping):
@@ -288,14 +307,17 @@ class ToolSignature:
             else:
                 if found == len(arguments) or not self._forbid_unknown:
                     return out
+                # Every named argument fits: only the unknown ones are wrong (no pydantic).
+                unknown = [key for key in arguments if key not in self._known]
+                raise ArgumentError([unknown_arguments_line(unknown, self.param_names)])
         return self._validate_slow(arguments)
 
     def _validate_slow(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         problems: list[str] = []
         if self._forbid_unknown:
-            problems.extend(
-                f"unexpected argument `{key}`" for key in arguments if key not in self._known
-            )
+            unknown = [key for key in arguments if key not in self._known]
+            if unknown:
+                problems.append(unknown_arguments_line(unknown, self.param_names))
         from pydantic import ValidationError
 
         validator = self._validator
@@ -365,6 +387,16 @@ class ToolSignature:
 
     def __repr__(self) -> str:
         return f"<ToolSignature {self.name}({', '.join(self.param_names)})>"
+
+
+def unknown_arguments_line(unknown: list[str], accepted: tuple[str, ...] | list[str]) -> str:
+    """The one problem line refusing arguments a tool does not take, naming those it does
+    (what a model needs to correct a misspelling)."""
+    names = ", ".join(f"`{k}`" for k in unknown)
+    what = f"unknown argument {names}" if len(unknown) == 1 else f"unknown arguments {names}"
+    if not accepted:
+        return f"{what} (this tool takes no arguments)"
+    return f"{what} (accepted: {', '.join(f'`{a}`' for a in accepted)})"
 
 
 def _short_repr(value: Any, limit: int = 60) -> str:
@@ -482,6 +514,7 @@ def build_signature(
     context_type: type | None = None,
     strict_refs: bool = False,
     forbid_unknown: bool = False,
+    var_keyword: bool = False,
 ) -> ToolSignature:
     """Inspect ``fn`` once and build its :class:`ToolSignature`.
 
@@ -489,8 +522,11 @@ def build_signature(
     parametrised generic of it) are left out of the schema; their name is ``context_param``.
     ``strict_refs``: keep pydantic's ``$defs``/``$ref`` instead of inlining.
     ``forbid_unknown``: refuse arguments the function does not declare (default: ignore them).
+    ``var_keyword``: accept a ``**kwargs`` parameter, which then receives unknown arguments
+    (``forbid_unknown`` does not apply to such a function).
 
-    Raises ``TypeError`` for what cannot be served: ``*args``/``**kwargs``, positional-only
+    Raises ``TypeError`` for what cannot be served: ``*args`` (``**kwargs`` unless
+    ``var_keyword``), positional-only
     parameters, more than one Context parameter, unresolvable or unsupported type hints.
     """
     what = f"`{_callable_name(fn)}`"
@@ -500,9 +536,11 @@ def build_signature(
         raise TypeError(f"cannot inspect the signature of {what}: {exc}") from exc
     hints = _resolve_hints(fn, what)
     doc_description, doc_params = parse_docstring(_docstring(fn))
-    fields, params, context_param, asked = _collect_params(
-        signature, hints, doc_params, context_type, what
+    fields, params, context_param, asked, var_kw = _collect_params(
+        signature, hints, doc_params, context_type, what, var_keyword
     )
+    if var_kw is not None:
+        forbid_unknown = False
     build_model = _model_factory(fn, fields)
     schema, validator = _argument_schema(params, fields, build_model, strict_refs, what)
     input_schema = _input_schema(schema, forbid_unknown)
@@ -520,6 +558,7 @@ def build_signature(
     sig._params = tuple(params)
     sig._known = frozenset(sig.param_names)
     sig._forbid_unknown = forbid_unknown
+    sig._var_keyword = var_kw
     sig._validator = validator
     sig._build_model = build_model
     sig._union_params = frozenset(p.name for p in params if _is_multi_union(p.annotation))
@@ -539,9 +578,11 @@ def _collect_params(
     doc_params: dict[str, str],
     context_type: type | None,
     what: str,
-) -> tuple[_Fields, list[_Param], str | None, list[AskedParam]]:
+    var_keyword: bool = False,
+) -> tuple[_Fields, list[_Param], str | None, list[AskedParam], str | None]:
     """The fields of the argument model, the parameters a client supplies, the Context's
-    name, and the parameters the user fills in (``Ask``, left out of the schema).
+    name, the parameters the user fills in (``Ask``, left out of the schema), and the
+    ``**kwargs`` parameter's name (when ``var_keyword`` allows one).
 
     Raises ``TypeError`` for parameters that cannot arrive by name from a client.
     """
@@ -549,7 +590,11 @@ def _collect_params(
     params: list[_Param] = []
     context_param: str | None = None
     asked: list[AskedParam] = []
+    var_kw: str | None = None
     for index, (name, p) in enumerate(signature.parameters.items()):
+        if p.kind is p.VAR_KEYWORD and var_keyword:
+            var_kw = name
+            continue
         if p.kind is p.VAR_POSITIONAL or p.kind is p.VAR_KEYWORD:
             star = "*" if p.kind is p.VAR_POSITIONAL else "**"
             raise TypeError(
@@ -581,7 +626,7 @@ def _collect_params(
         fast = _fast_kind(annotation) if not metadata else None
         default = p.default if p.default is not _EMPTY else _MISSING
         params.append(_Param(name, field, annotation, default, fast))
-    return fields, params, context_param, asked
+    return fields, params, context_param, asked, var_kw
 
 
 def _field_kwargs(

@@ -330,6 +330,7 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
         scopes: Sequence[str] | None = None,
         app: Any = None,
         inline: bool = False,
+        extra_arguments: Literal["forbid", "ignore"] = "forbid",
     ) -> Callable[[F], F]: ...
 
     def tool(self, name: Any = None, **options: Any) -> Any:
@@ -346,17 +347,17 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
                 \"\"\"Search the catalogue.\"\"\"
                 ...
 
-        Options: ``name``, ``title``, ``description``, ``annotations`` (``ToolAnnotations``
-        or dict), ``icons``, ``meta`` (``_meta``), ``task_support``, ``defer_task`` (a task
-        of the tasks extension starts only when the tool calls ``ctx.begin_task()``: before,
-        it runs in the request and may ask for input), ``input_schema`` (an
-        explicit JSON schema, kept exactly as written), ``output_schema`` (a schema, or
-        False for none), ``allow_refs`` (let the derived schema use ``$ref``), ``scopes``
-        (OAuth scopes a caller needs beyond the server's; over HTTP a token without them
-        gets the 403 step-up challenge), ``app`` (its MCP Apps view: a ``ui://`` URI or an
-        ``AppToolMeta``; see docs/apps.md), ``inline`` (run a sync function on the event
-        loop instead of a worker thread: it holds every other request while it runs, so
-        only for functions that take microseconds; docs/server.md, "Sync functions").
+        Options: ``name``, ``title``, ``description``, ``annotations`` (``ToolAnnotations`` or
+        dict), ``icons``, ``meta`` (``_meta``), ``task_support``, ``defer_task`` (a task of the
+        tasks extension starts only when the tool calls ``ctx.begin_task()``: before, it runs in the
+        request and may ask for input), ``input_schema`` (an explicit JSON schema, kept exactly as
+        written), ``output_schema`` (a schema, or False for none), ``allow_refs`` (let the derived
+        schema use ``$ref``), ``scopes`` (OAuth scopes a caller needs beyond the server's; over HTTP
+        a token without them gets the 403 step-up challenge), ``app`` (its MCP Apps view: a
+        ``ui://`` URI or an ``AppToolMeta``; see docs/apps.md), ``inline`` (run a sync function on
+        the event loop instead of a worker thread: it holds every other request while it runs, so
+        only for functions that take microseconds; docs/server.md, "Sync functions"),
+        ``extra_arguments`` ("ignore": drop arguments the function does not name, not refuse them).
         """
         if callable(name):
             self.add_tool(name)
@@ -387,13 +388,14 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
         scopes: Sequence[str] | None = None,
         app: Any = None,
         inline: bool = False,
+        extra_arguments: Literal["forbid", "ignore"] = "forbid",
     ) -> None:
         """Register ``fn`` as a tool (at any time: connected clients are told the list changed)."""
         tool_name = name if name is not None else name_of(fn)
         check_tool_name(tool_name)
         if tool_name in self.registry.tools:
             raise ValueError(f"a tool named {tool_name!r} is already registered (remove it first)")
-        info = self._describe(fn, allow_refs=allow_refs, allow_asks=True)
+        info = self._describe(fn, allow_refs=allow_refs, allow_asks=True, extras=extra_arguments)
         tool = ToolDef(
             fn,
             info,
@@ -790,10 +792,8 @@ class Server(AppMixin, RuntimeChanges, Generic[StateT]):
 
     # ================================================================== handlers
 
-    def _describe(
-        self, fn: Callable[..., Any], *, allow_refs: bool = False, allow_asks: bool = False
-    ) -> FuncInfo:
-        return describe(fn, Context, allow_refs=allow_refs, allow_asks=allow_asks)
+    def _describe(self, fn: Callable[..., Any], **options: Any) -> FuncInfo:
+        return describe(fn, Context, **options)
 
     def _changed(self, kind: str | None) -> None:
         """``kind`` of list changed (None: only the capabilities, an extension added)."""

@@ -15,6 +15,7 @@ from ..types._jsonschema import schema_errors
 from ..types._metakeys import check_meta
 from ._ask import ask_all
 from ._func import FuncInfo
+from ._schema import unknown_arguments_line
 from ._threads import RaisedBaseException, SyncRunner
 from ._util import (
     check_finite,
@@ -316,16 +317,26 @@ def _jsonschema_validator(
 ) -> Callable[[dict[str, Any]], tuple[dict[str, Any], list[str]]]:
     """Validate arguments against an explicit JSON schema, then pass them by name.
 
-    With the ``jsonschema`` package installed the whole schema is checked; without it,
-    required members and unknown members (under ``additionalProperties: false``) are.
+    The schema decides about unknown arguments: under a top-level ``additionalProperties:
+    false`` they are refused in the same line as a derived schema's; else they pass, and
+    reach the function only through its ``**kwargs``.
     """
     params = set(info.params)
-    takes_all = not params  # a **kwargs-only function gets every argument
+    takes_all = info.var_keyword
     check = _schema_checker(schema)
+    closed = schema.get("additionalProperties") is False and not schema.get("patternProperties")
+    props = schema.get("properties")
+    declared = tuple(props) if isinstance(props, dict) else ()
 
     def validate(arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         problems = check(arguments)
         if problems:
+            if closed and isinstance(arguments, dict):
+                unknown = [k for k in arguments if k not in declared]
+                if unknown:
+                    # One line naming the accepted ones, instead of one per unknown key.
+                    problems = [p for p in problems if not p.startswith("$: unexpected property")]
+                    problems.insert(0, unknown_arguments_line(unknown, declared))
             return {}, problems
         if takes_all:
             return dict(arguments), []
