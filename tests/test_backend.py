@@ -657,3 +657,43 @@ async def test_a_delayed_task_beside_a_long_block_starts_and_can_cancel_it() -> 
     assert scope.cancelled_caught
     if BACKEND == "asyncio":
         assert anyio.current_time() - start >= 0.05
+
+
+# ---------------------------------------------------------------------- fail_after
+#
+# fail_after(seconds): asyncio.timeout on asyncio (3.11+), anyio.fail_after elsewhere: what
+# every POST's body read runs in.
+
+
+@pytest.mark.anyio
+async def test_fail_after_raises_timeout_error_once_its_time_passed() -> None:
+    from mcpkit._backend import fail_after
+
+    start = anyio.current_time()
+    with anyio.fail_after(5), pytest.raises(TimeoutError):
+        async with fail_after(0.02):
+            await anyio.sleep(30)  # a body that never comes
+    assert anyio.current_time() - start >= 0.02
+    async with fail_after(0.02):  # left in time: nothing happens later
+        await anyio.lowlevel.checkpoint()
+    await anyio.sleep(0.05)
+
+
+@pytest.mark.anyio
+async def test_fail_after_passes_on_a_cancellation_it_did_not_ask_for() -> None:
+    from mcpkit._backend import fail_after
+
+    for timeout in (30.0, 0.0):  # 0: its time passes at the same wake-up as the cancel
+        with anyio.CancelScope() as outer:
+            try:
+                async with fail_after(timeout):
+                    outer.cancel()
+                    await anyio.sleep(30)
+            except TimeoutError:
+                # Both at one wake-up: the deadline's error may come out first (asyncio's
+                # timeout), but the enclosing cancellation is not lost: it comes next.
+                assert timeout == 0.0
+            await anyio.sleep(30)
+            raise AssertionError("the enclosing scope's cancellation was lost")
+        assert outer.cancelled_caught
+    await anyio.lowlevel.checkpoint()  # and nothing is left pending on this task

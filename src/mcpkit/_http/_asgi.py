@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 import orjson
 
+from .._backend import fail_after
 from .._exceptions import HEADER_MISMATCH, INVALID_REQUEST
 
 Scope = MutableMapping[str, Any]
@@ -144,9 +145,11 @@ class BodyTimeout(Exception):
 async def read_body(receive: Receive, limit: int, timeout: float = BODY_TIMEOUT) -> bytes:
     """The whole request body, refusing (without buffering) anything over ``limit`` bytes,
     and anything not complete within ``timeout`` seconds (:class:`BodyTimeout`)."""
-    with anyio.move_on_after(timeout):
-        return await _read_body(receive, limit)
-    raise BodyTimeout
+    try:
+        async with fail_after(timeout):  # not anyio's: on every POST (see fail_after)
+            return await _read_body(receive, limit)
+    except TimeoutError:
+        raise BodyTimeout from None
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes:
