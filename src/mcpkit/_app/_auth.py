@@ -22,6 +22,7 @@ from .._auth._resource import ResourceServer
 from .._exceptions import AuthError, AuthServerError, InsufficientScope, InvalidToken
 from .._http._asgi import JSON, Answer, Receive, Scope, Send, route_path, same_path
 from .._http._security import OwnerFn
+from ._cors import MAX_AGE
 from ._registry import Hosting
 
 logger = logging.getLogger("mcpkit.auth")
@@ -68,15 +69,18 @@ class AuthGate:
 
     def metadata_answer(self, method: str) -> Answer:
         """The Protected Resource Metadata document (CORS open), as ``method`` asks."""
+        # Open to every origin (``*``): a public document, read without credentials by
+        # browser hosts starting discovery.
         cors = [(b"access-control-allow-origin", b"*")]
         if method == "OPTIONS":
             cors += [
                 (b"access-control-allow-methods", b"GET, OPTIONS"),
                 (b"access-control-allow-headers", b"mcp-protocol-version"),
+                (b"access-control-max-age", MAX_AGE),
             ]
             return Answer(204, headers=cors)
         if method not in ("GET", "HEAD"):
-            return Answer(405, headers=[(b"allow", b"GET, OPTIONS")])
+            return Answer(405, headers=[(b"allow", b"GET, OPTIONS"), *cors])
         body = orjson.dumps(self.auth.metadata())
         return Answer(200, body, content_type=JSON, headers=cors)
 

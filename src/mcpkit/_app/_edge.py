@@ -8,21 +8,22 @@ uvicorn and the in-process ``ASGIClient`` call) is such a front end and nothing 
 faster one, on another server's documented interface, would be another.
 
 Everything between is decided here, once, in this order: the metadata document, the path,
-Host/Origin, a repeated standard header, the shutdown, the bearer token (the principal),
-the method, the body (Accept, Content-Type, size, speed, JSON, the JSON-RPC envelope), the
-scopes the message needs, and the era (:func:`stateless_era`). What was decided is handed
-down as the choice of handler: the handlers below never look at the era again. A POST of
-the stateless era goes to :class:`~mcpkit._app._stateless.StatelessEraHandler`, one of the
-handshake era to its session through the ``PostHandler``; both return their answer here:
-one body (a JSON answer, an SSE answer ready within a few loop turns, an error), or a
-stream that writes itself once serving has begun (an SSE answer still running, the GET
-stream, a batch).
+Host/Origin, the CORS preflight of an allowed browser origin (every answer to one carries
+the CORS headers: ``_cors.py``), a repeated standard header, the shutdown, the bearer token
+(the principal), the method, the body (Accept, Content-Type, size, speed, JSON, the
+JSON-RPC envelope), the scopes the message needs, and the era (:func:`stateless_era`). What
+was decided is handed down as the choice of handler: the handlers below never look at the
+era again. A POST of the stateless era goes to
+:class:`~mcpkit._app._stateless.StatelessEraHandler`, one of the handshake era to its
+session through the ``PostHandler``; both return their answer here: one body (a JSON
+answer, an SSE answer ready within a few loop turns, an error), or a stream that writes
+itself once serving has begun (an SSE answer still running, the GET stream, a batch).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +55,7 @@ from .._session._stateless import is_stateless
 from .._transports._base import TransportInfo
 from ..types._metakeys import PROTOCOL_VERSION_META_KEY
 from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
+from . import _cors as cors
 from ._auth import PRINCIPAL_KEY
 from ._common import allow_header, check_message, host_origin_problem, post_body
 
@@ -187,7 +189,29 @@ async def serve_exchange(app: StreamableHTTPApp, ex: Exchange) -> Answer:
     headers = ex.headers
     refused = host_origin_problem(app.policy, headers)
     if refused is not None:
-        return Answer.error(refused[0], INVALID_REQUEST, refused[1])
+        return Answer.error(refused[0], INVALID_REQUEST, refused[1])  # no CORS headers
+    origin = headers.get("origin")
+    if origin is None:  # not a browser's cross-origin request: no CORS
+        return await _admitted(app, ex)
+    # A browser host on an allowed origin (_cors.py): its preflight answered before the
+    # token is checked (a browser sends none with it), every answer made readable to it.
+    if ex.method == "OPTIONS":
+        return cors.preflight(origin, headers, allow_header(app.options))
+    method, path = ex.method, app.options.path
+
+    async def failing(stream: Callable[[Send], Awaitable[object]], send: Send) -> None:
+        try:
+            await stream(send)
+        except (SessionGone, BackendUnavailable) as e:  # as write_answer, CORS kept
+            await _failure(method, path, e).write(send)
+
+    return cors.with_headers(await _admitted(app, ex), cors.response_headers(origin), failing)
+
+
+async def _admitted(app: StreamableHTTPApp, ex: Exchange) -> Answer:
+    """The answer to an exchange on the endpoint whose Host and Origin are allowed."""
+    headers = ex.headers
+    gate = app.gate
     if headers.repeated is not None:  # a standard MCP header given twice: refused
         return repeated_header_answer(headers, stateless_era(headers))
     if "upgrade" in headers.get("connection", "").lower() and _has_body(headers):
