@@ -81,6 +81,11 @@ def _server() -> Server:
         """An explicit closed schema: the same refusal as a derived one."""
         return q
 
+    @server.tool()
+    def count(name: str, **counts: int) -> str:
+        """Extras checked by the annotation of **counts."""
+        return name + " " + ",".join(f"{k}={v!r}" for k, v in sorted(counts.items()))
+
     @server.prompt()
     def greet(name: str) -> str:
         """A prompt: an unknown argument is -32602 (no isError result to carry it)."""
@@ -133,8 +138,15 @@ async def test_extras_ignored_or_received_on_request(revision: str) -> None:
             lenient = await client.call_tool("lenient", {"city": "Oslo", "dayz": 5})
             gather = await client.call_tool("gather", {"city": "Oslo", "dayz": 5, "unit": "C"})
             none = await client.call_tool("loaded", {"x": 1})
+            counted = await client.call_tool("count", {"name": "n", "a": "2", "b": 3})
+            miscounted = await client.call_tool("count", {"name": "n", "a": "two"})
     assert not lenient.is_error and _text(lenient) == "Oslo"
     assert not gather.is_error and _text(gather) == "Oslo dayz=5,unit=C"
+    assert not counted.is_error and _text(counted) == "n a=2,b=3"
+    assert miscounted.is_error and _text(miscounted) == (
+        "Invalid arguments for tool 'count':\n"
+        "- `a`: Input should be a valid integer, unable to parse string as an integer, got 'two'"
+    )
     assert none.is_error
     assert _text(none) == (
         "Invalid arguments for tool 'loaded':\n- unknown argument `x` (this tool takes no arguments)"
@@ -162,6 +174,7 @@ async def test_listed_schemas_say_which_tools_refuse(revision: str) -> None:
     for name in ("lenient", "gather", "open_schema"):
         assert "additionalProperties" not in tools[name]["inputSchema"], name
     assert tools["closed_schema"]["inputSchema"]["additionalProperties"] is False
+    assert tools["count"]["inputSchema"]["additionalProperties"] == {"type": "integer"}
     for tool in listed["tools"]:
         assert schema_errors(revision, "Tool", tool) == [], tool["name"]
 

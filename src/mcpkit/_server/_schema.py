@@ -17,7 +17,8 @@ Argument choices, and why:
   line naming the accepted ones and emits ``additionalProperties: false``: tools pass it by
   default (a model that misspells an argument hears so), prompts do not. With
   ``var_keyword=True`` a function may take ``**kwargs``, which receives the unknown arguments
-  as they arrive (its schema then allows any extra property).
+  (its schema then allows extra properties: any, or those of its annotation, e.g.
+  ``**labels: str``, which are then checked like the named ones).
 * Descriptions of parameters: ``Field(description=...)`` wins over ``Annotated[x, "text"]``,
   which wins over the docstring (Google ``Args:``, NumPy ``Parameters``, reST ``:param x:``).
   The function's description is the docstring's prose before its first section (all of its
@@ -47,6 +48,13 @@ if TYPE_CHECKING:
     from pydantic import BaseModel, TypeAdapter
     from pydantic.fields import FieldInfo
     from typing_extensions import TypeIs
+from ._argproblems import (
+    ArgumentError,
+    extras_of,
+    format_errors,
+    short_repr,
+    unknown_arguments_line,
+)
 from ._ask import AskedParam, asked_param
 from ._docstrings import parse_docstring
 from ._schemagen import UNION_TYPES, json_schema, output_schema, strip_annotated
@@ -67,20 +75,6 @@ _MISSING: Any = object()
 #: The ``pydantic.Field`` arguments of each parameter, by field name (``p0``, ``p1``, ...):
 #: ``(annotation, Field kwargs)``.
 _Fields = dict[str, tuple[Any, dict[str, Any]]]
-
-
-class ArgumentError(ValueError):
-    """The arguments of a call do not fit the function's signature.
-
-    ``problems`` holds one readable line per problem, e.g.
-    ``"`count`: Input should be a valid integer, got 'abc'"`` or
-    ``"missing required argument `name`"``; ``str(error)`` joins them with newlines, ready to be
-    shown to a model so that it can correct itself.
-    """
-
-    def __init__(self, problems: list[str]) -> None:
-        self.problems = problems
-        super().__init__("\n".join(problems))
 
 
 class ArgumentInfo(NamedTuple):
@@ -225,6 +219,7 @@ class ToolSignature:
         "_union_params",
         "_validator",
         "_var_keyword",
+        "_var_keyword_check",
         "arguments",
         "asked",
         "context_param",
@@ -262,6 +257,8 @@ class ToolSignature:
     _json_params: tuple[str, ...]
     #: The name of the ``**kwargs`` parameter receiving unknown arguments (None: none).
     _var_keyword: str | None
+    #: Checks and coerces the extras by the ``**kwargs`` annotation (None: taken as they are).
+    _var_keyword_check: Callable[[dict[str, Any]], dict[str, Any]] | None
 
     def validate(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Check and coerce ``arguments``; return the keyword arguments to call the function with.
@@ -276,7 +273,9 @@ class ToolSignature:
         if self._var_keyword is not None and arguments:
             # **kwargs gets what the function does not name, as it arrived.
             known = self._known
-            kwargs.update((k, v) for k, v in arguments.items() if k not in known)
+            extras = {k: v for k, v in arguments.items() if k not in known}
+            check = self._var_keyword_check
+            kwargs.update(check(extras) if check is not None and extras else extras)
         return kwargs
 
     @property
@@ -288,7 +287,7 @@ class ToolSignature:
         if arguments is None:
             arguments = {}
         elif not isinstance(arguments, Mapping):
-            raise ArgumentError([f"arguments must be an object, got {_short_repr(arguments)}"])
+            raise ArgumentError([f"arguments must be an object, got {short_repr(arguments)}"])
         fast = self._fast
         if fast is not None:
             out: dict[str, Any] = {}
@@ -326,7 +325,7 @@ class ToolSignature:
         try:
             model = validator.validate_python(arguments)
         except ValidationError as exc:
-            problems[:0] = _format_errors(exc.errors(include_url=False), self._union_params)
+            problems[:0] = format_errors(exc.errors(include_url=False), self._union_params)
             raise ArgumentError(problems) from None
         if problems:
             raise ArgumentError(problems)
@@ -387,78 +386,6 @@ class ToolSignature:
 
     def __repr__(self) -> str:
         return f"<ToolSignature {self.name}({', '.join(self.param_names)})>"
-
-
-def unknown_arguments_line(unknown: list[str], accepted: tuple[str, ...] | list[str]) -> str:
-    """The one problem line refusing arguments a tool does not take, naming those it does
-    (what a model needs to correct a misspelling)."""
-    names = ", ".join(f"`{k}`" for k in unknown)
-    what = f"unknown argument {names}" if len(unknown) == 1 else f"unknown arguments {names}"
-    if not accepted:
-        return f"{what} (this tool takes no arguments)"
-    return f"{what} (accepted: {', '.join(f'`{a}`' for a in accepted)})"
-
-
-def _short_repr(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _path(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _format_one(loc: tuple[Any, ...], err: Mapping[str, Any]) -> str:
-    path = _path(loc)
-    kind = err.get("type")
-    if kind == "missing":
-        if len(loc) == 1:
-            return f"missing required argument `{path}`"
-        return f"`{_path(loc[:-1])}`: missing required field `{loc[-1]}`"
-    if kind == "extra_forbidden":
-        return f"`{path}`: unexpected field" if len(loc) > 1 else f"unexpected argument `{path}`"
-    msg = err.get("msg", "invalid value")
-    if not path:
-        return f"{msg}, got {_short_repr(err.get('input'))}"
-    return f"`{path}`: {msg}, got {_short_repr(err.get('input'))}"
-
-
-_SHOULD = "Input should be "
-
-
-def _format_errors(errors: list[Any], union_params: frozenset[str]) -> list[str]:
-    """One line per problem; the branches of a failed union become one line, not one each.
-
-    pydantic reports a value that fits no member of ``int | str`` as two errors located at
-    ``u.int`` and ``u.str``; a model reading those would look for fields named ``int``.
-    """
-    groups: list[tuple[tuple[Any, ...], list[Mapping[str, Any]]]] = []
-    union_groups: dict[tuple[Any, ...], int] = {}
-    for err in errors:
-        loc: tuple[Any, ...] = tuple(err.get("loc") or ())
-        if len(loc) >= 2 and loc[0] in union_params and isinstance(loc[1], str):
-            loc = (loc[0], *loc[2:])
-            at = union_groups.get(loc)
-            if at is not None:
-                groups[at][1].append(err)
-                continue
-            union_groups[loc] = len(groups)
-        groups.append((loc, [err]))
-    lines: list[str] = []
-    for loc, errs in groups:
-        if len(errs) == 1:
-            lines.append(_format_one(loc, errs[0]))
-            continue
-        messages = list(dict.fromkeys(str(e.get("msg", "invalid value")) for e in errs))
-        if all(m.startswith(_SHOULD) for m in messages):
-            text = _SHOULD + " or ".join(m[len(_SHOULD) :] for m in messages)
-        else:
-            text = "; or ".join(messages)
-        lines.append(f"`{_path(loc)}`: {text}, got {_short_repr(errs[0].get('input'))}")
-    return lines
 
 
 def _is_field_info(m: Any) -> TypeIs[FieldInfo]:
@@ -539,11 +466,16 @@ def build_signature(
     fields, params, context_param, asked, var_kw = _collect_params(
         signature, hints, doc_params, context_type, what, var_keyword
     )
+    extra_schema: dict[str, Any] | None = None
+    extra_check = None
     if var_kw is not None:
         forbid_unknown = False
+        extra_schema, extra_check = extras_of(hints.get(var_kw, _EMPTY), strict_refs, what)
     build_model = _model_factory(fn, fields)
     schema, validator = _argument_schema(params, fields, build_model, strict_refs, what)
     input_schema = _input_schema(schema, forbid_unknown)
+    if extra_schema is not None:
+        input_schema["additionalProperties"] = extra_schema
     props = input_schema["properties"]
 
     sig = ToolSignature.__new__(ToolSignature)
@@ -559,6 +491,7 @@ def build_signature(
     sig._known = frozenset(sig.param_names)
     sig._forbid_unknown = forbid_unknown
     sig._var_keyword = var_kw
+    sig._var_keyword_check = extra_check
     sig._validator = validator
     sig._build_model = build_model
     sig._union_params = frozenset(p.name for p in params if _is_multi_union(p.annotation))

@@ -13,9 +13,9 @@ from .._http._headers import header_params
 from ..types._dialects import UnsupportedDialect, schema_dialect
 from ..types._jsonschema import schema_errors
 from ..types._metakeys import check_meta
+from ._argproblems import unknown_arguments_line
 from ._ask import ask_all
 from ._func import FuncInfo
-from ._schema import unknown_arguments_line
 from ._threads import RaisedBaseException, SyncRunner
 from ._util import (
     check_finite,
