@@ -19,7 +19,11 @@ from typing import Any
 
 import pytest
 from tests._served import Served
+from tests.http._http_helpers import running
 from tests.inspect._browser_harness import browser_page, mcpkit_command
+
+from mcpkit import Server
+from mcpkit.auth import ResourceServer, StaticTokenVerifier
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -78,6 +82,27 @@ REFUSED = """async (url) => {
   } catch (e) {
     return e.name;
   }
+}"""
+
+
+#: A page finding how to log in, as a browser client does: the 401's challenge (exposed),
+#: the metadata document it names, then the call with a token.
+DISCOVER = """async (url) => {
+  const meta = {'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+                'io.modelcontextprotocol/clientCapabilities': {}};
+  const send = (token) => fetch(url, {method: 'POST', headers: {
+      'content-type': 'application/json', 'accept': 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list',
+      ...(token ? {'authorization': 'Bearer ' + token} : {})},
+    body: JSON.stringify({jsonrpc: '2.0', id: 1, method: 'tools/list', params: {_meta: meta}})});
+  const refused = await send(null);
+  const challenge = refused.headers.get('www-authenticate') || '';
+  const named = /resource_metadata="([^"]+)"/.exec(challenge)[1];
+  // The document's path at the server's own address (the test's resource names no port).
+  const document = await (await fetch(new URL(new URL(named).pathname, url))).json();
+  const admitted = await send('t');
+  return {refused: refused.status, resource: document.resource, status: admitted.status,
+          tools: (await admitted.json()).result.tools.map(t => t.name)};
 }"""
 
 
@@ -140,3 +165,27 @@ def test_a_page_on_an_allowed_origin_lists_the_tools_in_both_eras(tmp_path: Path
             # The same page from an origin not allowed: the browser refuses it the answer.
             page.goto(f"http://localhost:{port}/")
             assert page.evaluate(REFUSED, url) == "TypeError"
+
+
+def test_a_page_finds_how_to_log_in_and_calls_with_its_token() -> None:
+    server = Server(
+        "locked",
+        auth=ResourceServer(StaticTokenVerifier({"t": []}), resource="http://127.0.0.1/mcp"),
+    )
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Says the text back."""
+        return text
+
+    with static_site() as port:
+        origin = f"http://127.0.0.1:{port}"
+        app = server.http_app(allowed_origins=[origin], json_response=True)
+        with running(app) as srv, browser_page(f"{origin}/") as (page, _):
+            found = page.evaluate(DISCOVER, srv.url)
+    assert found == {
+        "refused": 401,
+        "resource": "http://127.0.0.1/mcp",
+        "status": 200,
+        "tools": ["echo"],
+    }
