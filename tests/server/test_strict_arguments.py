@@ -17,6 +17,7 @@ from tests._schema import schema_errors
 from tests.server._harness import connect
 
 from mcpkit import Client, InvalidParams, Server
+from mcpkit._client._cli import main
 
 pytestmark = pytest.mark.anyio
 REVISIONS = ["2025-11-25", "2026-07-28"]
@@ -212,3 +213,15 @@ async def test_unknown_argument_refused_over_stdio(tmp_path: Path, revision: str
     assert _text(pydantic) == "", "refusing an unknown argument imported pydantic"
     assert _text(lenient) == "Oslo"
     assert _text(gather) == "Oslo dayz=5"
+
+
+def test_mcpkit_call_shows_the_refusal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The client makes no argument check of its own: the server's line reaches the shell.
+    script = tmp_path / "weather.py"
+    script.write_text(SERVER + "\nif __name__ == '__main__':\n    server.run()\n")
+    code = main("call", [str(script), "forecast", "city=Paris", "dayz=5"])
+    out, err = capsys.readouterr()
+    assert code == 1 and out == ""
+    assert err.strip() == REFUSED
+    assert main("call", [str(script), "forecast", "city=Paris", "days=5"]) == 0
+    assert capsys.readouterr().out == "sunny in Paris for 5 days\n"
