@@ -124,6 +124,20 @@ def test_another_origin_gets_no_cors_and_keeps_its_403(url: str) -> None:
     assert ok.status_code == 204
 
 
+def test_the_loopback_defaults_admit_local_pages_without_opening_cors() -> None:
+    """With no origin named, a loopback server admits loopback origins (DNS rebinding stays
+    out) but answers none of them with CORS: a page of a local dev server cannot read it."""
+    local = "http://localhost:5173"
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS}
+    with running(_server().http_app()) as srv, httpx2.Client(timeout=10) as http:
+        pre = http.options(
+            srv.url, headers={"origin": local, "access-control-request-method": "POST"}
+        )
+        post = _post(http, srv.url, init, origin=local)
+    assert pre.status_code == 405 and _cors(pre) == {}
+    assert post.status_code == 200 and _cors(post) == {}  # admitted, not readable by a page
+
+
 def test_a_2025_session_from_an_allowed_origin_is_readable(url: str) -> None:
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS}
     with httpx2.Client(timeout=10) as http:

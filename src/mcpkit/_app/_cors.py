@@ -1,6 +1,8 @@
 """CORS for browser hosts on another origin: what the Streamable HTTP endpoint adds for an
-``Origin`` its Host/Origin policy allows (``allowed_origins``, ``--allowed-origin``,
-``MCPKIT_ALLOWED_ORIGINS``; by default the loopback origins of a loopback server).
+``Origin`` the deployer named (``allowed_origins``, ``--allowed-origin``,
+``MCPKIT_ALLOWED_ORIGINS``). The loopback origins a loopback server admits by default get
+none: they are admitted to keep DNS rebinding out, not to open the endpoint to every page
+a local dev server serves.
 
 A page's ``fetch`` of the endpoint with ``Content-Type: application/json`` (or any MCP
 header) is preflighted: the browser first sends ``OPTIONS`` with

@@ -191,7 +191,10 @@ async def serve_exchange(app: StreamableHTTPApp, ex: Exchange) -> Answer:
     if refused is not None:
         return Answer.error(refused[0], INVALID_REQUEST, refused[1])  # no CORS headers
     origin = headers.get("origin")
-    if origin is None:  # not a browser's cross-origin request: no CORS
+    if origin is None or not app.policy.origins_named:
+        # Not a browser's cross-origin request, or no origin named by the deployer (the
+        # loopback defaults admit local pages, they do not open the endpoint to them): no
+        # CORS.
         return await _admitted(app, ex)
     # A browser host on an allowed origin (_cors.py): its preflight answered before the
     # token is checked (a browser sends none with it), every answer made readable to it.

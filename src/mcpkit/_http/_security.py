@@ -75,6 +75,10 @@ class HostOriginPolicy:
         self.any_host = "*" in hosts
         self._hosts = [_pattern(h) for h in hosts if h != "*"]
         self._seen: dict[str | None, bool] = {}
+        # Browser pages on other origins (CORS) are served only for origins named by the
+        # deployer: the loopback defaults keep DNS rebinding out, they do not invite every
+        # page a local dev server serves to call this one.
+        self.origins_named = allowed_origins is not None
         if allowed_origins is None:
             origins = [f"{s}://{h}:*" for s in ("http", "https") for h, _ in self._hosts] + [
                 f"{s}://{h}" for s in ("http", "https") for h, _ in self._hosts
