@@ -8,9 +8,10 @@ prove that a bare ``pip install`` works. This script can, from the standard libr
     python3 scripts/user_paths.py readme-examples DIR  # the README's server, client and CLI
                                                         #   examples, run as written with the
                                                         #   virtual environment at DIR
-    python3 scripts/user_paths.py wheel PYTHON         # build the wheel with PYTHON (which has
+    python3 scripts/user_paths.py wheel PYTHON [DIR]   # build the wheel with PYTHON (which has
                                                         #   `build`), install it alone and with
-                                                        #   each extra into fresh venvs, check each
+                                                        #   each extra into fresh venvs, check each;
+                                                        #   keep it in DIR (other_pythons.py uses it)
 
 tests/test_readme.py runs ``readme-examples`` against the developer's environment too.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -96,13 +98,17 @@ def readme_examples(env_dir: Path) -> None:
             print(f"ok: {' '.join(argv)} < /dev/null")
 
 
-def wheel(build_python: str) -> None:
-    """Build the wheel, then install it alone (and with each extra) into fresh venvs."""
+def wheel(build_python: str, keep: Path | None = None) -> None:
+    """Build the wheel, then install it alone (and with each extra) into fresh venvs; a
+    copy of it stays in ``keep`` if given (the other Pythons' run installs the same one)."""
     with tempfile.TemporaryDirectory(prefix="mcpkit-wheel-") as tmp:
         dist = Path(tmp) / "dist"
         _run([build_python, "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT)], ROOT)
         (whl,) = dist.glob("mcpkit-*.whl")
         print(f"ok: built {whl.name}")
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(whl, keep / whl.name)
         for extra, flavor in FLAVORS.items():
             env_dir = Path(tmp) / f"venv-{flavor}"
             venv.create(env_dir, with_pip=True)
@@ -120,8 +126,8 @@ def main(argv: list[str]) -> None:
         print(readme_blocks("sh")[int(argv[1]) - 1].strip())
     elif len(argv) == 2 and argv[0] == "readme-examples":
         readme_examples(Path(argv[1]))
-    elif len(argv) == 2 and argv[0] == "wheel":
-        wheel(argv[1])
+    elif len(argv) in (2, 3) and argv[0] == "wheel":
+        wheel(argv[1], Path(argv[2]) if len(argv) == 3 else None)
     else:
         raise SystemExit(__doc__)
 

@@ -6,7 +6,7 @@ directory, and each ``bash`` block of a section runs there in turn (``bash -euo 
 with the real ``redis-server``, ``nginx`` (Debian's; ``.ci/run`` installs both) and
 ``curl``: the deployer's commands, nothing swapped. The first block installs mcpkit with the
 extras the section names into a fresh virtual environment, from a wheel built from this
-checkout (``MCPKIT_SOURCE``, as the page says); the blocks after it run with that
+checkout (``PACKAGE``, as the page says); the blocks after it run with that
 environment activated (its ``bin`` first on ``PATH``, as the page's ``. .venv/bin/activate``
 leaves the deployer's shell), so an extra the page leaves out fails here as it would there.
 A ``text`` block right after a ``bash`` block is what that block prints. Whatever the blocks
@@ -61,7 +61,7 @@ def _listening(port: int) -> bool:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """mcpkit's wheel, built from this checkout: what ``MCPKIT_SOURCE`` names."""
+    """mcpkit's wheel, built from this checkout: what ``PACKAGE`` names."""
     dist = tmp_path_factory.mktemp("dist")
     subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT)],
@@ -88,7 +88,7 @@ def _stop_leftovers(where: Path) -> None:
 
 def _deployment_directory(where: Path, ports: tuple[int, ...], wheel: Path) -> dict[str, str]:
     """``where`` with the first section's ``server.py`` and ``nginx.conf``; the environment
-    its blocks run in: ``MCPKIT_SOURCE`` the wheel, ``where/.venv/bin`` first on ``PATH``
+    its blocks run in: ``PACKAGE`` the wheel, ``where/.venv/bin`` first on ``PATH``
     (the page's install block makes it) and this test environment's own ``bin`` left out,
     so no ``mcpkit`` but the one the page installs can run."""
     for tool in ("redis-server", "redis-cli", "nginx", "curl"):
@@ -105,7 +105,7 @@ def _deployment_directory(where: Path, ports: tuple[int, ...], wheel: Path) -> d
     env.pop("VIRTUAL_ENV", None)
     env.pop("PYTHONPATH", None)  # a deployer's shell has none pointing into the checkout
     env["PATH"] = ":".join([str(where / ".venv" / "bin"), "/usr/sbin", *path])
-    env["MCPKIT_SOURCE"] = str(wheel)
+    env["PACKAGE"] = str(wheel)
     env["MCPKIT_AUTH_FILE"] = str(where / "auth.json")  # not the developer's logins
     env.pop("MCPKIT_REDIS_URL", None)
     return env
@@ -162,7 +162,7 @@ def test_the_section_has_the_files_and_the_commands() -> None:
     langs = [lang for lang, _ in section_blocks()]
     assert langs == ["bash", "python", "nginx", "bash", "bash", "bash", "bash"], langs
     install = section_blocks()[0][1]
-    assert '"${MCPKIT_SOURCE:-mcpkit}[http,redis]"' in install, install
+    assert '"${PACKAGE:-mcpkit}[http,redis]"' in install, install
 
 
 def test_a_deployer_follows_the_walkthrough(tmp_path: Path, wheel: Path) -> None:
@@ -212,7 +212,7 @@ def test_the_oauth_section_has_its_commands_and_what_they_print() -> None:
     langs = [lang for lang, _ in section_blocks(OAUTH_TITLE)]
     assert langs == ["bash", "bash", "bash", "text", "bash", "bash", "text", "bash"], langs
     install = section_blocks(OAUTH_TITLE)[0][1]
-    assert '"${MCPKIT_SOURCE:-mcpkit}[http,redis,auth]"' in install, install
+    assert '"${PACKAGE:-mcpkit}[http,redis,auth]"' in install, install
 
 
 def test_a_deployer_then_requires_oauth(tmp_path: Path, wheel: Path) -> None:
