@@ -33,7 +33,8 @@ def call_counter(page: Any) -> Any:
     page.click('#tool-list .item[data-name="counter"]')
     page.locator('#tool-detail [data-testid="submit"]').click()
     page.wait_for_selector('[data-testid="app-status"]:text("running")')
-    return page.frame_locator('[data-testid="app-frame"]')
+    # The view runs in the sandbox proxy's inner frame.
+    return page.frame_locator('[data-testid="app-frame"]').frame_locator("iframe")
 
 
 def test_pressing_increment_in_the_view_shows_count_1(page: tuple[Any, list[str]]) -> None:
@@ -54,14 +55,21 @@ def test_the_view_is_sandboxed_and_torn_down_on_close(page: tuple[Any, list[str]
     # Its own view: under pytest-xdist this test may run without the module's others.
     call_counter(p)
     frame = p.locator('[data-testid="app-frame"]')
-    assert frame.get_attribute("sandbox") == "allow-scripts"
-    srcdoc = frame.evaluate("f => f.srcdoc")
+    # The sandbox proxy (another origin) holds the view's frame: allow-scripts only.
+    assert frame.get_attribute("sandbox") == "allow-scripts allow-same-origin"
+    inner = p.frame_locator('[data-testid="app-frame"]').locator("iframe")
+    assert inner.get_attribute("sandbox") == "allow-scripts"
+    srcdoc = inner.evaluate("f => f.srcdoc")
     assert srcdoc.startswith('<!doctype html><meta http-equiv="Content-Security-Policy"')
     assert "connect-src &#39;none&#39;" in srcdoc or "connect-src 'none'" in srcdoc
     # The view resized itself from its size-changed notification (not the 150 px default).
     assert frame.evaluate("f => f.style.height") not in ("", "150px")
     p.locator('[data-testid="app-close"]').click()
     p.wait_for_selector('[data-testid="app-frame"]', state="detached")
-    # The page and its view fetched nothing but the inspector itself.
+    # The page and its view fetched nothing but the inspector itself (its page, and the
+    # sandbox proxy from its second port).
     origin = p.url.split("/", 3)[:3]
-    assert all(u.split("/", 3)[:3] == origin for u in requested if u.startswith("http")), requested
+    for u in requested:
+        if u.startswith("http") and u.split("/", 3)[:3] != origin:
+            assert u.split("/", 3)[2].split(":")[0] == origin[2].split(":")[0], requested
+            assert u.split("/", 3)[3].startswith("sandbox?"), requested

@@ -55,7 +55,8 @@ def call(page: Page, tool: str, **fields: str) -> Any:
         p.fill(f'#tool-detail [data-field="{name}"] input', value)
     p.locator('#tool-detail [data-testid="submit"]').click()
     p.wait_for_selector('[data-testid="app-status"]:text("running")')
-    return p.frame_locator('[data-testid="app-frame"]')
+    # The view runs in the sandbox proxy's inner frame.
+    return p.frame_locator('[data-testid="app-frame"]').frame_locator("iframe")
 
 
 def tally(page: Page) -> dict[str, int]:
@@ -87,10 +88,9 @@ def test_a_view_cannot_reach_the_inspector_or_its_token(page: Page, tool: str) -
         # inspector refusing an opaque Origin and CORS) stops it.
         assert report[name].startswith("failed: TypeError"), report
     assert page.token not in json.dumps(report)
-    assert (
-        page.token
-        not in page.page.frame_locator('[data-testid="app-frame"]').locator("html").inner_html()
-    )
+    proxy = page.page.frame_locator('[data-testid="app-frame"]')
+    assert page.token not in proxy.locator("html").inner_html()
+    assert page.token not in proxy.frame_locator("iframe").locator("html").inner_html()
 
 
 def test_a_view_cannot_navigate_the_top_window_nor_open_one(page: Page) -> None:

@@ -92,7 +92,7 @@ def run_view(url: str, port: int, extra_args: list[str]) -> str | None:
         page.click('#tool-list .item[data-name="rtc"]')
         page.fill('#tool-detail [data-field="port"] input', str(port))
         page.locator('#tool-detail [data-testid="submit"]').click()
-        view = page.frame_locator('[data-testid="app-frame"]')
+        view = page.frame_locator('[data-testid="app-frame"]').frame_locator("iframe")
         view.locator('body[data-done="1"]').wait_for(timeout=BROWSER_WAIT_MS)
         outcome: str | None = view.locator("#report").text_content()
         return outcome
@@ -106,7 +106,8 @@ def test_a_view_asks_for_webrtc_blocked_yet_chromium_sends_its_stun_requests(
         url = running.url()
         with urllib.request.urlopen(url, timeout=30) as page_response:
             policy = page_response.headers["content-security-policy"]
-        # Asked of the browser for every view (inherited by the srcdoc frame).
+        # Asked of the browser for every view (the sandbox proxy's policy has it too, and
+        # the view's srcdoc frame inherits that).
         assert "webrtc 'block'" in policy, policy
         outcome = run_view(url, port, [])
         packet = first_datagram(udp, within=30)

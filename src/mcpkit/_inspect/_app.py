@@ -7,6 +7,11 @@ the page needs the random token in its URL, and the API the same token in an
 ``X-Inspector-Token`` header, which no other site's page can send without a CORS preflight
 this app never grants. A request whose ``Origin`` is not the page's own (``http://`` and
 the request's ``Host``) is refused too.
+
+On a second port (another origin) it serves the MCP Apps sandbox proxy, ``GET
+/sandbox?csp=...`` and nothing else: a page holding no secret, which only the inspector's
+page may frame (``frame-ancestors``), under the policy of the view it is to load
+(``_apps.py``).
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from urllib.parse import parse_qs
 from .._exceptions import MCPError
 from .._http._asgi import header_map, serve_lifespan
 from .._http._security import LOCAL_HOSTS, HostOriginPolicy
-from ._apps import load_app
+from ..types import app_csp_header
+from ._apps import approved_from_wire, load_app
 from ._state import Inspector
 
 logger = logging.getLogger("mcpkit.inspect")
@@ -41,14 +47,31 @@ def loopback_policy(port: int) -> HostOriginPolicy:
     return HostOriginPolicy(hosts, [])
 
 
-def page_html() -> str:
+def page_html(sandbox_port: int = 0) -> str:
     """The page: HTML with its script and style inlined (one response, no asset routes)."""
     assets = resources.files("mcpkit._inspect") / "assets"
     html = (assets / "index.html").read_text(encoding="utf-8")
     css = (assets / "app.css").read_text(encoding="utf-8")
     # The MCP Apps host (apps.js) first: app.js installs it.
     js = "".join((assets / f).read_text(encoding="utf-8") for f in ("apps.js", "app.js"))
+    js = js.replace("/*SANDBOX_PORT*/0", str(int(sandbox_port)))
     return html.replace("/*STYLE*/", css).replace("/*SCRIPT*/", js)
+
+
+def origins(port: int) -> list[str]:
+    """The origins a browser gives a loopback page on ``port``."""
+    return [f"http://{h}" + ("" if port == 80 else f":{port}") for h in LOCAL_HOSTS]
+
+
+def sandbox_html(page_port: int) -> str:
+    """The sandbox proxy's page; it takes messages from the inspector's page only."""
+    assets = resources.files("mcpkit._inspect") / "assets"
+    html = (assets / "sandbox.html").read_text(encoding="utf-8")
+    return html.replace("/*HOSTS*/[]", _script_json(origins(page_port)))
+
+
+def _script_json(value: Any) -> str:
+    return json.dumps(value).replace("<", "\\u003c")
 
 
 class InspectorApp:
@@ -60,14 +83,30 @@ class InspectorApp:
         token: str,
         *,
         port: int,
+        sandbox_port: int = 0,
         on_page: Callable[[], None] | None = None,
     ) -> None:
         self.inspector = inspector
         self.token = token
+        self.port = port
         self._policy = loopback_policy(port)
+        #: The MCP Apps sandbox proxy's port (0: none); another origin than the page's.
+        self.sandbox_port = sandbox_port
+        self._sandbox_policy = loopback_policy(sandbox_port) if sandbox_port else None
         #: Called each time the page is served to someone holding the token.
         self._on_page = on_page
-        self._page = page_html()
+        self._page = page_html(sandbox_port)
+        self._sandbox = sandbox_html(port)
+        frames = " ".join(origins(sandbox_port)) if sandbox_port else "'none'"
+        self._page_csp = (
+            "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+            f"img-src data:; media-src data:; connect-src 'self'; frame-src {frames}; "
+            "frame-ancestors 'none'; "
+            # CSP governs no WebRTC but this directive (CSP Level 3), inherited by the
+            # views' srcdoc frames (through the sandbox proxy's policy, which has it too);
+            # Chromium (156) ignores it as unknown: docs/apps.md.
+            "webrtc 'block'"
+        ).encode()
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -77,6 +116,10 @@ class InspectorApp:
             return
         headers = header_map(scope)  # a repeated Host joined: refused by host_ok
         host, origin = headers.get("host", ""), headers.get("origin")
+        server = scope.get("server") or ("", 0)
+        if self._sandbox_policy is not None and server[1] == self.sandbox_port:
+            await self._serve_sandbox(scope, send, host)
+            return
         if not self._policy.host_ok(host):
             await _send(send, 403, {"error": "the inspector answers on localhost only"})
             return
@@ -94,7 +137,7 @@ class InspectorApp:
                 return
             if self._on_page is not None:
                 self._on_page()
-            await _send_page(send, self._page)
+            await _send_page(send, self._page, self._page_csp)
             return
         if not path.startswith("/api/"):
             await _send(send, 404, {"error": "not found"})
@@ -116,7 +159,33 @@ class InspectorApp:
         except (ValueError, KeyError, TypeError) as e:
             await _send(send, 400, {"error": {"message": f"bad request: {e}"}})
             return
-        await _send(send, 200, {"result": result})
+        payload = {"result": result}
+        if scope.get("mcpkit.request_id") is not None:  # a call's: a view's toolInfo.id
+            payload["requestId"] = scope["mcpkit.request_id"]
+        await _send(send, 200, payload)
+
+    async def _serve_sandbox(self, scope: Scope, send: Any, host: str) -> None:
+        """The sandbox proxy's port: its page, under the CSP of the view it is to load."""
+        assert self._sandbox_policy is not None
+        if not self._sandbox_policy.host_ok(host):
+            await _send(send, 403, {"error": "the inspector answers on localhost only"})
+            return
+        if scope["path"] != "/sandbox" or scope["method"] != "GET":
+            await _send(send, 404, {"error": "not found"})
+            return
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        try:
+            csp = approved_from_wire(json.loads((query.get("csp") or ["{}"])[0]))
+        except ValueError as e:  # a JSONDecodeError too
+            await _send(send, 400, {"error": f"bad request: {e}"})
+            return
+        policy = app_csp_header(csp)
+        html = self._sandbox.replace('/*POLICY*/""', _script_json(policy))
+        # Framed by the inspector's page only; the view's srcdoc frame inherits the whole
+        # policy, so its own origin (opaque) and the proxy's are ancestors it may have.
+        ancestors = " ".join([*origins(self.port), *origins(self.sandbox_port)])
+        header = f"{policy}; frame-ancestors {ancestors}; webrtc 'block'"
+        await _send_page(send, html, header.encode(), frame=True)
 
     def _token_ok(self, given: str) -> bool:
         return hmac.compare_digest(given.encode(), self.token.encode())
@@ -137,9 +206,11 @@ class InspectorApp:
             raise KeyError(name)
         if name == "call":
             call_id = str(body.get("id") or uuid.uuid4().hex)
-            return await ins.call(
+            result = await ins.call(
                 call_id, _str(body, "name"), _dict(body, "arguments"), bool(body.get("task"))
             )
+            scope["mcpkit.request_id"] = ins.request_id(call_id)
+            return result
         if name == "cancel":
             return ins.cancel(_str(body, "id"))
         if name == "cancel-task":
@@ -222,27 +293,16 @@ async def _send(send: Any, status: int, payload: Any) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-async def _send_page(send: Any, html: str) -> None:
+async def _send_page(send: Any, html: str, csp: bytes, *, frame: bool = False) -> None:
     body = html.encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [
-                (b"content-type", b"text/html; charset=utf-8"),
-                (b"cache-control", b"no-store"),
-                (b"referrer-policy", b"no-referrer"),  # the token stays out of Referer
-                (b"x-frame-options", b"DENY"),
-                (
-                    b"content-security-policy",
-                    b"default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-                    b"img-src data:; media-src data:; connect-src 'self'; frame-ancestors 'none'; "
-                    # CSP governs no WebRTC but this directive (CSP Level 3), inherited by the
-                    # views' srcdoc frames; Chromium (156) ignores it as unknown: docs/apps.md.
-                    b"webrtc 'block'",
-                ),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
+    headers = [
+        (b"content-type", b"text/html; charset=utf-8"),
+        (b"cache-control", b"no-store"),
+        (b"referrer-policy", b"no-referrer"),  # the token stays out of Referer
+        (b"content-security-policy", csp),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    if not frame:
+        headers.append((b"x-frame-options", b"DENY"))
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": body})

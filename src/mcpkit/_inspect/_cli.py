@@ -163,7 +163,11 @@ async def _watch(inspector: Inspector, root: Path) -> None:
 
 
 async def _serve(
-    ns: argparse.Namespace, sock: socket.socket, launch: LaunchFile | None, token: str
+    ns: argparse.Namespace,
+    sock: socket.socket,
+    sandbox: socket.socket,
+    launch: LaunchFile | None,
+    token: str,
 ) -> None:
     import uvicorn  # checked by main() before anything listens
 
@@ -193,6 +197,8 @@ async def _serve(
         inspector,
         token,
         port=sock.getsockname()[1],
+        # The MCP Apps sandbox proxy: another port, so another origin than the page's.
+        sandbox_port=sandbox.getsockname()[1],
         on_page=launch.discard if launch is not None else None,
     )
     config = uvicorn.Config(
@@ -216,7 +222,7 @@ async def _serve(
         if launch is not None:
             # The launch file, not the URL: the token stays off the browser's command line.
             threading.Thread(target=webbrowser.open, args=(launch.uri,), daemon=True).start()
-        await server.serve(sockets=[sock])
+        await server.serve(sockets=[sock, sandbox])
         tg.cancel_scope.cancel()
 
 
@@ -232,6 +238,7 @@ def main(command: str, argv: list[str]) -> int:
                 "the inspector serves its page with uvicorn: pip install 'mcpkit[http]'"
             )
         sock = _listen(ns.port)
+        sandbox = _listen(0)
     except _UsageError as e:
         print(f"mcpkit {command}: {e}", file=sys.stderr)
         return 2
@@ -248,7 +255,7 @@ def main(command: str, argv: list[str]) -> int:
         except OSError as e:
             print(f"mcpkit {command}: not opening a browser ({e}); open the URL", file=sys.stderr)
     try:
-        anyio.run(_serve, ns, sock, launch, token)
+        anyio.run(_serve, ns, sock, sandbox, launch, token)
     except KeyboardInterrupt:
         return 130
     except _UsageError as e:
@@ -256,6 +263,7 @@ def main(command: str, argv: list[str]) -> int:
         return 2
     finally:
         sock.close()
+        sandbox.close()
         if launch is not None:
             launch.discard()
     return 0

@@ -14,6 +14,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
+from contextvars import ContextVar
 from typing import Any
 
 import anyio
@@ -32,6 +33,10 @@ MAX_TASKS = 200
 POLL_SECONDS = 20.0
 #: How long a question of the server waits for the person before it is declined.
 ANSWER_SECONDS = 600.0
+
+
+#: The page's id of the call being sent, in the task sending it (see ``_tap_ids``).
+_CALLING: ContextVar[str | None] = ContextVar("mcpkit_inspect_calling", default=None)
 
 
 def _wire(value: Any) -> Any:
@@ -68,6 +73,8 @@ class Inspector:
         self._questions: dict[int, _Question] = {}
         self._qids = itertools.count(1)
         self._calls: dict[str, anyio.CancelScope] = {}
+        #: The JSON-RPC id of each page call's ``tools/call`` (the last sent for it).
+        self._rpc_ids: dict[str, Any] = {}
         #: Tasks started from the page, newest last (the tasks extension has no tasks/list).
         self._tasks: dict[str, Any] = {}
         self.roots: list[dict[str, Any]] = []
@@ -130,6 +137,7 @@ class Inspector:
                     middleware=[self._record],
                 )
                 async with client:
+                    _tap_ids(client, self._rpc_ids)
                     self.client, self.error = client, None
                     self.post("status", state="connected", info=self.info())
                     await self._reconnect.wait()
@@ -269,6 +277,7 @@ class Inspector:
 
         with anyio.CancelScope() as scope:
             self._calls[call_id] = scope
+            _CALLING.set(call_id)  # this task's copy of the context: the tap reads it
             try:
                 if task:
                     handle = await c.call_tool_as_task(name, arguments)
@@ -282,6 +291,11 @@ class Inspector:
             finally:
                 self._calls.pop(call_id, None)
         raise ProtocolError(-32800, "cancelled in the inspector")
+
+    def request_id(self, call_id: str) -> Any:
+        """The JSON-RPC id the page's call ``call_id`` was sent with (once it is done):
+        what a view's ``hostContext.toolInfo.id`` names."""
+        return self._rpc_ids.pop(call_id, None)
 
     def cancel(self, call_id: str) -> bool:
         scope = self._calls.get(call_id)
@@ -317,3 +331,27 @@ class Inspector:
 
     async def set_level(self, level: str) -> None:
         await self.need().set_logging_level(level)
+
+
+def _tap_ids(client: Client, ids: dict[str, Any]) -> None:
+    """Note the JSON-RPC id of each ``tools/call`` the page's calls send (``_CALLING``):
+    the request id is drawn below the client's API, where the message is sent."""
+    engine: Any = getattr(getattr(client, "session", None), "engine", None)
+    send = getattr(engine, "_send", None)
+    if engine is None or send is None:
+        return
+
+    async def tapped(message: Any, *args: Any, **kw: Any) -> Any:
+        call_id = _CALLING.get()
+        if (
+            call_id is not None
+            and isinstance(message, dict)
+            and message.get("method") == "tools/call"
+            and "id" in message
+        ):
+            ids[call_id] = message["id"]
+            while len(ids) > MAX_TASKS:  # calls whose id nobody asked for
+                ids.pop(next(iter(ids)))
+        return await send(message, *args, **kw)
+
+    engine._send = tapped

@@ -29,7 +29,8 @@
   const add = (node, ...children) => node.append(...kids(children));
   const put = (node, ...children) => node.replaceChildren(...kids(children));
 
-  async function api(path, body) {
+  // whole: the answer's envelope ({result, requestId}), not only its result.
+  async function api(path, body, whole) {
     const init = { headers: { "X-Inspector-Token": TOKEN } };
     if (body !== undefined) {
       init.method = "POST";
@@ -43,7 +44,7 @@
       e.detail = data.error;
       throw e;
     }
-    return data.result;
+    return whole ? data : data.result;
   }
 
   function errorBox(e) {
@@ -439,24 +440,35 @@
   }
 
   function selectTool(tool) {
-    apps.closeAll("another tool was selected");
-    const detail = $("#tool-detail");
+    // The views shown are torn down (answer awaited, bounded) before their frames go: the
+    // old panel is hidden at once, without its id, and removed once they are done.
+    let detail = $("#tool-detail");
+    if (apps.count()) {
+      const old = detail;
+      detail = old.cloneNode(false);
+      old.removeAttribute("id");
+      old.style.display = "none";
+      old.after(detail);
+      apps.closeAll("another tool was selected", true).then(() => old.remove());
+    }
     const out = el("div", {});
     const progress = el("div", { class: "progress", "data-testid": "progress" });
     const asTask = el("input", { type: "checkbox", "data-testid": "as-task" });
     const support = tool.execution && tool.execution.taskSupport;
     const { node } = schemaForm(tool.inputSchema, async (args) => {
       const id = "call-" + ++state.calls;
+      await apps.closeAll("the tool is called again"); // before its view's place is reused
       progress.dataset.call = id;
       progress.textContent = "calling…";
       out.replaceChildren(el("button", { type: "button", "data-testid": "cancel-call", text: "Cancel the call",
         onclick: () => api("cancel", { id }) }));
       const started = performance.now();
       try {
-        const result = await api("call", { id, name: tool.name, arguments: args, task: asTask.checked });
+        const answer = await api("call", { id, name: tool.name, arguments: args, task: asTask.checked }, true);
+        const result = answer.result;
         progress.textContent = "done in " + Math.round(performance.now() - started) + " ms";
         out.replaceChildren(renderToolResult(result, tool));
-        apps.show(tool, args, result, out);
+        apps.show(tool, args, result, out, answer.requestId);
       } catch (e) {
         progress.textContent = "";
         out.replaceChildren(errorBox(e));

@@ -3,12 +3,17 @@
 // of a tool with a view, the view is rendered under the result and spoken to by JSON-RPC
 // over postMessage. app.js installs it with its helpers: mcpkitApps({api, el, ...}).
 //
-// Containment: the iframe is sandboxed with allow-scripts only (an opaque origin: no access
-// to this page, its storage or its token; no top navigation, popups or forms) and its
-// srcdoc opens with the CSP its server declared, so it fetches from no other origin (CSP does
-// not govern WebRTC: a view can still send UDP anywhere, docs/apps.md). Messages are
-// taken only from the view's own window, rate limited, size checked, and its tool calls go
-// through the same API as the page's own calls, for tools whose visibility includes "app".
+// Containment (a web host, 2026-01-26 "Sandbox proxy"): the view's frame is the sandbox
+// proxy (sandbox.html), served from the inspector's second port, so of another origin than
+// this page; it loads the view into an inner frame sandboxed with allow-scripts only (an
+// opaque origin: no access to this page, its storage or its token; no top navigation,
+// popups or forms) whose srcdoc opens with the CSP its server declared, the proxy's own
+// policy, so it fetches from no other origin (CSP does not govern WebRTC: a view can still
+// send UDP anywhere, docs/apps.md). Messages are taken only from the proxy's window and
+// origin, rate limited, size checked, and the view's tool calls go through the same API as
+// the page's own calls, for tools whose visibility includes "app". Before any of its frames
+// is removed (closed, the tool called again, another tool selected) a view that has
+// initialized gets ui/resource-teardown, and up to TEARDOWN_MS to answer it.
 const mcpkitApps = (function () {
   const PROTOCOL = "2026-01-26";
   const RATE_WINDOW_MS = 1000;
@@ -18,10 +23,13 @@ const mcpkitApps = (function () {
   const TEARDOWN_MS = 2000;
   const MIN_HEIGHT = 40;
   const MAX_HEIGHT = 1600;
+  const MIN_WIDTH = 40;
+  const SANDBOX_PORT = /*SANDBOX_PORT*/0; // the proxy's port, filled in by the inspector
+  const RESERVED = "ui/notifications/sandbox-";
   const STYLE = ".app-view{border:1px solid #c9d1e0;border-radius:4px;margin:.6em 0;background:#fff}" +
     ".app-view.borderless{border-color:transparent}" +
     ".app-view header{display:flex;gap:.6em;align-items:center;padding:.3em .6em;background:#f3f5f9;font-size:12px}" +
-    ".app-view iframe{display:block;width:100%;border:0;height:150px}" +
+    ".app-view iframe{display:block;width:100%;max-width:100%;border:0;height:150px}" +
     ".app-view .app-notes:empty{display:none}.app-view .app-notes{padding:.3em .6em;font-size:12px;border-top:1px solid #e3e7ee}";
 
   function install(h) {
@@ -31,7 +39,15 @@ const mcpkitApps = (function () {
 
     window.addEventListener("message", (event) => {
       for (const view of views) {
-        if (event.source === view.frame.contentWindow) { view.receive(event.data); return; }
+        if (event.source !== view.frame.contentWindow) continue;
+        if (event.origin !== view.proxyOrigin) return;
+        const msg = event.data;
+        if (msg && typeof msg === "object" && typeof msg.method === "string" && msg.method.startsWith(RESERVED)) {
+          if (msg.method === RESERVED + "proxy-ready") view.load();
+          return;
+        }
+        view.receive(msg);
+        return;
       }
     });
 
@@ -52,24 +68,16 @@ const mcpkitApps = (function () {
       return (parsed.protocol === "http:" || parsed.protocol === "https:") && parsed.hostname ? parsed.href : null;
     }
 
-    function attr(text) {
-      return String(text).replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
-    }
-
-    // The view's document with its CSP first: before any of its own markup can run.
-    function withCsp(html, csp) {
-      const meta = '<meta http-equiv="Content-Security-Policy" content="' + attr(csp) + '">';
-      const doctype = /^\s*<!doctype[^>]*>/i.exec(html);
-      return doctype ? doctype[0] + meta + html.slice(doctype[0].length) : meta + html;
-    }
-
     class View {
-      constructor(tool, args, result, app) {
+      constructor(tool, args, result, app, requestId) {
         this.id = ++seq;
         this.tool = tool;
         this.args = args;
         this.result = result;
         this.app = app;
+        this.requestId = requestId; // the tools/call's JSON-RPC id (hostContext.toolInfo.id)
+        this.loaded = false;
+        this.closing = null;
         this.initialized = false;
         this.closed = false;
         this.inFlight = 0;
@@ -80,11 +88,14 @@ const mcpkitApps = (function () {
         this.waiting = new Map();
         this.modelContext = null;
         const meta = app.meta || {};
+        // The proxy: the page's host name on the proxy's port (another origin), given the
+        // origins the view may reach; the inspector serves it under the view's policy.
+        this.proxyOrigin = location.protocol + "//" + location.hostname + ":" + SANDBOX_PORT;
         this.frame = h.el("iframe", {
-          sandbox: "allow-scripts", referrerpolicy: "no-referrer", allow: "",
+          sandbox: "allow-scripts allow-same-origin", referrerpolicy: "no-referrer", allow: "",
           title: "MCP App " + app.uri, "data-testid": "app-frame", "data-uri": app.uri,
         });
-        this.frame.srcdoc = withCsp(app.html, app.csp);
+        this.frame.src = this.proxyOrigin + "/sandbox?csp=" + encodeURIComponent(JSON.stringify(app.approved || {}));
         this.status = h.el("span", { class: "hint", "data-testid": "app-status", text: "loading" });
         this.notes = h.el("div", { class: "app-notes", "data-testid": "app-notes" });
         const close = h.el("button", { type: "button", "data-testid": "app-close", text: "Close app", onclick: () => this.close("closed in the inspector") });
@@ -95,7 +106,13 @@ const mcpkitApps = (function () {
       }
 
       post(message) {
-        if (!this.closed && this.frame.contentWindow) this.frame.contentWindow.postMessage(message, "*");
+        if (!this.closed && this.frame.contentWindow) this.frame.contentWindow.postMessage(message, this.proxyOrigin);
+      }
+      // The proxy is ready: the view's HTML, once (the proxy applies its own policy).
+      load() {
+        if (this.loaded || this.closed) return;
+        this.loaded = true;
+        this.post({ jsonrpc: "2.0", method: RESERVED + "resource-ready", params: { html: this.app.html, sandbox: "allow-scripts", csp: this.app.approved || {} } });
       }
       reply(id, result) { this.post({ jsonrpc: "2.0", id, result }); }
       fail(id, code, message) { this.post({ jsonrpc: "2.0", id, error: { code, message } }); }
@@ -133,7 +150,7 @@ const mcpkitApps = (function () {
 
       hostContext() {
         return {
-          toolInfo: { id: "inspector-" + this.id, tool: this.tool },
+          toolInfo: this.requestId === undefined || this.requestId === null ? { tool: this.tool } : { id: this.requestId, tool: this.tool },
           theme: "light",
           displayMode: "inline",
           availableDisplayModes: ["inline"],
@@ -152,8 +169,15 @@ const mcpkitApps = (function () {
           return this.reply(id, {
             protocolVersion: PROTOCOL,
             hostInfo: this.app.hostInfo,
-            // No permission is granted and no origin approved beyond the declared ones.
-            hostCapabilities: { openLinks: {}, serverTools: {}, serverResources: {}, logging: {}, sandbox: { permissions: {}, csp: (this.app.meta && this.app.meta.csp) || {} } },
+            // What is handled, as handled: ui/message shows text; ui/update-model-context
+            // keeps (and logs) whatever it is given. No permission is granted; the origins
+            // approved are those the view's policy names (a malformed one is left out).
+            hostCapabilities: {
+              openLinks: {}, serverTools: {}, serverResources: {}, logging: {},
+              message: { text: {} },
+              updateModelContext: { text: {}, image: {}, audio: {}, resource: {}, resourceLink: {}, structuredContent: {} },
+              sandbox: { permissions: {}, csp: this.app.approved || {} },
+            },
             hostContext: this.hostContext(),
           });
         }
@@ -222,8 +246,11 @@ const mcpkitApps = (function () {
           this.notify("ui/notifications/tool-input", { arguments: this.args || {} });
           if (this.result) this.notify("ui/notifications/tool-result", this.result);
         } else if (method === "ui/notifications/size-changed") {
+          // Flexible both ways (no containerDimensions): the view's size, up to the room here.
           const height = Number(params.height);
           if (Number.isFinite(height)) this.frame.style.height = Math.min(MAX_HEIGHT, Math.max(MIN_HEIGHT, Math.ceil(height))) + "px";
+          const width = Number(params.width);
+          if (Number.isFinite(width) && width > 0) this.frame.style.width = Math.max(MIN_WIDTH, Math.ceil(width)) + "px";
         } else if (method === "notifications/message") {
           const data = typeof params.data === "string" ? params.data : JSON.stringify(params.data);
           h.logLine("[app " + (params.level || "info") + "] " + String(data).slice(0, 1000), "app");
@@ -233,7 +260,11 @@ const mcpkitApps = (function () {
       }
 
       // ui/resource-teardown, answered or not within TEARDOWN_MS, then the frame goes.
-      async close(reason) {
+      close(reason) {
+        if (!this.closing) this.closing = this.teardown(reason);
+        return this.closing;
+      }
+      async teardown(reason) {
         if (this.closed) return;
         if (this.initialized && this.frame.isConnected) {
           const id = "teardown-" + this.nextId++;
@@ -256,18 +287,28 @@ const mcpkitApps = (function () {
     return {
       toolUi,
       // After a call of `tool`: its view under `out`, fed the arguments and the result.
-      async show(tool, args, result, out) {
+      // requestId: the JSON-RPC id of the tools/call that gave `result`.
+      async show(tool, args, result, out, requestId) {
         const ui = toolUi(tool);
         if (!ui || !ui.resourceUri) return null;
-        for (const v of [...views]) if (!v.node.isConnected) { v.closed = true; views.delete(v); } // replaced by a new call
+        for (const v of [...views]) if (!v.node.isConnected) { v.closed = true; views.delete(v); } // gone without us
         let app;
         try { app = await h.api("app", { uri: ui.resourceUri }); } catch (e) { out.append(h.errorBox(e)); return null; }
-        const view = new View(tool, args, result, app);
+        if (!out.isConnected) return null; // its place went while the view was read
+        const view = new View(tool, args, result, app, requestId);
         views.add(view);
         out.append(view.node);
         return view;
       },
-      closeAll(reason) { for (const view of [...views]) view.close(reason); },
+      // Every view torn down (each awaited, bounded): before their place is reused. Parked:
+      // their place is already out of sight; its test ids are set aside meanwhile.
+      closeAll(reason, parked) {
+        return Promise.all([...views].map((view) => {
+          if (parked) for (const node of [view.node, view.frame, view.status, view.notes]) node.dataset.testid += "-closing";
+          return view.close(reason);
+        }));
+      },
+      count() { return views.size; },
     };
   }
 
