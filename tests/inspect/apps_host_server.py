@@ -10,6 +10,8 @@ tests (test_apps_host.py).
 * ``reach()``: its view declares ``$HOST_TEST_ORIGIN`` as a connect and resource domain,
   fetches from it and loads an image from it, and reports (``#report``, JSON) with the CSP
   its host says it approved.
+* ``offers()``: its view offers the host a tool, ``shout(text)`` (``appCapabilities.tools``;
+  ``tools/list`` and ``tools/call`` answered by the view), which answers ``text`` in capitals.
 """
 
 from __future__ import annotations
@@ -102,6 +104,29 @@ function image(url) {
 </script></body></html>"""
 )
 
+OFFERS = (
+    """<!doctype html><html><head><meta charset="utf-8"></head><body><p>offering</p>
+<script>"""
+    + BRIDGE
+    + """
+const SHOUT = { name: "shout", description: "Answers its text in capitals.",
+  inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } };
+onHost = (msg) => {
+  const answer = (result) => parent.postMessage({ jsonrpc: "2.0", id: msg.id, result }, "*");
+  if (msg.method === "tools/list") answer({ tools: [SHOUT] });
+  else if (msg.method === "tools/call" && msg.params.name === "shout")
+    answer({ content: [{ type: "text", text: String(msg.params.arguments.text).toUpperCase() }] });
+  else if (msg.method === "tools/call")
+    parent.postMessage({ jsonrpc: "2.0", id: msg.id, error: { code: -32602, message: "Unknown tool" } }, "*");
+  else if (msg.method === "ui/resource-teardown") answer({});
+};
+(async () => {
+  await request("ui/initialize", { appInfo: { name: "offers", version: "0" }, appCapabilities: { tools: {} }, protocolVersion: "2026-01-26" });
+  notify("ui/notifications/initialized", {});
+})();
+</script></body></html>"""
+)
+
 TORN: list[str] = []
 
 
@@ -112,6 +137,7 @@ server.app_resource(
     name="reach",
     csp=AppCsp(connect_domains=[ORIGIN], resource_domains=[ORIGIN]),
 )
+server.app_resource("ui://host/offers", OFFERS, name="offers")
 
 
 @server.tool(app=AppToolMeta(resource_uri="ui://host/viewer"))
@@ -137,6 +163,12 @@ def teardowns() -> dict[str, Any]:
 def reach() -> str:
     """A view reaching its declared origin."""
     return "reaching"
+
+
+@server.tool(app=AppToolMeta(resource_uri="ui://host/offers"))
+def offers() -> str:
+    """A view offering the host a tool."""
+    return "offering"
 
 
 if __name__ == "__main__":

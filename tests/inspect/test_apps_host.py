@@ -9,7 +9,8 @@ eras, against tests/inspect/apps_host_server.py:
   validates against the ext-apps schema;
 * the frame takes the width the view asks for (``ui/notifications/size-changed``);
 * the view runs inside a sandbox proxy of another origin than the page's;
-* the origins reported approved (``hostCapabilities.sandbox.csp``) are reachable.
+* the origins reported approved (``hostCapabilities.sandbox.csp``) are reachable;
+* the tools a view offers (``appCapabilities.tools``) are listed and callable in the page.
 """
 
 from __future__ import annotations
@@ -170,3 +171,16 @@ def test_the_origins_reported_approved_are_reachable(page: Any, origin: str) -> 
     assert report["approved"] == {"connectDomains": [origin], "resourceDomains": [origin]}, report
     assert report["fetch"] == "status 200", report
     assert report["image"] == "loaded", report
+
+
+def test_the_tools_a_view_offers_are_listed_and_called_from_the_page(page: Any) -> None:
+    from playwright.sync_api import expect
+
+    p = page
+    select(p, "offers")
+    submit(p)
+    tool = p.locator('[data-testid="app-tool"][data-name="shout"]')
+    expect(tool).to_contain_text("Answers its text in capitals.")
+    tool.locator('[data-testid="app-tool-args"]').fill('{"text": "hello"}')
+    tool.locator('[data-testid="app-tool-call"]').click()
+    expect(tool.locator('[data-testid="app-tool-result"]')).to_contain_text('"text": "HELLO"')

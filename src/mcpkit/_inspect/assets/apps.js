@@ -24,13 +24,16 @@ const mcpkitApps = (function () {
   const MIN_HEIGHT = 40;
   const MAX_HEIGHT = 1600;
   const MIN_WIDTH = 40;
+  const APP_TOOL_MS = 30000; // how long the view may take to list or run one of its tools
   const SANDBOX_PORT = /*SANDBOX_PORT*/0; // the proxy's port, filled in by the inspector
   const RESERVED = "ui/notifications/sandbox-";
   const STYLE = ".app-view{border:1px solid #c9d1e0;border-radius:4px;margin:.6em 0;background:#fff}" +
     ".app-view.borderless{border-color:transparent}" +
     ".app-view header{display:flex;gap:.6em;align-items:center;padding:.3em .6em;background:#f3f5f9;font-size:12px}" +
     ".app-view iframe{display:block;width:100%;max-width:100%;border:0;height:150px}" +
-    ".app-view .app-notes:empty{display:none}.app-view .app-notes{padding:.3em .6em;font-size:12px;border-top:1px solid #e3e7ee}";
+    ".app-view .app-notes:empty{display:none}.app-view .app-notes{padding:.3em .6em;font-size:12px;border-top:1px solid #e3e7ee}" +
+    ".app-view .app-tools:empty{display:none}.app-view .app-tools{padding:.3em .6em;font-size:12px;border-top:1px solid #e3e7ee}" +
+    ".app-view .app-tool{margin:.3em 0}.app-view .app-tool textarea{display:block;width:100%;min-height:3em;font:12px monospace}";
 
   function install(h) {
     document.head.append(h.el("style", { text: STYLE }));
@@ -98,10 +101,13 @@ const mcpkitApps = (function () {
         this.frame.src = this.proxyOrigin + "/sandbox?csp=" + encodeURIComponent(JSON.stringify(app.approved || {}));
         this.status = h.el("span", { class: "hint", "data-testid": "app-status", text: "loading" });
         this.notes = h.el("div", { class: "app-notes", "data-testid": "app-notes" });
+        // The tools the view offers the host (appCapabilities.tools), listed and callable.
+        this.tools = h.el("div", { class: "app-tools", "data-testid": "app-tools" });
+        this.appCapabilities = {};
         const close = h.el("button", { type: "button", "data-testid": "app-close", text: "Close app", onclick: () => this.close("closed in the inspector") });
         this.node = h.el("div", { class: "app-view" + (meta.prefersBorder === false ? " borderless" : ""), "data-testid": "app-view", "data-uri": app.uri },
           h.el("header", {}, h.el("strong", { text: "App" }), h.el("code", { text: app.uri }), this.status, close),
-          this.frame, this.notes);
+          this.frame, this.notes, this.tools);
         h.logLine("app " + app.uri + " rendered under CSP: " + app.csp, "app");
       }
 
@@ -166,6 +172,8 @@ const mcpkitApps = (function () {
 
       async request(id, method, params) {
         if (method === "ui/initialize") {
+          const caps = params.appCapabilities;
+          this.appCapabilities = caps && typeof caps === "object" && !Array.isArray(caps) ? caps : {};
           return this.reply(id, {
             protocolVersion: PROTOCOL,
             hostInfo: this.app.hostInfo,
@@ -242,6 +250,7 @@ const mcpkitApps = (function () {
         if (method === "ui/notifications/initialized") {
           if (this.initialized) return;
           this.initialized = true;
+          if (this.appCapabilities.tools) this.listAppTools();
           this.status.textContent = "running";
           this.notify("ui/notifications/tool-input", { arguments: this.args || {} });
           if (this.result) this.notify("ui/notifications/tool-result", this.result);
@@ -254,9 +263,57 @@ const mcpkitApps = (function () {
         } else if (method === "notifications/message") {
           const data = typeof params.data === "string" ? params.data : JSON.stringify(params.data);
           h.logLine("[app " + (params.level || "info") + "] " + String(data).slice(0, 1000), "app");
+        } else if (method === "notifications/tools/list_changed") {
+          if (this.initialized && this.appCapabilities.tools) this.listAppTools();
         } else if (method === "ui/notifications/request-teardown") {
           this.close("the app asked to close");
         }
+      }
+
+      // A request of the host's to the view (after it initialized); its result, bounded.
+      ask(method, params, ms) {
+        const id = "host-" + this.nextId++;
+        return new Promise((ok, fail) => {
+          const timer = setTimeout(() => { this.waiting.delete(id); fail(new Error(method + ": no answer within " + ms / 1000 + " s")); }, ms);
+          this.waiting.set(id, (msg) => {
+            clearTimeout(timer);
+            if (msg && msg.error) fail(new Error(String(msg.error.message) + " (code " + msg.error.code + ")"));
+            else ok(msg ? msg.result : undefined);
+          });
+          this.post({ jsonrpc: "2.0", id, method, params });
+        });
+      }
+
+      // The view's own tools (ext-apps: an app may offer tools to its host): tools/list
+      // asked of the view, each shown with its arguments (JSON) and a Call button.
+      async listAppTools() {
+        let result;
+        try { result = await this.ask("tools/list", {}, APP_TOOL_MS); } catch (e) {
+          this.tools.replaceChildren(h.el("div", { class: "error-box", "data-testid": "app-tools-error", text: "The app's tools: " + e.message }));
+          return;
+        }
+        if (this.closed) return;
+        const tools = result && Array.isArray(result.tools) ? result.tools : [];
+        h.logLine("app " + this.app.uri + " offers tools: " + (tools.map((t) => t && t.name).join(", ") || "none"), "app");
+        this.tools.replaceChildren(h.el("strong", { text: "Tools the app offers (" + tools.length + ")" }),
+          ...tools.filter((t) => t && typeof t.name === "string").map((tool) => this.appTool(tool)));
+      }
+
+      appTool(tool) {
+        const args = h.el("textarea", { "data-testid": "app-tool-args", "aria-label": "arguments of " + tool.name });
+        args.value = "{}";
+        const out = h.el("pre", { "data-testid": "app-tool-result" });
+        const call = h.el("button", { type: "button", "data-testid": "app-tool-call", text: "Call " + tool.name, onclick: async () => {
+          let parsed;
+          try { parsed = JSON.parse(args.value || "{}"); } catch (e) { out.textContent = "arguments: " + e.message; return; }
+          out.textContent = "calling…";
+          try {
+            const result = await this.ask("tools/call", { name: tool.name, arguments: parsed }, APP_TOOL_MS);
+            out.textContent = JSON.stringify(result, null, 2);
+          } catch (e) { out.textContent = "Error: " + e.message; }
+        } });
+        return h.el("div", { class: "app-tool", "data-testid": "app-tool", "data-name": tool.name },
+          h.el("code", { text: tool.name }), tool.description ? " " + tool.description : "", args, call, out);
       }
 
       // ui/resource-teardown, answered or not within TEARDOWN_MS, then the frame goes.
