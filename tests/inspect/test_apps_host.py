@@ -25,7 +25,6 @@ from typing import Any
 
 import pytest
 from tests.apps._schema import check
-from tests.client._conformance_harness import CACHE
 from tests.conftest import BACKEND
 from tests.inspect._browser_harness import browser_page, inspected, mcpkit_command, tab
 
@@ -185,33 +184,3 @@ def test_the_tools_a_view_offers_are_listed_and_called_from_the_page(page: Any) 
     tool.locator('[data-testid="app-tool-args"]').fill('{"text": "hello"}')
     tool.locator('[data-testid="app-tool-call"]').click()
     expect(tool.locator('[data-testid="app-tool-result"]')).to_contain_text('"text": "HELLO"')
-
-
-#: The official ext-apps App class, as the official inspector's install brings it (the
-#: test of the official inspector, tests/apps/test_official_inspector.py, installs it).
-EXT_APPS = CACHE / "inspector-2.12.0" / "node_modules" / "@modelcontextprotocol" / "ext-apps"
-
-
-@pytest.mark.skipif(
-    not (EXT_APPS / "dist" / "src" / "app-with-deps.js").exists(),
-    reason="the official ext-apps bundle is not installed (tests/apps/test_official_inspector.py does)",
-)
-def test_a_view_written_with_the_official_app_class_works_through_the_proxy() -> None:
-    from playwright.sync_api import expect
-
-    official = SERVER.replace("apps_host_server.py", "official_app_server.py")
-    env = {**os.environ, "EXT_APPS_BUNDLE": str(EXT_APPS / "dist" / "src" / "app-with-deps.js")}
-    with (
-        inspected(["inspect", official], env=env) as running,
-        browser_page(running.url()) as (p, _),
-    ):
-        p.wait_for_selector('[data-testid="server-name"]')
-        select(p, "official")
-        submit(p)
-        v = view(p)
-        expect(v.locator("#state")).to_have_text("result")
-        assert (v.locator("#tool-id").text_content() or "").isdigit()
-        tool = p.locator('[data-testid="app-tool"][data-name="greet"]')
-        tool.locator('[data-testid="app-tool-args"]').fill('{"name": "mcpkit"}')
-        tool.locator('[data-testid="app-tool-call"]').click()
-        expect(tool.locator('[data-testid="app-tool-result"]')).to_contain_text("Hello, mcpkit!")

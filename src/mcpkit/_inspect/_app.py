@@ -58,9 +58,11 @@ def page_html(sandbox_port: int = 0) -> str:
     return html.replace("/*STYLE*/", css).replace("/*SCRIPT*/", js)
 
 
-def origins(port: int) -> list[str]:
-    """The origins a browser gives a loopback page on ``port``."""
-    return [f"http://{h}" + ("" if port == 80 else f":{port}") for h in LOCAL_HOSTS]
+def origins(port: int, *, csp: bool = False) -> list[str]:
+    """The origins a browser gives a loopback page on ``port`` (for a CSP source list: no
+    IPv6 literal, which CSP cannot express; the inspector listens on 127.0.0.1 anyway)."""
+    hosts = [h for h in LOCAL_HOSTS if not (csp and h.startswith("["))]
+    return [f"http://{h}" + ("" if port == 80 else f":{port}") for h in hosts]
 
 
 def sandbox_html(page_port: int) -> str:
@@ -97,7 +99,7 @@ class InspectorApp:
         self._on_page = on_page
         self._page = page_html(sandbox_port)
         self._sandbox = sandbox_html(port)
-        frames = " ".join(origins(sandbox_port)) if sandbox_port else "'none'"
+        frames = " ".join(origins(sandbox_port, csp=True)) if sandbox_port else "'none'"
         self._page_csp = (
             "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
             f"img-src data:; media-src data:; connect-src 'self'; frame-src {frames}; "
@@ -183,7 +185,7 @@ class InspectorApp:
         html = self._sandbox.replace('/*POLICY*/""', _script_json(policy))
         # Framed by the inspector's page only; the view's srcdoc frame inherits the whole
         # policy, so its own origin (opaque) and the proxy's are ancestors it may have.
-        ancestors = " ".join([*origins(self.port), *origins(self.sandbox_port)])
+        ancestors = " ".join([*origins(self.port, csp=True), *origins(self.sandbox_port, csp=True)])
         header = f"{policy}; frame-ancestors {ancestors}; webrtc 'block'"
         await _send_page(send, html, header.encode(), frame=True)
 

@@ -130,7 +130,8 @@ const mcpkitApps = (function () {
         const now = performance.now();
         if (now - this.windowStart > RATE_WINDOW_MS) { this.windowStart = now; this.windowCount = 0; }
         if (++this.windowCount <= RATE_MAX) return true;
-        if (this.dropped++ % 500 === 0) this.status.textContent = "flooding: " + this.dropped + " messages ignored";
+        // Said beside the state (still "running"), not instead of it.
+        if (this.dropped++ % 500 === 0) this.status.textContent = (this.initialized ? "running" : "loading") + " (flooding: " + this.dropped + " messages ignored)";
         this.status.dataset.dropped = String(this.dropped);
         return false;
       }
