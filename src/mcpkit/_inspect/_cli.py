@@ -64,7 +64,13 @@ def _parser(command: str) -> _Parser:
         p.add_argument("--config", help="an mcpServers JSON file; TARGET names one of its entries")
         p.add_argument("--header", action="append", default=[], metavar="NAME:VALUE")
         p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
-    p.add_argument("--port", type=int, default=0, help="the page's port (default: any free one)")
+    p.add_argument(
+        "--port",
+        type=int,
+        default=0,
+        help="the page's port (default: any free one); MCP Apps views are served from a "
+        "second port, always a free one (their sandbox proxy, of another origin)",
+    )
     p.add_argument("--no-open", action="store_true", help="print the URL, do not open a browser")
     p.add_argument(
         "--protocol-version", default=None, help="the revision to ask for (default: the newest)"
