@@ -95,6 +95,18 @@ def view(p: Any) -> Any:
     return outer.frame_locator("iframe") if frame.get_attribute("src") else outer
 
 
+def contrast(fg: str, bg: str) -> float:
+    """The WCAG contrast ratio of two computed ``rgb(...)``/``rgba(...)`` colours."""
+
+    def luminance(css: str) -> float:
+        parts = [float(x) for x in css[css.index("(") + 1 : -1].split(",")[:3]]
+        lin = [c / 255 / 12.92 if c <= 10 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in parts]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    hi, lo = sorted((luminance(fg), luminance(bg)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
 def torn(p: Any, expected: list[str], suffix: str) -> list[str]:
     """What the server's ``torn`` was called with (ending in ``suffix``), once it is
     ``expected`` or after 10 s: selecting ``teardowns`` tears the shown view down, whose
@@ -149,6 +161,12 @@ def test_host_context_capabilities_width_and_the_sandbox_proxy(page: Any) -> Non
     assert (
         "text" in caps["updateModelContext"] and "structuredContent" in caps["updateModelContext"]
     )
+    # The view's panel header is readable: its text against its own background (the page
+    # header's white text once leaked into it, on light grey).
+    colours = p.locator(".app-view header").evaluate(
+        "h => [getComputedStyle(h).color, getComputedStyle(h).backgroundColor]"
+    )
+    assert contrast(*colours) >= 4.5, colours
     # Flexible width: the frame takes the 321 px the view asked for.
     frame = p.locator('[data-testid="app-frame"]')
     expect(frame).to_have_js_property("offsetWidth", 321)
