@@ -4,7 +4,7 @@
 Streamable HTTP sessions (``initialize``) against one app in this process (no socket: the
 in-process ASGI client), drops them all, collects garbage and trims the C heap, then prints
 the peak RSS of the round, the RSS left after it, and how many Python objects are alive. A
-leak shows as a growing object count or a growing peak; see docs/performance.md.
+leak shows as a growing object count or a growing peak; see docs/performance-notes.md.
 """
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ A block that cannot run alone says so in an HTML comment right above its fence:
   serves with uvicorn, and ``token()``, returning a bearer token (for client fragments);
 * ``<!-- docs-test: skip because REASON -->``: not run (keep these few; REASON is shown).
 
-docs/architecture.md (a map of the internals) and docs/performance.md (measurements) have
-no runnable examples and are not collected.
+docs/architecture.md (a map of the internals), docs/performance.md and docs/performance-notes.md
+(measurements) have no runnable examples and are not collected.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 EXAMPLES = ROOT / "examples"
 #: Pages whose blocks are not run (see the module docstring).
-NOT_COLLECTED = {"architecture.md", "performance.md"}
+NOT_COLLECTED = {"architecture.md", "performance.md", "performance-notes.md"}
 #: How long one block may run, driver checks included.
 TIMEOUT = 60.0
 #: At most this many skipped blocks over all pages: each one is a page that does not run.

@@ -1,4 +1,4 @@
-"""The benchmark's server takes ``--parser h11|httptools`` (docs/performance.md's same-stack
+"""The benchmark's server takes ``--parser h11|httptools`` (docs/performance-notes.md's same-stack
 row runs it so, with ``MCPKIT_UVLOOP=0``): each serves a call over a real socket with that
 parser loaded, and an unknown parser is refused."""
 

@@ -64,7 +64,7 @@ def test_eras_bench_quick(tmp_path: Path) -> None:
 
 def test_eras_bench_with_async_tools(tmp_path: Path) -> None:
     """``--tools async`` (the shape before the benchmark's tools became ``def`` functions),
-    as performance.md names it: the server registers ``async def`` tools, and says so."""
+    as performance-notes.md names it: the server registers ``async def`` tools, and says so."""
     _, result = _quick(tmp_path, "--tools", "async", "--http", "httptools")
     assert result["config"]["tools"] == "async"
     stacks = {(c["http"], c["conns"]) for c in result["throughput"]}

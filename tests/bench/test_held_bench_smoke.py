@@ -1,4 +1,4 @@
-"""``python -m bench held N`` as docs/performance.md runs it (a small N here): it holds N
+"""``python -m bench held N`` as docs/performance-notes.md runs it (a small N here): it holds N
 calls, answers them all, and prints the memory and speed rows the page quotes."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Scalar signatures are described without pydantic, exactly as pydantic would describe them.
 
 A server whose tools take only strings, numbers and booleans and return text never imports
-pydantic (start-up time and idle memory, see docs/performance.md). These tests hold the
+pydantic (start-up time and idle memory, see docs/performance-notes.md). These tests hold the
 hand-built schemas to pydantic's own output, and check over a real stdio subprocess that such a
 server keeps pydantic unloaded until a call needs its coercion or its error messages.
 """

@@ -162,7 +162,7 @@ async def answer_sse(
 
     Why not a task group per request (a task for the request, one for the client's
     disconnect, a queue between them), as before: it cost ~120 µs per request in process,
-    three times the rest of the request (measured, docs/performance.md).
+    three times the rest of the request (measured, docs/performance-notes.md).
     """
     req = rc.request
     live = _Live(receive, send)

@@ -297,7 +297,7 @@ class beside:  # lower case: used like a function
     On asyncio a plain task, its delayed start a loop timer (``call_later``): an anyio task
     group around the block, its child task (with a scope of its own) and the group's
     cancellation (which formats the task's repr) cost ~100 µs per HTTP request (measured,
-    docs/performance.md). Elsewhere a task group, the task sleeping ``after`` seconds first.
+    docs/performance-notes.md). Elsewhere a task group, the task sleeping ``after`` seconds first.
     """
 
     __slots__ = ("_after", "_args", "_fn", "_loop", "_task", "_tg", "_timer")
@@ -363,7 +363,7 @@ def fail_after(seconds: float) -> AbstractAsyncContextManager[Any]:
     On asyncio (3.11+) the stdlib's ``asyncio.timeout``; elsewhere (trio, Python 3.10)
     ``anyio.fail_after``. For a hot path only (every POST's body read): the stdlib's costs
     ~3 µs per use against ~5 for an anyio scope with a deadline (measured,
-    docs/performance.md); code that wants anyio's scope (moved deadlines, cancellation from
+    docs/performance-notes.md); code that wants anyio's scope (moved deadlines, cancellation from
     another task) uses it directly.
     """
     if _ASYNCIO_TIMEOUT is not None and sniffio.current_async_library() == "asyncio":

@@ -1,7 +1,7 @@
 """A small HTTP/1.1 client over anyio's streams, with keep-alive, for the MCP transports.
 
 Why not httpx: for one MCP call it spends several times the client CPU this does (measured,
-docs/performance.md, "Client on maintained parts"), and MCP needs none of what the
+docs/performance-notes.md, "Client on maintained parts"), and MCP needs none of what the
 difference buys (cookies, HTTP/2, rich URL and header models). The framing is h11's (a
 maintained, pure-Python HTTP/1.1 state machine: RFC 9112's rules, chunked bodies, bounded
 heads, header values that could smuggle a line refused before a byte is sent), and where
