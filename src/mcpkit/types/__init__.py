@@ -34,6 +34,7 @@ if _TYPE_CHECKING:
         AppToolMeta,
         app_csp_header,
     )
+    from ._appview import app_view_script
     from ._base import (
         Annotations,
         BaseMetadata,
@@ -590,6 +591,7 @@ __all__ = [
     "UntitledSingleSelectEnumSchema",
     "adapt_outgoing",
     "app_csp_header",
+    "app_view_script",
     "check_skill_name",
     "methods_for",
     "notification_methods_for",

@@ -18,6 +18,7 @@ WHERE: dict[str, str] = {
     "AppResourceMeta": "._apps",
     "AppToolMeta": "._apps",
     "app_csp_header": "._apps",
+    "app_view_script": "._appview",
     "Annotations": "._base",
     "BaseMetadata": "._base",
     "Cursor": "._base",
