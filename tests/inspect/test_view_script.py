@@ -73,3 +73,11 @@ def _chrome(v: Any) -> int:
     """The height of the view's content above the lines (its <pre>s and button)."""
     height: int = v.locator("#lines").evaluate("e => Math.ceil(e.offsetTop)")
     return height
+
+
+def test_the_app_info_cannot_close_the_script_early() -> None:
+    from mcpkit.types import app_view_script
+
+    script = app_view_script("a</script><img src=x onerror=alert(1)>", "1</SCRIPT>")
+    assert script.startswith("<script>") and script.endswith("</script>")
+    assert script.lower().count("</script") == 1, script[:200]
