@@ -144,10 +144,10 @@ def test_docs_never_name_an_underscore_module() -> None:
     root = INIT.parents[2]
     pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
     for page in pages:
-        if page.name == "architecture.md":
-            continue  # the map of the internals names them on purpose
+        if page.name in ("architecture.md", "performance-notes.md"):
+            continue  # the map of the internals and the lab notebook name them on purpose
         text = page.read_text()
-        hits = [w for w in text.split() if "mcpkit._" in w]
+        hits = [w for w in text.split() if "mcpkit._" in w or "mcpkit/_" in w]
         assert not hits, f"{page.name} names private modules: {hits[:5]}"
 
 
