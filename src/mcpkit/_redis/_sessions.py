@@ -79,14 +79,19 @@ FRESH_FOR = 1.0
 # lost: its pub/sub subscription may outlive it in Redis) is forgotten, so what was meant
 # for its stream waits in the backlog for the next one. KEYS: the session's ``:get``;
 # ARGV[1]: the liveness key prefix; ARGV[2]: "1" when the reader may judge a missing key
-# as death (``RedisBackend.judges_liveness``: else the holder is kept, and a message the
-# holder does not take waits in the backlog all the same).
+# as death (``RedisBackend.judges_liveness``). A reader that cannot judge keeps the holder
+# but is told its key is missing (``{worker, "?"}``): the message goes to the holder *and*
+# waits in the backlog, since a frozen holder's subscription takes a message and loses it
+# (a duplicate on a stream reopened later is better than a notification lost).
 _HOLDER = """
 local worker = redis.call('GET', KEYS[1])
 if not worker then return false end
-if ARGV[2] == '1' and redis.call('EXISTS', ARGV[1] .. worker) == 0 then
-  redis.call('DEL', KEYS[1])
-  return false
+if redis.call('EXISTS', ARGV[1] .. worker) == 0 then
+  if ARGV[2] == '1' then
+    redis.call('DEL', KEYS[1])
+    return false
+  end
+  return {worker, '?'}
 end
 return worker
 """
@@ -582,13 +587,16 @@ class RedisSessionRegistry:
             holder = await b.client.eval(
                 _HOLDER, 1, self._k(sid, ":get"), b.key("worker", ""), judge
             )
+        uncertain = isinstance(holder, list)  # its key is missing, this reader cannot judge
+        if uncertain:
+            holder = holder[0]
         if holder:
             worker = _text(holder)
             if worker == b.worker_id:
                 entry = self.sessions.get(sid)
                 if isinstance(entry, SharedEntry) and await _here(entry, message):
                     return
-            elif await b.send_to(worker, {"t": "sa", "sid": sid, "m": message}):
+            elif await b.send_to(worker, {"t": "sa", "sid": sid, "m": message}) and not uncertain:
                 return
         await self._keep(sid, message)
 
