@@ -25,7 +25,8 @@ import pytest
 from redis.asyncio import Redis
 from tests.http._http_helpers import asgi_call
 from tests.scaleout._cluster import RedisServer
-from tests.scaleout._wire import sse_messages
+from tests.scaleout._wire import VERSION, sse_messages
+from tests.scaleout._wire import headers as wire_headers
 
 from mcpkit import Context, RedisBackend, Server, create_http_app
 from mcpkit._app import StreamableHTTPApp
@@ -33,13 +34,8 @@ from mcpkit._redis import RedisSessionRegistry
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
-HEADERS = {
-    "accept": "application/json, text/event-stream",
-    "content-type": "application/json",
-    "mcp-protocol-version": "2025-11-25",
-}
 INIT = {
-    "protocolVersion": "2025-11-25",
+    "protocolVersion": VERSION,
     "capabilities": {},
     "clientInfo": {"name": "bounds", "version": "0"},
 }
@@ -95,7 +91,7 @@ def _registry(app: StreamableHTTPApp) -> RedisSessionRegistry:
 
 async def _post(app: StreamableHTTPApp, sid: str | None, method: str, params: Any) -> Any:
     """POST one request: its status and JSON-RPC answer (the error body for a non-200)."""
-    h = dict(HEADERS) if sid is None else {**HEADERS, "mcp-session-id": sid}
+    h = wire_headers(sid)
     body = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
     status, headers, raw = await asgi_call(app, "POST", h, body)
     if headers.get("content-type", "").startswith("application/json") or status != 200:
@@ -108,7 +104,7 @@ async def _session(app: StreamableHTTPApp) -> str:
     assert status == 200, got
     sid: str = headers["mcp-session-id"]
     note = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    assert (await asgi_call(app, "POST", {**HEADERS, "mcp-session-id": sid}, note))[0] == 202
+    assert (await asgi_call(app, "POST", wire_headers(sid), note))[0] == 202
     return sid
 
 
@@ -165,7 +161,7 @@ async def test_sessions_past_the_bound_end_the_least_recently_used_idle_one_or_a
                         break
                     await anyio.sleep(0.02)
         # Ending a session makes room at once.
-        h = {**HEADERS, "mcp-session-id": newest}
+        h = wire_headers(newest)
         assert (await asgi_call(a, "DELETE", h))[0] == 200
         assert await db.zcard(f"{prefix}sessions") == 2
         assert await _session(a) in await _records(db, prefix)
@@ -258,7 +254,7 @@ async def test_a_subscribe_writes_and_tells_that_subscription_only(
         assert len(message["data"]) < 200
         assert await db.scard(f"{prefix}s:{sid}:subs") == 201
         # Ended on the other worker: every subscription goes, and its subscribers' entries.
-        h = {**HEADERS, "mcp-session-id": sid}
+        h = wire_headers(sid)
         assert (await asgi_call(b, "DELETE", h))[0] == 200
         assert [k async for k in db.scan_iter(f"{prefix}sub:*")] == []
         assert await db.exists(f"{prefix}s:{sid}:subs") == 0

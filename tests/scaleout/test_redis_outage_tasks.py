@@ -20,7 +20,8 @@ import orjson
 import pytest
 from tests.http._http_helpers import asgi_call
 from tests.scaleout._cluster import RedisServer, redis_server
-from tests.scaleout._wire import sse_messages
+from tests.scaleout._wire import VERSION, sse_messages
+from tests.scaleout._wire import headers as wire_headers
 
 from mcpkit import RedisBackend, Server, create_http_app
 from mcpkit._app import StreamableHTTPApp
@@ -29,13 +30,8 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(90)]
 
 #: Seconds between heartbeats: liveness keys live three of them.
 HEARTBEAT = 0.25
-HEADERS = {
-    "accept": "application/json, text/event-stream",
-    "content-type": "application/json",
-    "mcp-protocol-version": "2025-11-25",
-}
 INIT = {
-    "protocolVersion": "2025-11-25",
+    "protocolVersion": VERSION,
     "capabilities": {},
     "clientInfo": {"name": "outage", "version": "0"},
 }
@@ -57,7 +53,7 @@ async def _post(
     app: StreamableHTTPApp, sid: str | None, method: str, params: Any
 ) -> tuple[int, dict[str, str], Any]:
     """POST one request: its status, headers and the JSON-RPC answer (None for a 503)."""
-    h = dict(HEADERS) if sid is None else {**HEADERS, "mcp-session-id": sid}
+    h = wire_headers(sid)
     body = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
     status, headers, raw = await asgi_call(app, "POST", h, body)
     if status != 200:
@@ -100,7 +96,7 @@ async def test_a_task_finishing_while_redis_is_down_is_completed_not_lost(
             assert status == 200
             sid = headers["mcp-session-id"]
             note = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
-            assert (await asgi_call(a, "POST", {**HEADERS, "mcp-session-id": sid}, note))[0] == 202
+            assert (await asgi_call(a, "POST", wire_headers(sid), note))[0] == 202
             params = {"name": "charge", "arguments": {"amount": 7}, "task": {"ttl": 60000}}
             status, _, created = await _post(a, sid, "tools/call", params)
             assert status == 200, created
