@@ -215,13 +215,23 @@ async def test_unknown_argument_refused_over_stdio(tmp_path: Path, revision: str
     assert _text(gather) == "Oslo dayz=5"
 
 
-def test_mcpkit_call_shows_the_refusal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # The client makes no argument check of its own: the server's line reaches the shell.
+def test_mcpkit_call_refuses_what_the_schema_closes_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The schema says additionalProperties: false, so mcpkit call refuses a misspelling
+    # before sending, with the server's own line (exit 2, a command line to change): a
+    # server that drops unknown arguments silently would not have said so.
     script = tmp_path / "weather.py"
     script.write_text(SERVER + "\nif __name__ == '__main__':\n    server.run()\n")
+    line = REFUSED.splitlines()[-1].removeprefix("- ")
     code = main("call", [str(script), "forecast", "city=Paris", "dayz=5"])
     out, err = capsys.readouterr()
-    assert code == 1 and out == ""
-    assert err.strip() == REFUSED
+    assert code == 2 and out == ""
+    assert err.strip() == f"mcpkit call: {line}"
+    code = main("call", [str(script), "forecast", "--json", '{"city": "Paris", "dayz": 5}'])
+    assert code == 2 and capsys.readouterr().err.strip() == f"mcpkit call: {line}"
+    # A tool whose schema accepts extras gets them; the right name is called as before.
+    assert main("call", [str(script), "lenient", "city=Oslo", "dayz=5"]) == 0
+    assert capsys.readouterr().out == "Oslo\n"
     assert main("call", [str(script), "forecast", "city=Paris", "days=5"]) == 0
     assert capsys.readouterr().out == "sunny in Paris for 5 days\n"

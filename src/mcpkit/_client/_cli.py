@@ -22,12 +22,14 @@ import argparse
 import re
 import shlex
 import sys
+from collections.abc import Mapping
 from typing import Any, NoReturn
 
 import anyio
 import orjson
 
 from .._exceptions import MCPError
+from ..types._jsonschema import unknown_arguments_line
 from ._cli_ask import Answerer, parse_answers
 from ._client import Client
 from ._group import load_config
@@ -450,6 +452,17 @@ def _coerce(name: str, value: str, prop: Any) -> Any:
     return parsed
 
 
+def _check_names(args: Mapping[str, Any], schema: Mapping[str, Any]) -> None:
+    """Refuse, before sending, an argument the tool's schema closes out (a misspelling):
+    many servers drop unknown arguments silently, so the server's answer would not say."""
+    props = schema.get("properties")
+    if schema.get("additionalProperties") is not False or not isinstance(props, dict):
+        return
+    unknown = [k for k in args if k not in props]
+    if unknown:
+        raise _UsageError(unknown_arguments_line(unknown, list(props)))
+
+
 async def _call(ns: argparse.Namespace) -> int:
     args: dict[str, Any] = {}
     if ns.json_args is not None:
@@ -463,16 +476,17 @@ async def _call(ns: argparse.Namespace) -> int:
     pairs = parse_pairs(ns.args, "=", "an argument")
     answerer = _answerer(ns)
     async with _client(ns, **answerer.handlers()) as client:
-        if pairs:
-            props: dict[str, Any] = {}
-            try:
-                for tool in await client.list_tools():
-                    if tool.name == ns.tool:
-                        props = tool.input_schema.properties or {}
-            except MCPError:
-                pass  # no list: values are read as JSON when they parse, else as strings
-            for k, v in pairs.items():
-                args[k] = _coerce(k, v, props.get(k))
+        schema: Mapping[str, Any] = {}
+        try:
+            for tool in await client.list_tools():
+                if tool.name == ns.tool:
+                    schema = tool.input_schema
+        except MCPError:
+            pass  # no list: values are read as JSON when they parse, else as strings
+        props = schema.get("properties") or {}
+        for k, v in pairs.items():
+            args[k] = _coerce(k, v, props.get(k))
+        _check_names(args, schema)
         params = {"name": ns.tool, "arguments": args}
         raw = await client.send_request("tools/call", params, **_asked(client, answerer))
         result = await client.check_tool_result(ns.tool, raw)

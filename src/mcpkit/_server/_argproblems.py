@@ -13,6 +13,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..types._jsonschema import unknown_arguments_line as unknown_arguments_line
 from ._schemagen import json_schema
 
 _EMPTY = inspect.Parameter.empty
@@ -30,16 +31,6 @@ class ArgumentError(ValueError):
     def __init__(self, problems: list[str]) -> None:
         self.problems = problems
         super().__init__("\n".join(problems))
-
-
-def unknown_arguments_line(unknown: list[str], accepted: tuple[str, ...] | list[str]) -> str:
-    """The one problem line refusing arguments a tool does not take, naming those it does
-    (what a model needs to correct a misspelling)."""
-    names = ", ".join(f"`{k}`" for k in unknown)
-    what = f"unknown argument {names}" if len(unknown) == 1 else f"unknown arguments {names}"
-    if not accepted:
-        return f"{what} (this tool takes no arguments)"
-    return f"{what} (accepted: {', '.join(f'`{a}`' for a in accepted)})"
 
 
 def short_repr(value: Any, limit: int = 60) -> str:

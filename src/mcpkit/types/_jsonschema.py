@@ -17,7 +17,7 @@ from typing import Any
 
 from ._dialects import UnsupportedDialect, schema_dialect
 
-__all__ = ["schema_errors", "validate"]
+__all__ = ["schema_errors", "unknown_arguments_line", "validate"]
 
 _MAX_ERRORS = 10
 _MAX_DEPTH = 64
@@ -284,3 +284,13 @@ def schema_errors(value: Any, schema: Any) -> list[str]:
 def validate(value: Any, schema: Any) -> bool:
     """True when ``value`` matches ``schema``."""
     return not schema_errors(value, schema)
+
+
+def unknown_arguments_line(unknown: list[str], accepted: tuple[str, ...] | list[str]) -> str:
+    """The one problem line refusing arguments a tool does not take, naming those it does
+    (what a model needs to correct a misspelling)."""
+    names = ", ".join(f"`{k}`" for k in unknown)
+    what = f"unknown argument {names}" if len(unknown) == 1 else f"unknown arguments {names}"
+    if not accepted:
+        return f"{what} (this tool takes no arguments)"
+    return f"{what} (accepted: {', '.join(f'`{a}`' for a in accepted)})"
