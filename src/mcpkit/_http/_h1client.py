@@ -20,7 +20,7 @@ import inspect
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 import anyio
@@ -228,6 +228,63 @@ def _without_credentials(headers: Mapping[str, str] | None) -> dict[str, str] | 
     return {k: v for k, v in headers.items() if k.lower() not in _CREDENTIALS}
 
 
+class _Answered(Protocol):
+    status_code: int
+
+    @property
+    def headers(self) -> Any: ...  # Mapping-like: .get("location")
+
+    async def aclose(self) -> None: ...
+
+
+_R = TypeVar("_R", bound=_Answered)
+
+
+async def follow(
+    send_once: Callable[[str, str, bytes, Mapping[str, str] | None, bool], Awaitable[_R]],
+    method: str,
+    url: str,
+    content: bytes,
+    headers: Mapping[str, str] | None,
+    *,
+    auth: Any,
+    redirects: bool = True,
+) -> _R:
+    """The one policy of both HTTP clients (ours and the httpx2 adapter) around
+    ``send_once(method, url, content, headers, use_auth)``: the ``auth=`` hook's chance to
+    answer a 401/403 before the request goes again (a token, a DPoP nonce, a step-up), and
+    redirects followed as browsers and httpx do (307/308 keep the method and body; 303, and
+    301/302 after a POST, become a GET without a body), at most :data:`MAX_REDIRECTS` hops.
+    A hop to another origin (scheme, host, port) carries no credentials: neither the
+    caller's (``Authorization``, ``Cookie``), nor the hook's (``use_auth`` false), where
+    httpx2 itself would drop only ``Authorization`` and forward a DPoP proof or an API key."""
+    origin = _origin(url)
+    retries = hops = 0
+    while True:
+        same = _origin(url) == origin
+        sent = headers if same else _without_credentials(headers)
+        resp = await send_once(method, url, content, sent, same)
+        if (
+            resp.status_code in (401, 403)
+            and same
+            and retries < MAX_AUTH_RETRIES
+            and auth is not None
+            and await auth_retry(auth, method, url, resp)
+        ):
+            retries += 1  # the body is bytes we still have: it goes again
+            continue
+        location = resp.headers.get("location") if redirects else None
+        if resp.status_code not in _REDIRECTS or not location:
+            return resp
+        await resp.aclose()
+        hops += 1
+        url = urljoin(url, location)
+        if hops > MAX_REDIRECTS:
+            raise RemoteProtocolError(f"more than {MAX_REDIRECTS} redirects, the last to {url}")
+        if resp.status_code == 303 or (resp.status_code in (301, 302) and method == "POST"):
+            method, content = "GET", b""
+
+
 async def _receive(stream: ByteStream, read_t: float | None) -> bytes:
     """The next bytes from the server; :class:`ReadTimeout` after ``read_t`` seconds."""
     if read_t is None:
@@ -384,36 +441,14 @@ class HTTP1Client:
         headers: Mapping[str, str] | None,
         timeout: Timeouts | float | None,
     ) -> Response:
-        """:meth:`_send`, following redirects as browsers and httpx do: 307/308 keep the
-        method and body, 303 (and 301/302 after a POST) become a GET without a body; a hop
-        to another origin sends no credentials (``Authorization``, ``Cookie``, the auth
-        hook's headers). At most :data:`MAX_REDIRECTS` hops."""
-        origin = _origin(url)
-        retries = 0
-        hops = 0
-        while hops <= MAX_REDIRECTS:
-            same = _origin(url) == origin
-            sent = headers if same else _without_credentials(headers)
-            resp = await self._send(method, url, content, sent, timeout, use_auth=same)
-            # An OAuth auth hook may fetch a (better) token, then the request goes again
-            # (the body is bytes we still have).
-            if (
-                resp.status_code in (401, 403)
-                and same
-                and retries < MAX_AUTH_RETRIES
-                and await auth_retry(self._auth, method, url, resp)
-            ):
-                retries += 1
-                continue
-            hops += 1
-            location = resp.headers.get("location")
-            if resp.status_code not in _REDIRECTS or not location:
-                return resp
-            await resp.aclose()
-            url = urljoin(url, location)
-            if resp.status_code == 303 or (resp.status_code in (301, 302) and method == "POST"):
-                method, content = "GET", b""
-        raise RemoteProtocolError(f"more than {MAX_REDIRECTS} redirects, the last to {url}")
+        """:meth:`_send` under the clients' one auth and redirect policy (:func:`follow`)."""
+
+        async def once(
+            m: str, u: str, body: bytes, h: Mapping[str, str] | None, use_auth: bool
+        ) -> Response:
+            return await self._send(m, u, body, h, timeout, use_auth=use_auth)
+
+        return await follow(once, method, url, content, headers, auth=self._auth)
 
     def _timeouts(self, timeout: Timeouts | float | None) -> Timeouts:
         if timeout is None:
@@ -589,42 +624,17 @@ class HttpxAdapter:
         *,
         stream: bool,
     ) -> _AdaptedResponse:
-        """As our own client (:meth:`HTTP1Client._follow`): the auth hook's headers per
-        request, its chance to answer a 401/403 before the request goes again (a token, a
-        DPoP nonce, a step-up), and redirects followed here when the httpx2 client follows
-        them, under our rule: a hop to another origin (scheme, host, port) carries neither
-        the hook's headers, nor an ``httpx2.Auth``'s, nor the caller's credentials (httpx2
-        itself drops only ``Authorization``, and would forward a DPoP proof or an API key)."""
-        origin = _origin(url)
-        follow = getattr(self._client, "follow_redirects", False) is True
-        retries = 0
-        hops = 0
-        while True:
-            same = _origin(url) == origin
-            sent = headers if same else _without_credentials(headers)
-            r = await self._send_once(method, url, content, sent, timeout, stream, use_auth=same)
-            resp = _AdaptedResponse(r, self)
-            if (
-                r.status_code in (401, 403)
-                and same
-                and retries < MAX_AUTH_RETRIES
-                and self._hook is not None
-                and await auth_retry(self._hook, method, url, resp)
-            ):
-                retries += 1
-                continue
-            hop = r.next_request if follow else None
-            if hop is None:
-                return resp
-            await resp.aclose()
-            hops += 1
-            if hops > MAX_REDIRECTS:
-                raise RemoteProtocolError(
-                    f"more than {MAX_REDIRECTS} redirects, the last to {hop.url}"
-                )
-            url = str(hop.url)
-            if hop.method != method:  # 303, or 301/302 after a POST: a GET without a body
-                method, content = hop.method, b""
+        """As our own client, under the one auth and redirect policy (:func:`follow`);
+        redirects are followed only when the httpx2 client follows them."""
+
+        async def once(
+            m: str, u: str, body: bytes, h: Mapping[str, str] | None, use_auth: bool
+        ) -> _AdaptedResponse:
+            r = await self._send_once(m, u, body, h, timeout, stream, use_auth=use_auth)
+            return _AdaptedResponse(r, self)
+
+        follows = getattr(self._client, "follow_redirects", False) is True
+        return await follow(once, method, url, content, headers, auth=self._hook, redirects=follows)
 
     async def _send_once(
         self,
