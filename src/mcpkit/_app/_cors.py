@@ -16,7 +16,8 @@ The allowed origin is echoed, never ``*``: requests carry ``Authorization``, and
 differs by origin (``Vary: Origin``). No ``Access-Control-Allow-Credentials``: MCP's
 credentials are bearer tokens in a header, not cookies. A disallowed origin gets no CORS
 header at all (its requests keep their 403). :func:`~mcpkit._app._edge.serve_exchange`
-is the one place this is applied.
+is the one place this is applied to the Streamable HTTP endpoint; the legacy HTTP+SSE
+endpoints (``_legacy.py``) apply the same answers.
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ from .._http._asgi import (
 from .._http._security import HostOriginPolicy, OwnerFn, SessionOwnership
 from .._http._sse import encode_event
 from .._http._transport_sse import SSEServerTransport
+from . import _cors as cors
 from ._auth import AuthGate, owner_fn, serve_admitted
 from ._common import host_origin_refused, read_post_body, serve_lifespan
 from ._registry import SessionFactory, hosting_of
@@ -110,6 +111,14 @@ class SSEApp:
         headers = header_map(scope)
         if await host_origin_refused(self.policy, headers, send):
             return
+        origin = headers.get("origin")
+        if origin is not None and self.policy.origins_named:
+            # A browser host on an origin the deployer named: the same CORS as the
+            # Streamable HTTP endpoint (its preflight answered before any token check).
+            if scope["method"] == "OPTIONS":
+                await cors.preflight(origin, headers, b"GET, POST").write(send)
+                return
+            send = cors.cors_send(send, cors.response_headers(origin))
         await serve_admitted(self.gate, scope, headers, receive, send, self._dispatch)
 
     async def _dispatch(
