@@ -185,3 +185,13 @@ def test_middleware_names_all_resolve_and_are_documented() -> None:
         own = isinstance(value, type) and value.__doc__
         assert own or f"``{name}``" in (middleware.__doc__ or ""), f"{name} is not documented"
     assert len(set(middleware.__all__)) == len(middleware.__all__)
+
+
+def test_sampling_names_all_resolve_and_are_documented() -> None:
+    import mcpkit.sampling as sampling
+
+    for name in sampling.__all__:
+        value = getattr(sampling, name)
+        assert value.__doc__, f"mcpkit.sampling.{name} has no docstring"
+        assert callable(value)
+    assert len(set(sampling.__all__)) == len(sampling.__all__)

@@ -62,7 +62,7 @@ def _names(requirements: list[str]) -> frozenset[str]:
 
 def test_extras_say_what_they_are() -> None:
     extras = PROJECT["optional-dependencies"]
-    assert set(extras) == {"http", "trio", "otel", "auth", "redis", "all", "test"}
+    assert set(extras) == {"http", "trio", "otel", "auth", "redis", "llm", "all", "test"}
     contents = [_names(reqs) for reqs in extras.values()]
     assert all(contents), "an empty extra"
     assert len(set(contents)) == len(contents), "two extras with the same content"
@@ -106,6 +106,22 @@ def test_auth_imports_without_pyjwt_and_says_which_extra() -> None:
         "    assert 'mcpkit[auth]' in str(e), e\n"
         "else:\n"
         "    raise SystemExit('JWTVerifier built without PyJWT')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_sampling_imports_without_httpx2_and_says_which_extra() -> None:
+    """A bare install imports mcpkit.sampling; building a handler needs the [llm] extra."""
+    code = (
+        "import sys\n"
+        "sys.modules['httpx2'] = None\n"
+        "from mcpkit.sampling import OpenAIHandler\n"
+        "try:\n"
+        "    OpenAIHandler('gpt-4o', api_key='k')\n"
+        "except ImportError as e:\n"
+        "    assert 'mcpkit[llm]' in str(e), e\n"
+        "else:\n"
+        "    raise SystemExit('OpenAIHandler built without httpx2')\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 

@@ -125,8 +125,10 @@ class ListChangedHandler(Protocol):
 
 async def call_back(fn: Callable[..., Any], *args: Any) -> Any:
     """Run a user callback: coroutine functions are awaited, plain functions run in a thread
-    (so one that blocks, e.g. on ``input()``, cannot stall the connection)."""
-    if inspect.iscoroutinefunction(fn):
+    (so one that blocks, e.g. on ``input()``, cannot stall the connection). An object whose
+    ``__call__`` is ``async`` (a provider's sampling handler) is awaited too: in a thread
+    it would only make a coroutine, which trio refuses to return from one."""
+    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__):
         return await fn(*args)
     result = await anyio.to_thread.run_sync(lambda: fn(*args))
     if inspect.isawaitable(result):
