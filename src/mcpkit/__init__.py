@@ -108,6 +108,7 @@ if _TYPE_CHECKING:
         TaskStore,
     )
     from ._server._media import Audio, File, Image  # the content models load pydantic
+    from ._server._openapi import RouteMap
 
 # Names are imported on first use (PEP 562): `import mcpkit` stays cheap, and a program
 # only pays for the layers it touches.
@@ -183,6 +184,7 @@ _LAZY: dict[str, str] = {
     "MissingRequiredClientCapability": "._exceptions",
     "UnsupportedProtocolVersion": "._exceptions",
     "Server": "._server",
+    "RouteMap": "._server._openapi",
     "StatelessSettings": "._server",
     "ToolError": "._exceptions",
     "MemoryTaskStore": "._server",
@@ -245,6 +247,7 @@ __all__ = [
     "RequestTimeout",
     "ResourceNotFound",
     "ResourceUpdatedHandler",
+    "RouteMap",
     "SQLiteTaskStore",
     "SamplingHandler",
     "Server",

@@ -38,6 +38,7 @@ from ._listen import Listeners
 from ._logging import ClientLogHandler
 from ._mount import LocalMount, Mount, mount_of
 from ._mrtr import StatelessSettings
+from ._openapi_http import FromAPI
 from ._prompts import PromptDef
 from ._registry import Registry
 from ._resources import register_resource
@@ -62,7 +63,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 Lifespan = Callable[["Server[StateT]"], AbstractAsyncContextManager[StateT]]
 
 
-class Server(AppMixin, RuntimeChanges, Generic[StateT]):
+class Server(AppMixin, RuntimeChanges, FromAPI, Generic[StateT]):
     """An MCP server: decorate functions to offer them as tools, resources and prompts.
 
     Example::
