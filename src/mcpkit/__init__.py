@@ -97,6 +97,7 @@ if _TYPE_CHECKING:
     from ._server import (
         Ask,
         Context,
+        Depends,
         ElicitationResult,
         Extension,
         MemoryTaskStore,
@@ -173,6 +174,7 @@ _LAZY: dict[str, str] = {
     "serve_http": "._app",
     "Ask": "._server",
     "Context": "._server",
+    "Depends": "._server",
     "HTTPRequestInfo": "._http._request_info",
     "Proxy": "._proxy",
     "ElicitationResult": "._server",
@@ -206,6 +208,7 @@ __all__ = [
     "ClientGroup",
     "ConnectionClosed",
     "Context",
+    "Depends",
     "ElicitationCompleteHandler",
     "ElicitationHandler",
     "ElicitationResult",

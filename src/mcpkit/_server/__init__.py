@@ -4,6 +4,7 @@ from .._exceptions import ResourceNotFound, ToolError
 from .._stores._tasks import MemoryTaskStore, SQLiteTaskStore, TaskRecord, TaskStore
 from ._ask import Ask
 from ._context import Context, ElicitationResult
+from ._depends import Depends
 from ._extensions import Extension
 from ._mrtr import StatelessSettings
 from ._server import Server
@@ -12,6 +13,7 @@ from ._tasks import TaskSettings
 __all__ = [
     "Ask",
     "Context",
+    "Depends",
     "ElicitationResult",
     "Extension",
     "MemoryTaskStore",

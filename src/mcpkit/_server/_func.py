@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._ask import AskedParam
+from ._depends import Dependencies
 from ._schema import ToolSignature, build_signature
 from ._util import name_of
 
@@ -24,6 +25,8 @@ class FuncInfo:
     #: The docstring's description (None without a docstring).
     description: str | None
     #: The name of the parameter that receives the Context (None: the function wants none).
+    #: A function with dependencies always receives it (under ``_depends.CONTEXT_KEY`` when
+    #: it names none): its dependencies may take it, and the overrides are found through it.
     context_param: str | None
     #: Parameter names, in order, excluding the Context.
     params: tuple[str, ...]
@@ -46,6 +49,8 @@ class FuncInfo:
     asked: tuple[AskedParam, ...] = ()
     #: Whether the function takes ``**kwargs`` (tools only): it receives unknown arguments.
     var_keyword: bool = False
+    #: The parameters the server fills in (``Depends``), planned; None: there are none.
+    dependencies: Dependencies | None = None
 
 
 def describe(
@@ -89,7 +94,7 @@ def describe(
     return FuncInfo(
         input_schema=sig.input_schema,
         description=sig.description,
-        context_param=sig.context_param,
+        context_param=sig.dependencies.context if sig.dependencies else sig.context_param,
         params=tuple(sig.param_names),
         required=tuple(a.name for a in sig.arguments if a.required),
         validate=sig.try_validate,
@@ -100,6 +105,7 @@ def describe(
         check_output=_output_checker(sig),
         asked=sig.asked,
         var_keyword=sig.var_keyword is not None,
+        dependencies=sig.dependencies,
     )
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._exceptions import InvalidParams, MCPError, ProtocolError
 from ..types._metakeys import check_meta
+from ._depends import with_dependencies
 from ._func import FuncInfo
 from ._util import is_mcp_model, make_caller, to_wire
 
@@ -37,7 +38,7 @@ class PromptDef:
         self.info = info
         self.context_param = info.context_param
         # ``inline``: a sync function run on the event loop, its author's choice.
-        self._call = make_caller(fn, inline=inline)
+        self._call = with_dependencies(make_caller(fn, inline=inline), info.dependencies)
         d: dict[str, Any] = {"name": name}
         if title is not None:
             d["title"] = title

@@ -13,6 +13,7 @@ from .._exceptions import (
     ResourceNotFound,
 )
 from ..types._metakeys import check_meta
+from ._depends import with_dependencies
 from ._func import FuncInfo
 from ._uritemplate import UriTemplate
 from ._util import dumps_text, is_base_model, is_mcp_model, jsonable, make_caller, name_of, to_wire
@@ -88,7 +89,9 @@ class ResourceDef:
                     f"(it has {', '.join(info.required)}); use a URI template like 'scheme://x/{{id}}'"
                 )
             # ``inline``: a sync function run on the event loop, its author's choice.
-            self._call: Callable[[dict[str, Any]], Any] | None = make_caller(fn, inline=inline)
+            self._call: Callable[[dict[str, Any]], Any] | None = with_dependencies(
+                make_caller(fn, inline=inline), info.dependencies if info else None
+            )
         else:
             self._call = None
         self._value = value
@@ -151,7 +154,7 @@ class TemplateDef:
             raise TypeError(
                 f"resource template {template!r}: variables {sorted(unknown)} have no parameter in the function"
             )
-        self._call = make_caller(fn, inline=inline)
+        self._call = with_dependencies(make_caller(fn, inline=inline), info.dependencies)
         self.definition = _describe(
             {"uriTemplate": template, "name": name},
             title=title,

@@ -56,6 +56,7 @@ from ._argproblems import (
     unknown_arguments_line,
 )
 from ._ask import AskedParam, asked_param
+from ._depends import CONTEXT_KEY, Dependencies, Depends, depends_of
 from ._docstrings import parse_docstring
 from ._schemagen import UNION_TYPES, json_schema, output_schema, strip_annotated
 
@@ -223,6 +224,7 @@ class ToolSignature:
         "arguments",
         "asked",
         "context_param",
+        "dependencies",
         "description",
         "fn",
         "input_schema",
@@ -240,6 +242,8 @@ class ToolSignature:
     context_param: str | None
     #: Parameters the user fills in before the call (``Annotated[T, Ask(...)]``).
     asked: tuple[AskedParam, ...]
+    #: The parameters the server fills in (``Depends``), planned (None: there are none).
+    dependencies: Dependencies | None
     param_names: tuple[str, ...]
     arguments: list[ArgumentInfo]
     output_schema: dict[str, Any] | None
@@ -463,8 +467,9 @@ def build_signature(
         raise TypeError(f"cannot inspect the signature of {what}: {exc}") from exc
     hints = _resolve_hints(fn, what)
     doc_description, doc_params = parse_docstring(_docstring(fn))
+    depends: list[tuple[str, Depends]] = []
     fields, params, context_param, asked, var_kw = _collect_params(
-        signature, hints, doc_params, context_type, what, var_keyword
+        signature, hints, doc_params, context_type, what, var_keyword, depends
     )
     extra_schema: dict[str, Any] | None = None
     extra_check = None
@@ -485,6 +490,16 @@ def build_signature(
     sig.input_schema = input_schema
     sig.context_param = context_param
     sig.asked = tuple(asked)
+    sig.dependencies = None
+    if depends:
+        try:
+            sig.dependencies = Dependencies(
+                tuple(depends),
+                context_param or CONTEXT_KEY,
+                lambda annotation: _is_context(annotation, context_type),
+            )
+        except TypeError as e:
+            raise TypeError(f"{what}: {e}") from None
     sig.param_names = tuple(p.name for p in params)
     sig.arguments = _argument_infos(params, props, schema.get("required"))
     sig._params = tuple(params)
@@ -512,10 +527,12 @@ def _collect_params(
     context_type: type | None,
     what: str,
     var_keyword: bool = False,
+    depends: list[tuple[str, Depends]] | None = None,
 ) -> tuple[_Fields, list[_Param], str | None, list[AskedParam], str | None]:
     """The fields of the argument model, the parameters a client supplies, the Context's
     name, the parameters the user fills in (``Ask``, left out of the schema), and the
-    ``**kwargs`` parameter's name (when ``var_keyword`` allows one).
+    ``**kwargs`` parameter's name (when ``var_keyword`` allows one). The parameters the
+    server fills in (``Depends``, left out too) are appended to ``depends``.
 
     Raises ``TypeError`` for parameters that cannot arrive by name from a client.
     """
@@ -547,6 +564,12 @@ def _collect_params(
         question = asked_param(name, annotation)
         if question is not None:
             asked.append(question)
+            continue
+        dependency = depends_of(annotation, p.default)
+        if dependency is not None:
+            if depends is None:
+                raise TypeError(f"{what}: Depends() is not accepted here (parameter `{name}`)")
+            depends.append((name, dependency))
             continue
         if p.kind is p.POSITIONAL_ONLY:
             raise TypeError(

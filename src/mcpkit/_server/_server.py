@@ -21,6 +21,7 @@ from .._transports._base import Transport
 from . import _serving
 from ._apps import AppMixin, tool_meta
 from ._context import Context, StateT
+from ._depends import DependencyOverrides
 from ._extensions import Extension, Extensions
 from ._func import FuncInfo, context_param_of, describe
 from ._handlers import Handlers
@@ -162,6 +163,8 @@ class Server(AppMixin, RuntimeChanges, FromAPI, Generic[StateT]):
         self.extra_capabilities = dict(capabilities or {})
         #: What this server serves: tools, resources, templates, prompts, completion.
         self.registry = Registry(page_size)
+        #: Dependencies replaced at call time, for tests: ``[get_db] = fake_db`` (``Depends``).
+        self.dependency_overrides = DependencyOverrides()
         #: What the lifespan yielded, while serving.
         self.lifespan_state: Any = None
         self._lifespan_users = 0

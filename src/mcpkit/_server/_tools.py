@@ -15,6 +15,7 @@ from ..types._jsonschema import schema_errors
 from ..types._metakeys import check_meta
 from ._argproblems import unknown_arguments_line
 from ._ask import ask_all
+from ._depends import with_dependencies
 from ._func import FuncInfo
 from ._threads import RaisedBaseException, SyncRunner
 from ._util import (
@@ -109,7 +110,7 @@ class ToolDef:
         self.defer_task = defer_task
         #: ``inline``: a sync function run on the event loop, its author's choice (else in
         #: a worker thread, so that a slow call never stalls the other requests).
-        self._call = make_caller(fn, inline=inline)
+        self._call = with_dependencies(make_caller(fn, inline=inline), info.dependencies)
         if input_schema is not None:
             # An explicit schema is kept exactly as written; arguments are then checked
             # against it with jsonschema instead of the signature.
