@@ -27,6 +27,7 @@ from ._mrtr import InputRequired, RoundState
 from ._session import state_of
 from ._taskext import ExtTaskContext
 from ._util import to_wire
+from ._visibility import SessionVisibility
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -77,7 +78,7 @@ StateT = TypeVar_("StateT", default=Any)
 CLIENT_REQUEST_TIMEOUT = 600.0
 
 
-class Context(Generic[StateT]):
+class Context(SessionVisibility, Generic[StateT]):
     """Everything a function serving a request can do besides returning a value.
 
     Declare a parameter annotated ``Context`` and it is passed in (and left out of the

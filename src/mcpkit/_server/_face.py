@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ._listen import Listeners
     from ._mrtr import StatelessSettings
     from ._registry import Registry
+    from ._rules import Rule
     from ._tools import ToolDef
 
 
@@ -91,6 +92,20 @@ class ExtensionsLike(Protocol):
     def cacheable(self) -> frozenset[str]: ...
 
 
+class VisibilityLike(Protocol):
+    """What the other parts use of the server's visibility (``_visibility.Visibility``)."""
+
+    rules: tuple[Rule, ...]
+
+    def change(self, rule: Rule) -> None: ...
+    def shown_keys(self, rules: Sequence[Rule]) -> dict[str, set[tuple[str, str]]]: ...
+    def hides(self, rc: RequestContext | None, kind: str, key: str, definition: Any) -> bool: ...
+    def hides_uri(self, rc: RequestContext | None, uri: str) -> bool: ...
+    def page(
+        self, rc: RequestContext | None, kind: str, params: dict[str, Any] | None
+    ) -> dict[str, Any]: ...
+
+
 class MountLike(Protocol):
     """A mount of another server here, as the other parts see it (``_mount.Mount``)."""
 
@@ -143,6 +158,8 @@ class ServerLike(Protocol):
     @property
     def page_size(self) -> int | None: ...
     @property
+    def visibility(self) -> VisibilityLike: ...
+    @property
     def server_info(self) -> dict[str, Any]: ...
     @property
     def capabilities(self) -> dict[str, Any]: ...
@@ -190,4 +207,5 @@ __all__ = [
     "ServerLike",
     "TaskManagerLike",
     "TasksExtensionLike",
+    "VisibilityLike",
 ]

@@ -179,7 +179,7 @@ class Handlers:
         )
 
     async def tools_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
-        return self.registry.page("tools", params, self.server.stateless)
+        return self.server.visibility.page(rc, "tools", params)
 
     def at_once(self, method: str, params: dict[str, Any] | None) -> bool:
         """Whether serving this request ends without waiting on anything: a ``tools/call``
@@ -195,6 +195,8 @@ class Handlers:
             raise InvalidParams(message="Invalid params: tools/call needs 'name'")
         name = params.get("name")
         tool = self.registry.tools.get(name) if type(name) is str else None
+        if tool is not None and self.server.visibility.hides(rc, "tool", str(name), tool.definition):
+            tool = None  # hidden: as if it did not exist
         if tool is None:
             if type(name) is not str:
                 raise InvalidParams(message="Invalid params: 'name' must be a string")
@@ -242,15 +244,17 @@ class Handlers:
             current_context.reset(token)
 
     async def resources_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
-        return self.registry.page("resources", params, self.server.stateless)
+        return self.server.visibility.page(rc, "resources", params)
 
     async def templates_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
-        result = self.registry.page("templates", params, self.server.stateless)
+        result = self.server.visibility.page(rc, "templates", params)
         result["resourceTemplates"] = result.pop("templates")
         return result
 
     async def resources_read(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
         uri = uri_param(params)
+        if self.server.visibility.hides_uri(rc, uri):
+            raise not_found(uri)
         if self.registry.scopes:
             authorize(rc, self.registry.scopes_for("resources/read", params))
         n = rc.negotiated
@@ -277,7 +281,7 @@ class Handlers:
 
     async def subscribe(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
         uri = uri_param(params)
-        if not self.registry.resolves(uri):
+        if not self.registry.resolves(uri) or self.server.visibility.hides_uri(rc, uri):
             raise not_found(uri)
         if self.registry.scopes:
             authorize(rc, self.registry.scopes_for("resources/subscribe", params))
@@ -310,14 +314,14 @@ class Handlers:
         return {}
 
     async def prompts_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
-        return self.registry.page("prompts", params, self.server.stateless)
+        return self.server.visibility.page(rc, "prompts", params)
 
     async def prompts_get(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
         name = params.get("name") if params else None
         if not isinstance(name, str):
             raise InvalidParams(message="Invalid params: 'name' must be a string")
         prompt = self.registry.prompts.get(name)
-        if prompt is None:
+        if prompt is None or self.server.visibility.hides(rc, "prompt", name, prompt.definition):
             raise InvalidParams(message=f"Unknown prompt: {name}", data={"name": name})
         if self.registry.scopes:
             authorize(rc, self.registry.scopes_for("prompts/get", params))
@@ -364,14 +368,18 @@ class Handlers:
         arg_name = req.argument.name
         if ref.type == "ref/prompt":
             prompt = self.registry.prompts.get(ref.name)
-            if prompt is None:
+            vis = self.server.visibility
+            if prompt is None or vis.hides(rc, "prompt", ref.name, prompt.definition):
                 raise InvalidParams(message=f"Unknown prompt: {ref.name}", data={"name": ref.name})
             if arg_name not in prompt.info.params:
                 raise InvalidParams(message=f"Prompt {ref.name!r} has no argument {arg_name!r}")
         else:
             template = self.registry.templates.get(ref.uri)
+            vis = self.server.visibility
+            if template is not None and vis.hides(rc, "resource", ref.uri, template.definition):
+                template = None  # hidden: as if it did not exist
             if template is None:
-                if ref.uri in self.registry.resources:
+                if ref.uri in self.registry.resources and not vis.hides_uri(rc, ref.uri):
                     return {"completion": {"values": []}}
                 raise InvalidParams(
                     message=f"Unknown resource template: {ref.uri}", data={"uri": ref.uri}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
@@ -43,6 +43,7 @@ from ._openapi_http import FromAPI
 from ._prompts import PromptDef
 from ._registry import Registry
 from ._resources import register_resource
+from ._rules import labelled
 from ._runtime import RuntimeChanges, shared_registration
 from ._session import state_of
 from ._skills import SkillsExtension
@@ -50,6 +51,7 @@ from ._taskext import TasksExtension
 from ._tasks import TaskManager, TaskSettings, resolve_task_settings
 from ._tools import ToolDef, check_tool_name
 from ._util import cache_hints, name_of, to_wire
+from ._visibility import Visibility, VisibilityControl
 
 if TYPE_CHECKING:
     from .._app import StreamableHTTPApp
@@ -64,7 +66,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 Lifespan = Callable[["Server[StateT]"], AbstractAsyncContextManager[StateT]]
 
 
-class Server(AppMixin, RuntimeChanges, FromAPI, Generic[StateT]):
+class Server(AppMixin, RuntimeChanges, VisibilityControl, FromAPI, Generic[StateT]):
     """An MCP server: decorate functions to offer them as tools, resources and prompts.
 
     Example::
@@ -115,6 +117,8 @@ class Server(AppMixin, RuntimeChanges, FromAPI, Generic[StateT]):
             ``task_*`` keywords must be left out).
         stateless: how revision 2026-07-28 is served (:class:`StatelessSettings`).
         middleware: around every request served, the first outermost (see :mod:`mcpkit.middleware`).
+        include_tags: show only the tools, resources and prompts with one of these tags.
+        exclude_tags: hide those with one of these tags (see :meth:`enable`, :meth:`disable`).
     """
 
     #: Seconds a request to the client (``ctx.sample``, ``ctx.elicit``, ``ctx.list_roots``)
@@ -150,6 +154,8 @@ class Server(AppMixin, RuntimeChanges, FromAPI, Generic[StateT]):
         middleware: Sequence[MiddlewareFn] = (),
         auth: ResourceServer | None = None,
         extensions: Sequence[Extension] = (),
+        include_tags: Collection[str] | None = None,
+        exclude_tags: Collection[str] | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -163,6 +169,8 @@ class Server(AppMixin, RuntimeChanges, FromAPI, Generic[StateT]):
         self.extra_capabilities = dict(capabilities or {})
         #: What this server serves: tools, resources, templates, prompts, completion.
         self.registry = Registry(page_size)
+        #: What clients see of it: tags and the enable/disable rules.
+        self.visibility = Visibility(self, include_tags, exclude_tags)
         #: Dependencies replaced at call time, for tests: ``[get_db] = fake_db`` (``Depends``).
         self.dependency_overrides = DependencyOverrides()
         #: What the lifespan yielded, while serving.
@@ -335,6 +343,8 @@ class Server(AppMixin, RuntimeChanges, FromAPI, Generic[StateT]):
         app: Any = None,
         inline: bool = False,
         extra_arguments: Literal["forbid", "ignore"] = "forbid",
+        tags: Collection[str] | None = None,
+        version: str | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(self, name: Any = None, **options: Any) -> Any:
@@ -361,7 +371,8 @@ class Server(AppMixin, RuntimeChanges, FromAPI, Generic[StateT]):
         ``ui://`` URI or an ``AppToolMeta``; see docs/apps.md), ``inline`` (run a sync function on
         the event loop instead of a worker thread: it holds every other request while it runs, so
         only for functions that take microseconds; docs/server.md, "Sync functions"),
-        ``extra_arguments`` ("ignore": drop arguments the function does not name, not refuse them).
+        ``extra_arguments`` ("ignore": drop arguments the function does not name, not refuse them),
+        ``tags`` and ``version`` (listed in its ``_meta``; see :meth:`enable`).
         """
         if callable(name):
             self.add_tool(name)
@@ -393,6 +404,8 @@ class Server(AppMixin, RuntimeChanges, FromAPI, Generic[StateT]):
         app: Any = None,
         inline: bool = False,
         extra_arguments: Literal["forbid", "ignore"] = "forbid",
+        tags: Collection[str] | None = None,
+        version: str | None = None,
     ) -> None:
         """Register ``fn`` as a tool (at any time: connected clients are told the list changed)."""
         tool_name = name if name is not None else name_of(fn)
@@ -410,7 +423,7 @@ class Server(AppMixin, RuntimeChanges, FromAPI, Generic[StateT]):
             output_schema=output_schema,
             annotations=annotations,
             icons=icons,
-            meta=tool_meta(self, meta, app),
+            meta=labelled(tool_meta(self, meta, app), tags, version),
             task_support=task_support,
             defer_task=defer_task,
             mask_errors=self.mask_errors,
@@ -451,6 +464,8 @@ class Server(AppMixin, RuntimeChanges, FromAPI, Generic[StateT]):
         cache_scope: Literal["public", "private"] | None = None,
         scopes: Sequence[str] | None = None,
         inline: bool = False,
+        tags: Collection[str] | None = None,
+        version: str | None = None,
     ) -> Callable[[F], F]:
         """Decorator: serve a resource at ``uri``, or every URI matching a template.
 
@@ -463,7 +478,7 @@ class Server(AppMixin, RuntimeChanges, FromAPI, Generic[StateT]):
         caches may hold them); unset, the server's :class:`StatelessSettings` apply.
         ``scopes``: OAuth scopes a caller needs to read it (or subscribe to it).
         ``inline``: run a sync function on the event loop, not in a worker thread (as for
-        :meth:`tool`).
+        :meth:`tool`). ``tags``, ``version``: listed in its ``_meta`` (see :meth:`enable`).
 
         Example::
 
@@ -492,6 +507,8 @@ class Server(AppMixin, RuntimeChanges, FromAPI, Generic[StateT]):
                 cache_scope=cache_scope,
                 scopes=scopes,
                 inline=inline,
+                tags=tags,
+                version=version,
             )
             return fn
 
@@ -515,6 +532,8 @@ class Server(AppMixin, RuntimeChanges, FromAPI, Generic[StateT]):
         cache_scope: Literal["public", "private"] | None = None,
         scopes: Sequence[str] | None = None,
         inline: bool = False,
+        tags: Collection[str] | None = None,
+        version: str | None = None,
     ) -> None:
         """Register a resource: ``source`` is a function, or the content itself (str or bytes).
 
@@ -537,7 +556,7 @@ class Server(AppMixin, RuntimeChanges, FromAPI, Generic[StateT]):
             size=size,
             annotations=annotations,
             icons=icons,
-            meta=meta,
+            meta=labelled(meta, tags, version),
             inline=inline,
         )
         if hints:
@@ -575,6 +594,8 @@ class Server(AppMixin, RuntimeChanges, FromAPI, Generic[StateT]):
         meta: Mapping[str, Any] | None = None,
         scopes: Sequence[str] | None = None,
         inline: bool = False,
+        tags: Collection[str] | None = None,
+        version: str | None = None,
     ) -> Callable[[F], F]:
         """Decorator: offer a function as a prompt template (``scopes``: OAuth scopes a
         caller needs to get it; ``inline``: run a sync function on the event loop, as for
@@ -604,6 +625,8 @@ class Server(AppMixin, RuntimeChanges, FromAPI, Generic[StateT]):
                 meta=meta,
                 scopes=scopes,
                 inline=inline,
+                tags=tags,
+                version=version,
             )
             return fn
 
@@ -621,6 +644,8 @@ class Server(AppMixin, RuntimeChanges, FromAPI, Generic[StateT]):
         meta: Mapping[str, Any] | None = None,
         scopes: Sequence[str] | None = None,
         inline: bool = False,
+        tags: Collection[str] | None = None,
+        version: str | None = None,
     ) -> None:
         """Register ``fn`` as a prompt (at any time: connected clients are told)."""
         prompt_name = name or name_of(fn)
@@ -634,7 +659,7 @@ class Server(AppMixin, RuntimeChanges, FromAPI, Generic[StateT]):
             title=title,
             description=description if description is not None else info.description,
             icons=icons,
-            meta=meta,
+            meta=labelled(meta, tags, version),
             inline=inline,
         )
         self._set_scopes("prompt", prompt_name, scopes)

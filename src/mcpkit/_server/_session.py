@@ -27,6 +27,7 @@ from ._logging import LEVELS
 
 if TYPE_CHECKING:
     from ._face import ContextLike, ServerLike
+    from ._rules import Rule
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -55,6 +56,8 @@ class ClientState:
         #: Who owns the tasks this session creates, unless the server's ``task_owner``
         #: names a principal: random, so no other session can guess it.
         self.task_owner = uuid.uuid4().hex
+        #: This session's visibility rules (``ctx.enable``/``ctx.disable``), in order.
+        self.visibility: tuple[Rule, ...] = ()
         self._pending_changes: set[str] = set()
         self._outbox: MemoryObjectSendStream[_OutItem] | None = None
         self._loop_thread: int | None = None

@@ -3,7 +3,7 @@
 A session served by many workers (``Server.http_app(redis=...)``) is restored on each from
 a JSON snapshot of what the handshake settled and what the client set since: revision,
 capabilities, client info, whether it said ``initialized``, its log level, its
-subscriptions and the owner of its tasks.
+subscriptions, the owner of its tasks and its visibility rules.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 from .. import _env
 from .._session._base import Negotiated
 from .._session._server import ServerSession
+from ._rules import rules_from_json, rules_json
 from ._session import state_of
 
 
@@ -20,7 +21,7 @@ def snapshot(session: ServerSession) -> dict[str, Any]:
     """What another worker needs to serve ``session`` (JSON-able)."""
     n = session.negotiated
     state = state_of(session)
-    return {
+    snap: dict[str, Any] = {
         "v": n.protocol_version if n is not None else None,
         "caps": n.peer_capabilities if n is not None else {},
         "info": n.peer_info if n is not None else {},
@@ -29,6 +30,9 @@ def snapshot(session: ServerSession) -> dict[str, Any]:
         "subs": sorted(state.subscriptions),
         "tasks": state.task_owner,
     }
+    if state.visibility:
+        snap["vis"] = rules_json(state.visibility)
+    return snap
 
 
 def apply(session: ServerSession, snap: dict[str, Any]) -> None:
@@ -36,6 +40,7 @@ def apply(session: ServerSession, snap: dict[str, Any]) -> None:
     state = state_of(session)
     state.log_threshold = int(snap.get("lvl") or 0)
     state.subscriptions = set(snap.get("subs") or ())
+    state.visibility = rules_from_json(snap.get("vis"))
     if isinstance(snap.get("tasks"), str):
         state.task_owner = snap["tasks"]
     if snap.get("init"):
