@@ -11,6 +11,8 @@ from pathlib import Path
 import anyio
 import pytest
 from tests._rawserver import PRELUDE
+from tests.conftest import BACKEND
+from tests.inspect._browser_harness import browser_page, inspected, mcpkit_command, tab
 
 from mcpkit import Client, InvalidParams, Server
 from mcpkit.types import APP_MIME_TYPE, APPS_EXTENSION, AppToolMeta
@@ -50,6 +52,14 @@ async def test_a_host_reads_each_view_where_the_hub_serves_it(era: str) -> None:
             # What the view's button asks for: allowed to a host.
             result = await host.call_tool_from_app(f"{prefix}_increment")
             assert result.structured_content == {"count": 1}
+        # The view's own name for it: the hub serves it twice, and the call cannot say
+        # which view sent it (a host that knows, as mcpkit inspect, sends the listed name).
+        with pytest.raises(InvalidParams, match="p_increment and r_increment") as refused:
+            await host.call_tool("increment")
+        assert refused.value.data == {
+            "name": "increment",
+            "candidates": ["p_increment", "r_increment"],
+        }
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -64,6 +74,44 @@ async def test_a_client_that_is_not_a_host_never_sees_nor_calls_app_only_tools(
         for name in ("p_counter", "r_counter"):
             counted = await plain.call_tool(name)
             assert counted.structured_content == {"count": 0}  # no increment went through
+
+
+async def test_a_views_own_tool_names_reach_its_tools_behind_the_hub() -> None:
+    # A view calls its server's tools as that server named them ('bump'); the extension
+    # has the host forward the call as written, to the hub, which serves 'm_bump'.
+    child = Server("child")
+    child.app_resource("ui://v/x", "<!doctype html><p>x</p>")
+    count = {"n": 0}
+
+    @child.tool(app=AppToolMeta(resource_uri="ui://v/x", visibility=["app"]))
+    def bump() -> int:
+        count["n"] += 1
+        return count["n"]
+
+    @child.tool(app=AppToolMeta(resource_uri="ui://v/x", visibility=["model"]))
+    def secret() -> str:
+        return "for the model only"
+
+    hub, outer = Server("hub"), Server("outer")
+    hub.mount(child, prefix="m")
+    outer.mount(hub, prefix="a")  # nested: 'a_m_bump'
+
+    @outer.tool()
+    def own() -> str:
+        return "own"
+
+    async with Client(hub, apps=True) as host, Client(outer, apps=True) as top:
+        assert (await host.call_tool("bump")).structured_content == {"result": 1}
+        assert (await top.call_tool("bump")).structured_content == {"result": 2}
+        assert (await top.call_tool("own")).content[0].text == "own"  # type: ignore[union-attr]
+        for client in (host, top):
+            # Views may not call a tool for the model only, by any name it is not listed as.
+            with pytest.raises(InvalidParams, match="Unknown tool: secret"):
+                await client.call_tool("secret")
+    async with Client(hub) as plain:  # not a host: no view behind it, no such name
+        with pytest.raises(InvalidParams, match="Unknown tool: bump"):
+            await plain.call_tool("bump")
+    assert count == {"n": 2}
 
 
 async def test_the_flat_resource_uri_moves_too_and_a_hub_without_prefix_changes_nothing() -> None:
@@ -135,3 +183,39 @@ async def test_a_mounted_servers_malformed_visibility_neither_breaks_the_list_no
             assert {t.name for t in await host.list_tools()} == {"m_odd", "m_inside", "m_shown"}
             inside = await host.call_tool_from_app("m_inside")
             assert inside.content[0].text == "inside"  # type: ignore[union-attr]
+
+
+@pytest.mark.skipif(
+    BACKEND != "asyncio",
+    reason="the inspector and the browser are processes: one pass (asyncio) is enough",
+)
+@pytest.mark.parametrize("era", ERAS)
+def test_the_inspector_renders_each_mounted_view_and_its_button_reaches_its_own_tool(
+    era: str,
+) -> None:
+    # The view's button calls 'increment'; the hub serves it as p_increment (in place) and
+    # r_increment (a subprocess): the inspector sends the name its view's tool is listed
+    # under the prefix of, so each view counts on its own server.
+    from playwright.sync_api import expect
+
+    hub = f"{' '.join(mcpkit_command())} run {HUB}:hub"
+    with (
+        inspected(["inspect", "--protocol-version", era, hub]) as running,
+        browser_page(running.url()) as (page, _),
+    ):
+        page.wait_for_selector('[data-testid="server-name"]')
+        for prefix, clicks in (("p", 2), ("r", 1)):
+            tab(page, "tools")
+            page.click(f'#tool-list .item[data-name="{prefix}_counter"]')
+            page.locator('#tool-detail [data-testid="submit"]').click()
+            frame = page.locator(
+                f'[data-testid="app-frame"][data-uri="ui://{prefix}/counter/view"]'
+            )
+            expect(frame).to_have_count(1)
+            view = page.frame_locator(
+                f'[data-testid="app-frame"][data-uri="ui://{prefix}/counter/view"]'
+            ).frame_locator("iframe")
+            expect(view.locator("#count")).to_have_text("count: 0")
+            for n in range(1, clicks + 1):
+                view.get_by_role("button", name="increment").click()
+                expect(view.locator("#count")).to_have_text(f"count: {n}")

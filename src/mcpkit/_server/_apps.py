@@ -100,7 +100,62 @@ class AppsExtension(Extension):
         ):
             # Answered as the core answers a tool it does not have: no hint that it exists.
             raise InvalidParams(message=f"Unknown tool: {name}", data={"name": name})
+        if (
+            isinstance(name, str)
+            and name not in self.server.registry.tools
+            and client_supports(rc, APPS_EXTENSION)
+        ):
+            served = view_tool(self.server, name)
+            if served is not None:
+                params = {**cast("dict[str, Any]", params), "name": served}
         return await self._core_call(rc, params)
+
+
+def _origin_names(server: ServerLike, seen: frozenset[int] = frozenset()) -> dict[str, str]:
+    """Each tool this server serves -> the name its own server gave it (a mounted tool's
+    name without the prefixes of every mount in between; a remote mount's as it lists it)."""
+    names = {name: name for name in server.registry.tools}
+    for mount in server._mounts:
+        prefix: str | None = getattr(mount, "prefix", None)
+        child = getattr(mount, "child", None)
+        inner_names = (
+            _origin_names(child, seen | {id(server)})
+            if child is not None and id(child) not in seen
+            else {}
+        )
+        for table, key in getattr(mount, "keys", ()):
+            if table != "tools" or key not in names:
+                continue
+            inner = key if prefix is None else key[len(prefix) + 1 :]
+            names[key] = inner_names.get(inner, inner)
+    return names
+
+
+def view_tool(server: ServerLike, name: str) -> str | None:
+    """The tool a view means by ``name`` when its server is mounted here under a prefix.
+
+    A view calls its server's tools by the names that server gave them (``increment``);
+    the extension has the host send its ``tools/call`` to the server as written, so behind
+    a mount it names a tool this server serves prefixed (``p_increment``). The one tool
+    served here whose own server named it ``name`` and that views may call is meant; None
+    when there is none (the core answers it as unknown). Two such tools (one server
+    mounted twice): :class:`~mcpkit.InvalidParams` naming both, since the call does not say
+    which view sent it."""
+    tools = server.registry.tools
+    found = sorted(
+        key
+        for key, origin in _origin_names(server).items()
+        if origin == name and key != name and _for_app(tools[key].definition.get("_meta"))
+    )
+    if len(found) > 1:
+        raise InvalidParams(
+            message=(
+                f"Unknown tool: {name} (a view's name for {' and '.join(found)}, which this "
+                "server serves from more than one mount: call it by one of those names)"
+            ),
+            data={"name": name, "candidates": found},
+        )
+    return found[0] if found else None
 
 
 def apps_extension(server: ServerLike) -> AppsExtension:
@@ -149,6 +204,15 @@ def _for_model(meta: Any) -> bool:
         return True
     visibility = ui["visibility"]
     return isinstance(visibility, list) and "model" in visibility
+
+
+def _for_app(meta: Any) -> bool:
+    """Whether a view may call a tool with this ``_meta`` (no ``visibility``: both may)."""
+    ui = meta.get("ui") if isinstance(meta, Mapping) else None
+    if not isinstance(ui, Mapping) or "visibility" not in ui:
+        return True
+    visibility = ui["visibility"]
+    return isinstance(visibility, list) and "app" in visibility
 
 
 def check_tool_ui(name: str, ui: Any) -> None:

@@ -215,9 +215,26 @@ const mcpkitApps = (function () {
         return this.fail(id, -32601, "Method not found: " + method);
       }
 
+      // The listed tool a view means by `name`. Listed as written, that one; else, behind a
+      // hub that mounted the view's server under a prefix (`p_counter` shown, the view
+      // calling its server's `increment`), the listed `<prefix>_<name>` whose prefix the
+      // view's own tool has, the longest such (nested mounts: `a_p_`).
+      listedTool(name) {
+        const tools = h.state.tools || [];
+        const exact = tools.find((t) => t.name === name);
+        if (exact || typeof name !== "string" || !this.tool || typeof this.tool.name !== "string") return exact;
+        const own = this.tool.name;
+        for (let end = own.lastIndexOf("_"); end > 0; end = own.lastIndexOf("_", end - 1)) {
+          const prefixed = own.slice(0, end + 1) + name;
+          const found = tools.find((t) => t.name === prefixed);
+          if (found) return found;
+        }
+        return undefined;
+      }
+
       async callTool(id, params) {
-        const name = params.name;
-        const tool = (h.state.tools || []).find((t) => t.name === name);
+        const tool = this.listedTool(params.name);
+        const name = tool ? tool.name : params.name;
         const ui = tool ? toolUi(tool) : null;
         if (typeof name !== "string" || !tool || (ui && !ui.visibility.includes("app"))) {
           return this.fail(id, -32602, "Unknown tool: " + String(name));
