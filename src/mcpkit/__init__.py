@@ -109,6 +109,7 @@ if _TYPE_CHECKING:
         TaskStore,
     )
     from ._server._media import Audio, File, Image  # the content models load pydantic
+    from ._server._transform import ArgTransform, forward, forward_raw
     from ._server._openapi import RouteMap
 
 # Names are imported on first use (PEP 562): `import mcpkit` stays cheap, and a program
@@ -194,9 +195,13 @@ _LAZY: dict[str, str] = {
     "TaskRecord": "._server",
     "TaskSettings": "._server",
     "TaskStore": "._server",
+    "ArgTransform": "._server._transform",
+    "forward": "._server._transform",
+    "forward_raw": "._server._transform",
 }
 
 __all__ = [
+    "ArgTransform",
     "Ask",
     "Audio",
     "AuthError",
@@ -274,6 +279,8 @@ __all__ = [
     "close_sse_stream",
     "create_http_app",
     "create_sse_app",
+    "forward",
+    "forward_raw",
     "http",
     "serve_http",
     "stdio",

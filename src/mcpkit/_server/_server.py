@@ -50,6 +50,7 @@ from ._skills import SkillsExtension
 from ._taskext import TasksExtension
 from ._tasks import TaskManager, TaskSettings, resolve_task_settings
 from ._tools import ToolDef, check_tool_name
+from ._transform import ToolTransforms, reapply
 from ._util import cache_hints, name_of, to_wire
 from ._visibility import Visibility, VisibilityControl
 
@@ -66,7 +67,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 Lifespan = Callable[["Server[StateT]"], AbstractAsyncContextManager[StateT]]
 
 
-class Server(AppMixin, RuntimeChanges, VisibilityControl, FromAPI, Generic[StateT]):
+class Server(AppMixin, RuntimeChanges, VisibilityControl, ToolTransforms, FromAPI, Generic[StateT]):
     """An MCP server: decorate functions to offer them as tools, resources and prompts.
 
     Example::
@@ -826,4 +827,6 @@ class Server(AppMixin, RuntimeChanges, VisibilityControl, FromAPI, Generic[State
 
     def _changed(self, kind: str | None) -> None:
         """``kind`` of list changed (None: only the capabilities, an extension added)."""
+        if kind == "tools":
+            reapply(self)  # transformed tools follow their sources
         announce_change(self, kind)
