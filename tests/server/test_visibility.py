@@ -237,7 +237,18 @@ async def test_a_mounted_server_keeps_its_tags() -> None:
         tools = (await ask(c, "tools/list"))["tools"]
         assert [t["name"] for t in tools] == ["c_status", "c_login", "c_logout", "c_hide_status"]
         assert tools[0]["_meta"][TAGS] == ["public"]
-        assert await refused(c, "tools/call", {"name": "c_wipe"}) == (-32602, "Unknown tool: c_wipe")
+        assert await refused(c, "tools/call", {"name": "c_wipe"}) == (
+            -32602,
+            "Unknown tool: c_wipe",
+        )
+        # What the mounted server hides itself is hidden here too, and the change told.
+        child.disable(names={"status"})
+        await c.wait_for("notifications/tools/list_changed")
+        assert await names(c) == ["c_login", "c_logout", "c_hide_status"]
+        assert await refused(c, "tools/call", {"name": "c_status"}) == (
+            -32602,
+            "Unknown tool: c_status",
+        )
 
 
 def test_rules_are_checked() -> None:

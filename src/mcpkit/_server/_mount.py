@@ -287,6 +287,8 @@ class LocalMount(Mount):
             items: dict[str, Any] = {}
             entries[table] = items
             for key, inner in getattr(reg, table).items():
+                if self.child.visibility.hides(None, _scope_kind(table), key, inner.definition):
+                    continue  # hidden by its own server: hidden here too
                 new = rename(key)
                 if table == "tools":
                     definition = self.tool(inner.definition)
