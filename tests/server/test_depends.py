@@ -360,3 +360,31 @@ async def test_over_a_real_stdio_subprocess(tmp_path: Path) -> None:
             counts = [(await client.call_tool("calls", {})).structured_content for _ in range(3)]
     assert tool.input_schema["properties"] == {}
     assert counts == [{"result": 0}, {"result": 1}, {"result": 2}]  # each closed after its call
+
+
+async def test_a_mounted_servers_dependencies_and_overrides_are_its_own() -> None:
+    child, hub = Server("child"), Server("hub")
+
+    def region() -> str:
+        return "eu"
+
+    @child.tool()
+    def where(r: Annotated[str, Depends(region)]) -> str:
+        """The region this server serves."""
+        return r
+
+    @child.resource("config://region")
+    def config(r: Annotated[str, Depends(region)]) -> str:
+        """A static resource with a dependency."""
+        return f"region={r}"
+
+    hub.mount(child, prefix="c")
+    with anyio.fail_after(20):
+        async with Client(hub) as client:
+            before = await client.call_tool("c_where", {})
+            child.dependency_overrides[region] = lambda: "us"
+            after = await client.call_tool("c_where", {})
+            hub.dependency_overrides[region] = lambda: "ignored"  # not the tool's server
+            read = await client.read_resource("config://c/region")
+    assert [before.content[0].text, after.content[0].text] == ["eu", "us"]  # type: ignore[union-attr]
+    assert read.contents[0].text == "region=us"  # type: ignore[union-attr]
