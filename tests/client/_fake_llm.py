@@ -255,7 +255,8 @@ class FakeProviders:
         last = contents[-1]["parts"]
         answers = [x["functionResponse"] for x in last if "functionResponse" in x]
         if answers:
-            output = answers[0]["response"]["output"]
+            response = answers[0]["response"]
+            output = response["output"] if "output" in response else response.get("error")
             if isinstance(output, dict) and "result" in output:  # a tool's structured result
                 output = output["result"]
             parts: list[Any] = [{"text": f"the sum is {output}"}]

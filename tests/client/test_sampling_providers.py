@@ -14,7 +14,7 @@ import anyio
 import pytest
 from tests._schema import schema_errors
 from tests.client._fake_llm import KEYS, SIGNATURE, FakeProviders, Seen
-from tests.http._http_helpers import ThreadServer, running
+from tests.http._http_helpers import ThreadServer, free_port, running
 
 from mcpkit import Client, Context, InvalidParams, ProtocolError, Server
 from mcpkit.sampling import AnthropicHandler, GeminiHandler, OpenAIHandler, ProviderHandler
@@ -67,11 +67,36 @@ def make_server() -> Server:
                 system_prompt="Use the tools.",
                 temperature=0.2,
                 stop_sequences=["END"],
+                tool_choice="required",
                 model_preferences={"hints": [{"name": "claude-3-5-sonnet"}]},
             )
         except ProtocolError as e:
             return f"sampling failed: {e.message}"
         return str(getattr(answer.content, "text", answer.content))
+
+    @server.tool()
+    async def after_a_failed_call(ctx: Context) -> str:
+        """Hand the model a conversation whose tool call failed."""
+        signature = {"mcpkit/geminiThoughtSignature": SIGNATURE}
+        call = {"type": "tool_use", "id": "call_9", "name": "add", "input": {"a": 2, "b": 3}}
+        failed = {"type": "text", "text": "add is down"}
+        conversation = [
+            {"role": "user", "content": {"type": "text", "text": "What is 2 + 3?"}},
+            {"role": "assistant", "content": [{**call, "_meta": signature}]},
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "toolUseId": "call_9",
+                        "content": [failed],
+                        "isError": True,
+                    }
+                ],
+            },
+        ]
+        r = await ctx.sample(conversation, max_tokens=20, tools=["add"])
+        return str(getattr(r.content, "text", r.content))
 
     @server.tool()
     async def look(text: str, media: str, ctx: Context) -> str:
@@ -124,6 +149,7 @@ def _check_first_request(provider: str, seen: Seen) -> None:
         )
         assert body["tools"][0]["function"]["name"] == "add"
         assert body["tools"][0]["function"]["parameters"]["required"] == ["a", "b"]
+        assert body["tool_choice"] == "required"
     elif provider == "anthropic":
         assert body["model"] == "chosen-model"
         assert (body["system"], body["max_tokens"], body["temperature"]) == (
@@ -133,6 +159,7 @@ def _check_first_request(provider: str, seen: Seen) -> None:
         )
         assert body["stop_sequences"] == ["END"]
         assert body["tools"][0]["input_schema"]["required"] == ["a", "b"]
+        assert body["tool_choice"] == {"type": "any"}
         assert seen.headers["anthropic-version"] == "2023-06-01"
     else:
         assert seen.path == "/gemini/v1beta/models/chosen-model:generateContent"
@@ -144,6 +171,7 @@ def _check_first_request(provider: str, seen: Seen) -> None:
         }
         declaration = body["tools"][0]["functionDeclarations"][0]
         assert declaration["parametersJsonSchema"]["required"] == ["a", "b"]
+        assert body["toolConfig"] == {"functionCallingConfig": {"mode": "ANY"}}
 
 
 def _check_tool_result_sent(provider: str, body: Any) -> None:
@@ -225,6 +253,52 @@ async def test_a_provider_error_comes_back_clear(
         assert KEYS[provider] not in said
     if provider == "openai" and status == 429:
         assert out.endswith("(retry after 20 s)")
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_a_failed_tool_call_reaches_the_model_as_one(
+    fake: tuple[FakeProviders, ThreadServer], provider: str
+) -> None:
+    providers, srv = fake
+    start = len(providers.seen)
+    with anyio.fail_after(20):
+        async with Client(
+            make_server(), sampling_handler=handler(provider, srv), sampling_tools=True
+        ) as client:
+            out = text(await client.call_tool("after_a_failed_call"))
+    (seen,) = providers.seen[start:]
+    assert seen.problems == []
+    if provider == "openai":
+        assert seen.body["messages"][-1] == {
+            "role": "tool",
+            "tool_call_id": "call_9",
+            "content": "Error: add is down",  # Chat Completions has no error flag
+        }
+        assert out == "the sum is Error: add is down"
+    elif provider == "anthropic":
+        result = seen.body["messages"][-1]["content"][0]
+        assert (result["tool_use_id"], result["is_error"]) == ("call_9", True)
+        assert out == "the sum is add is down"
+    else:
+        call, answer = (c["parts"][0] for c in seen.body["contents"][-2:])
+        assert call["thoughtSignature"] == SIGNATURE
+        assert answer["functionResponse"] == {
+            "name": "add",
+            "id": "call_9",
+            "response": {"error": "add is down"},
+        }
+        assert out == "the sum is add is down"
+
+
+async def test_a_provider_that_cannot_be_reached() -> None:
+    sample = OpenAIHandler("m", api_key="k", base_url=f"http://127.0.0.1:{free_port()}/v1")
+    with anyio.fail_after(20):
+        async with Client(
+            make_server(), protocol_version="2025-11-25", sampling_handler=sample
+        ) as client:
+            out = text(await client.call_tool("look", {"text": "hi", "media": "image"}))
+    assert out.startswith("sampling failed: could not reach OpenAI's API at http://127.0.0.1:")
+    assert out.endswith(": ConnectError")
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

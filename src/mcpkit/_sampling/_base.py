@@ -193,7 +193,7 @@ class ProviderHandler:
         return "\n".join(parts)
 
     def tool_use(
-        self, id: str, name: str, arguments: Any, meta: dict[str, Any] | None = None
+        self, call_id: str, name: str, arguments: Any, meta: dict[str, Any] | None = None
     ) -> ToolUseContent:
         """A tool call of the model's; its arguments must be a JSON object."""
         if isinstance(arguments, str):
@@ -205,7 +205,7 @@ class ProviderHandler:
             raise InternalError(
                 message=f"{self.provider}'s model called {name!r} with arguments that are not a JSON object"
             )
-        return ToolUseContent(id=id, name=name, input=arguments, _meta=meta)
+        return ToolUseContent(id=call_id, name=name, input=arguments, _meta=meta)
 
     def answer(
         self, texts: Sequence[str], calls: Sequence[ToolUseContent], model: str, stop: str | None

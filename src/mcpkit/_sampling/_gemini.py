@@ -134,8 +134,10 @@ class GeminiHandler(ProviderHandler):
             if not isinstance(call, dict):
                 continue
             meta = {SIGNATURE: p["thoughtSignature"]} if "thoughtSignature" in p else None
-            id = call.get("id") or f"{OUR_ID}{uuid.uuid4().hex[:12]}"
-            calls.append(self.tool_use(str(id), str(call.get("name")), call.get("args", {}), meta))
+            call_id = call.get("id") or f"{OUR_ID}{uuid.uuid4().hex[:12]}"
+            calls.append(
+                self.tool_use(str(call_id), str(call.get("name")), call.get("args", {}), meta)
+            )
         stop = candidate.get("finishReason")
         name = str(data.get("modelVersion") or model)
         return self.answer(texts, calls, name, stop_reason(STOP_REASONS, stop))
