@@ -388,3 +388,37 @@ async def test_a_mounted_servers_dependencies_and_overrides_are_its_own() -> Non
             read = await client.read_resource("config://c/region")
     assert [before.content[0].text, after.content[0].text] == ["eu", "us"]  # type: ignore[union-attr]
     assert read.contents[0].text == "region=us"  # type: ignore[union-attr]
+
+
+async def test_a_teardown_that_fails_fails_the_call_and_one_that_swallows_does_not_hide_it() -> (
+    None
+):
+    server = Server("teardowns", mask_errors=False)
+
+    def commit() -> Iterator[str]:
+        yield "tx"
+        raise RuntimeError("commit failed")
+
+    async def forgiving() -> AsyncIterator[str]:
+        try:
+            yield "f"
+        except ValueError:
+            pass  # swallowed: the call still fails with the tool's error
+
+    @server.tool()
+    def save(tx: Annotated[str, Depends(commit)]) -> str:
+        """Its work is lost if the commit fails."""
+        return "saved"
+
+    @server.tool()
+    async def oops(f: Annotated[str, Depends(forgiving)]) -> str:
+        """Fails."""
+        raise ValueError("bad input")
+
+    with anyio.fail_after(20):
+        async with Client(server) as client:
+            saved = await client.call_tool("save", {})
+            failed = await client.call_tool("oops", {})
+    assert saved.is_error and failed.is_error
+    assert saved.content[0].text == "Error executing tool save: RuntimeError: commit failed"  # type: ignore[union-attr]
+    assert failed.content[0].text == "Error executing tool oops: ValueError: bad input"  # type: ignore[union-attr]

@@ -247,14 +247,19 @@ class _Run:
         try:
             if kind == "async":
                 return await fn(**kwargs)
+            # A generator is torn down once it gave its value: one that failed before (or
+            # whose first step was cancelled) has ended already.
             if kind == "agen":
                 agen = fn(**kwargs)
+                first = await agen.__anext__()
                 self.exits.append((kind, agen, inline))
-                return await agen.__anext__()
+                return first
             if kind == "gen":
                 gen = fn(**kwargs)  # creating it runs none of its code
+                step = functools.partial(_first, gen)
+                first = step() if inline else await run_sync(step, {})
                 self.exits.append((kind, gen, inline))
-                return _first(gen) if inline else await run_sync(functools.partial(_first, gen), {})
+                return first
             value = fn(**kwargs) if inline else await run_sync(fn, kwargs)
             if inspect.isawaitable(value):  # a sync function returning a coroutine (a lambda)
                 value = await value
