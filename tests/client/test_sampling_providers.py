@@ -20,7 +20,8 @@ from mcpkit import Client, Context, InvalidParams, ProtocolError, Server
 from mcpkit.sampling import AnthropicHandler, GeminiHandler, OpenAIHandler, ProviderHandler
 from mcpkit.types import CreateMessageRequestParams, CreateMessageResult
 
-pytestmark = pytest.mark.anyio
+# One fake serves the module's tests: they stay on one xdist worker.
+pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("sampling-providers")]
 
 PROVIDERS = ["openai", "anthropic", "gemini"]
 CLASSES: dict[str, type[ProviderHandler]] = {
