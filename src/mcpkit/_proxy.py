@@ -40,7 +40,7 @@ import orjson
 
 from ._client._cli import parse_pairs
 from ._client._targets import HTTPTarget, StdioTarget, describe, open_target, target_of
-from ._exceptions import ConnectionClosed, ProtocolError
+from ._exceptions import ConnectionClosed, InvalidParams, ProtocolError
 from ._proxyshare import (
     CLIENT_NOTIFICATIONS,
     CLIENT_REQUESTS,
@@ -51,10 +51,13 @@ from ._proxyshare import (
     SharedLink,
     SharedUpstream,
 )
+from ._server._apps import for_model
+from ._server._extensions import client_supports
 from ._session._base import RequestContext
 from ._session._client import ClientSession
 from ._session._server import ServerSession
 from ._transports._base import Transport
+from .types._appconst import APPS_EXTENSION
 from .types._revisions import HANDSHAKE_PROTOCOL_VERSIONS
 
 logger = logging.getLogger("mcpkit.proxy")
@@ -72,6 +75,8 @@ CHILD_IDLE_TIMEOUT = 300.0
 RETRY_AFTER = 5
 #: Seconds a new client waits for the child of the idle client ended to make room for it.
 EVICT_WAIT = 5.0
+#: Pages of upstream's tools/list read at most to know its app-only tools.
+MAX_LIST_PAGES = 100
 
 
 class ProxyBusy(ConnectionClosed):
@@ -203,11 +208,14 @@ class Proxy:
             else SharedLink(self.shared, transport, idle)
         )
         kw.setdefault("supported_versions", HANDSHAKE_PROTOCOL_VERSIONS)
+        handlers = {m: link.forward for m in CLIENT_REQUESTS}
+        apps = _AppsGate(link)
+        handlers["tools/list"], handlers["tools/call"] = apps.tools_list, apps.tools_call
         session = ServerSession(
             transport,
             server_info={"name": self.name, "version": "0"},
             capabilities={},
-            handlers={m: link.forward for m in CLIENT_REQUESTS},
+            handlers=handlers,
             notification_handlers={m: link.notify_upstream(m) for m in CLIENT_NOTIFICATIONS},
             around_run=link.running,
             **kw,
@@ -224,6 +232,69 @@ class Proxy:
             return
         async with self.shared.hosted():
             await session.run()
+
+
+class _AppsGate:
+    """MCP Apps through the proxy. Upstream the proxy declares the extension (it cannot wait
+    for its client's ``initialize``: the connection opens first, and a shared one serves
+    every client), so an apps server lists its app-only tools (``visibility: ["app"]``)
+    and serves its views (``ui://`` resources, forwarded as they are). A client that
+    declared the extension (a host) gets them all; to one that did not, app-only tools are
+    what the apps server itself makes of them: left out of ``tools/list``, and refused on
+    ``tools/call`` as unknown (checked against upstream's list, asked then)."""
+
+    def __init__(self, link: _Link | SharedLink) -> None:
+        self.link = link
+
+    def _upstream_serves_apps(self) -> bool:
+        downstream = self.link.downstream
+        caps = downstream.kernel.spec.capabilities if downstream is not None else {}
+        exts = caps.get("extensions")
+        return isinstance(exts, dict) and APPS_EXTENSION in exts
+
+    def _filtered(self, rc: RequestContext) -> bool:
+        return not client_supports(rc, APPS_EXTENSION) and self._upstream_serves_apps()
+
+    async def tools_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
+        result = await self.link.forward(rc, params)
+        if not self._filtered(rc) or not isinstance(result, dict):
+            return result
+        tools = result.get("tools")
+        if not isinstance(tools, list):
+            return result
+        shown = [t for t in tools if not isinstance(t, dict) or for_model(t.get("_meta"))]
+        return {**result, "tools": shown}
+
+    async def tools_call(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
+        name = params.get("name") if isinstance(params, dict) else None
+        if isinstance(name, str) and self._filtered(rc) and name in await self._app_only():
+            # Answered as the apps server answers a client that is not a host.
+            raise InvalidParams(message=f"Unknown tool: {name}", data={"name": name})
+        return await self.link.forward(rc, params)
+
+    async def _app_only(self) -> set[str]:
+        """The names of upstream's app-only tools, from its whole list (asked now)."""
+        link = self.link
+        if isinstance(link, SharedLink):
+            upstream = await link.shared.connect()
+            timeout = link.shared.request_timeout
+        else:
+            if link.upstream is None:
+                raise ConnectionClosed("the upstream server is not connected")
+            upstream, timeout = link.upstream, link.proxy.request_timeout
+        names: set[str] = set()
+        cursor: str | None = None
+        for _ in range(MAX_LIST_PAGES):
+            page = await upstream.send_request(
+                "tools/list", {"cursor": cursor} if cursor else None, timeout=timeout
+            )
+            for tool in page.get("tools") or ():
+                if isinstance(tool, dict) and not for_model(tool.get("_meta")):
+                    names.add(str(tool.get("name")))
+            cursor = page.get("nextCursor")
+            if not isinstance(cursor, str) or not cursor:
+                break
+        return names
 
 
 class _ChildGate:

@@ -40,6 +40,7 @@ from ._session._base import RequestContext
 from ._session._client import ClientSession
 from ._session._server import ServerSession
 from ._transports._base import Transport
+from .types._appconst import APP_MIME_TYPE, APPS_EXTENSION
 from .types._levels import LOG_LEVELS
 
 logger = logging.getLogger("mcpkit.proxy")
@@ -76,11 +77,14 @@ SERVER_NOTIFICATIONS = (
 )
 CLIENT_NOTIFICATIONS = ("notifications/roots/list_changed", "notifications/tasks/status")
 #: What the proxy declares upstream: all a client can do (a request the proxy's own client
-#: cannot answer is refused by that client's session, with the reason).
+#: cannot answer is refused by that client's session, with the reason), MCP Apps included:
+#: an apps server then lists its app-only tools, which ``_proxy`` keeps from the clients
+#: that are not hosts (the upstream connection opens before a client says what it is).
 UPSTREAM_CAPABILITIES: dict[str, Any] = {
     "sampling": {},
     "elicitation": {"form": {}, "url": {}},
     "roots": {"listChanged": True},
+    "extensions": {APPS_EXTENSION: {"mimeTypes": [APP_MIME_TYPE]}},
 }
 #: Deaths of the shared child within ``RESTART_WINDOW`` seconds past which it is not started
 #: again until the oldest falls out of the window: a server that crashes at once must not

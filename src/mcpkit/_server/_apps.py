@@ -78,7 +78,7 @@ class AppsExtension(Extension):
         return frozenset(
             name
             for name, tool in self.server.registry.tools.items()
-            if not _for_model(tool.definition.get("_meta"))
+            if not for_model(tool.definition.get("_meta"))
         )
 
     async def tools_list(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
@@ -195,8 +195,8 @@ def tool_meta(
     return {**(meta or {}), "ui": ui.to_wire()}
 
 
-def _for_model(meta: Any) -> bool:
-    """Whether the model may see a tool with this ``_meta``. Read as it is, not through the
+def for_model(meta: Any) -> bool:
+    """Whether the model may see a tool with this ``_meta`` (else only views may call it). Read as it is, not through the
     model: a mounted server's malformed ``visibility`` must not fail the listing, and one
     that is not a list naming ``"model"`` keeps the tool from the model."""
     ui = meta.get("ui") if isinstance(meta, Mapping) else None
