@@ -18,6 +18,7 @@ tests/test_readme.py runs ``readme-examples`` against the developer's environmen
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import re
 import shutil
@@ -109,7 +110,8 @@ def wheel(build_python: str, keep: Path | None = None) -> None:
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
             shutil.copy2(whl, keep / whl.name)
-        for extra, flavor in FLAVORS.items():
+
+        def one(extra: str, flavor: str) -> str:
             env_dir = Path(tmp) / f"venv-{flavor}"
             venv.create(env_dir, with_pip=True)
             py = str(env_dir / "bin" / "python")
@@ -117,8 +119,14 @@ def wheel(build_python: str, keep: Path | None = None) -> None:
             _run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", spec], ROOT)
             # Run from a scratch directory, so the checkout's src/ cannot be imported instead.
             out = _run([py, str(ROOT / "scripts" / "installed_checks.py"), flavor], Path(tmp))
-            print(out, end="")
-            print(f"ok: the wheel installed as {spec.split('/')[-1]} alone")
+            return out + f"ok: the wheel installed as {spec.split('/')[-1]} alone\n"
+
+        # The venvs are independent and mostly wait on pip and the disk: a few at a time,
+        # each one's report printed in order.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+            reports = [pool.submit(one, extra, flavor) for extra, flavor in FLAVORS.items()]
+            for report in reports:
+                print(report.result(), end="")
 
 
 def main(argv: list[str]) -> None:
