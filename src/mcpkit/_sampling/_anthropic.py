@@ -100,7 +100,9 @@ class AnthropicHandler(ProviderHandler):
                 content.append(self._tool_result(b))
             else:
                 raise self.unsupported(f"{b.type} content in {m.role} messages")
-        return {"role": m.role, "content": content}
+        # The API refuses empty text blocks (a tool call's message may carry one).
+        kept = [c for c in content if c["type"] != "text" or c["text"]]
+        return {"role": m.role, "content": kept or content}
 
     def _tool_result(self, b: ToolResultContent) -> dict[str, Any]:
         parts: list[dict[str, Any]] = []

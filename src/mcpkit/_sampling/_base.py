@@ -8,6 +8,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import anyio
 import orjson
 
 from .._exceptions import InternalError, InvalidParams
@@ -226,13 +227,16 @@ class ProviderHandler:
         headers = {"content-type": "application/json", **self.auth_headers(), **self.headers}
         content = orjson.dumps(body)
         try:
-            if self._client is not None:
-                response = await self._client.post(url, content=content, headers=headers)
-            else:
-                timeout = httpx2.Timeout(self.timeout, connect=min(10.0, self.timeout))
-                async with httpx2.AsyncClient(timeout=timeout) as client:
-                    response = await client.post(url, content=content, headers=headers)
-        except httpx2.TimeoutException:
+            # httpx2's timeouts bound each phase (a read between bytes); the whole call is
+            # bounded too, whatever a client of the user's says.
+            with anyio.fail_after(self.timeout):
+                if self._client is not None:
+                    response = await self._client.post(url, content=content, headers=headers)
+                else:
+                    timeout = httpx2.Timeout(self.timeout, connect=min(10.0, self.timeout))
+                    async with httpx2.AsyncClient(timeout=timeout) as client:
+                        response = await client.post(url, content=content, headers=headers)
+        except (httpx2.TimeoutException, TimeoutError):
             raise InternalError(
                 message=f"{self.provider}'s API did not answer within {self.timeout:g} s"
             ) from None

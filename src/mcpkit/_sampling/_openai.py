@@ -123,7 +123,8 @@ class OpenAIHandler(ProviderHandler):
             return results  # MCP keeps tool results alone in their message
         if m.role == "assistant":
             text = "".join(p["text"] for p in parts)
-            out: dict[str, Any] = {"role": "assistant", "content": text or None}
+            # No text: null beside tool calls, else "" (a message needs one or the other).
+            out: dict[str, Any] = {"role": "assistant", "content": text or (None if calls else "")}
             if calls:
                 out["tool_calls"] = calls
             return [out]
