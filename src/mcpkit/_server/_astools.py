@@ -9,7 +9,8 @@ matches, which one tool per item could not offer.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, cast
 
 from pydantic import Field
 
@@ -19,12 +20,31 @@ from ._context import Context
 from ._util import to_wire
 
 if TYPE_CHECKING:
-    from ._server import Server
+    from ._registry import Registry
+
+
+class Host(Protocol):
+    """What these tools use of their :class:`~mcpkit.Server` (which is one; named through
+    this Protocol, not imported back: see _face)."""
+
+    registry: Registry
+    mask_errors: bool
+
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        annotations: Any = None,
+        output_schema: Mapping[str, Any] | bool | None = None,
+        inline: bool = False,
+    ) -> None: ...
+
 
 _READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
 
 
-def _check_scopes(server: Server[Any], ctx: Context, method: str, params: dict[str, Any]) -> None:
+def _check_scopes(server: Host, ctx: Context, method: str, params: dict[str, Any]) -> None:
     # The scopes the item needs are needed through its tool too.
     rc = ctx._request
     if rc is not None and server.registry.scopes:
@@ -44,7 +64,7 @@ def _block(content: Any) -> dict[str, Any]:
     return {"type": "resource", "resource": c}
 
 
-def prompt_tools(server: Server[Any]) -> tuple[Any, Any]:
+def prompt_tools(server: Host) -> tuple[Any, Any]:
     """The ``list_prompts`` and ``get_prompt`` tools of ``server``."""
 
     def list_prompts() -> dict[str, Any]:
@@ -75,7 +95,7 @@ def prompt_tools(server: Server[Any]) -> tuple[Any, Any]:
     return list_prompts, get_prompt
 
 
-def resource_tools(server: Server[Any]) -> tuple[Any, Any]:
+def resource_tools(server: Host) -> tuple[Any, Any]:
     """The ``list_resources`` and ``read_resource`` tools of ``server``."""
 
     def list_resources() -> dict[str, Any]:
@@ -124,7 +144,7 @@ class AsTools:
 
             server.add_prompts_as_tools()   # tools "list_prompts" and "get_prompt"
         """
-        server = cast("Server[Any]", self)
+        server = cast("Host", self)
         listing, getting = prompt_tools(server)
         server.add_tool(listing, name=list_name, annotations=_READ_ONLY, inline=True)
         server.add_tool(getting, name=get_name, annotations=_READ_ONLY)
@@ -142,7 +162,7 @@ class AsTools:
 
             server.add_resources_as_tools()   # tools "list_resources" and "read_resource"
         """
-        server = cast("Server[Any]", self)
+        server = cast("Host", self)
         listing, reading = resource_tools(server)
         server.add_tool(listing, name=list_name, annotations=_READ_ONLY, inline=True)
         server.add_tool(reading, name=read_name, annotations=_READ_ONLY, output_schema=False)

@@ -15,8 +15,8 @@ import contextvars
 import copy
 import dataclasses
 import logging
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..types._jsonschema import schema_errors
 from ._argproblems import unknown_arguments_line
@@ -28,9 +28,21 @@ from ._tools import ToolDef, _header_params, check_tool_name, error_result
 if TYPE_CHECKING:
     from ..types import CallToolResult
     from ._callface import CallContext
-    from ._server import Server
+    from ._registry import Registry
 
 logger = logging.getLogger("mcpkit.server")
+
+
+class Host(Protocol):
+    """What transformations use of their :class:`~mcpkit.Server` (which is one; named
+    through this Protocol, not imported back: see _face)."""
+
+    registry: Registry
+    mask_errors: bool
+
+    @property
+    def _mounts(self) -> Sequence[Any]: ...
+    def _changed(self, kind: str | None) -> None: ...
 
 
 class _Unset:
@@ -241,7 +253,7 @@ class DerivedTool:
     defer_task = False
     at_once = False
 
-    def __init__(self, server: Server[Any], rule: Rule, source: Any) -> None:
+    def __init__(self, server: Host, rule: Rule, source: Any) -> None:
         self.source = source
         self.name = rule.name
         sdef: dict[str, Any] = source.definition
@@ -335,7 +347,7 @@ class DerivedTool:
         return problems
 
 
-def _fn_tool(server: Server[Any], rule: Rule, plan: _Plan, definition: dict[str, Any]) -> ToolDef:
+def _fn_tool(server: Host, rule: Rule, plan: _Plan, definition: dict[str, Any]) -> ToolDef:
     """``rule.fn`` as a tool of its own, taking the derived tool's arguments (and any of its
     own parameters beyond them): its schema the derived one extended by those."""
     fn = rule.fn
@@ -423,13 +435,13 @@ class Rule:
         return self.name == self.source
 
 
-def rules_of(server: Server[Any]) -> list[Rule]:
+def rules_of(server: Host) -> list[Rule]:
     """``server``'s transformations, in the order they were made."""
     found: list[Rule] = vars(server).setdefault("_tool_rules", [])
     return found
 
 
-def reapply(server: Server[Any]) -> None:
+def reapply(server: Host) -> None:
     """Serve every rule's derived tool from its source as the tools are now (called on each
     change of the tools, before it is announced).
 
@@ -480,7 +492,7 @@ def _consumed(rule: Rule, rules: list[Rule]) -> bool:
     return any(r.source == rule.name and r.served and not r.keep_original for r in later)
 
 
-def _source(server: Server[Any], rule: Rule, rules: list[Rule]) -> Any:
+def _source(server: Host, rule: Rule, rules: list[Rule]) -> Any:
     """What the rule's source is now (None: there is none)."""
     for r in rules:
         if r is rule:
@@ -503,7 +515,7 @@ def _listed(rule: Rule) -> Any:
     return rule.mount.entries.get("tools", {}).get(rule.source)
 
 
-def _install(server: Server[Any], rule: Rule, src: Any, rules: list[Rule]) -> None:
+def _install(server: Host, rule: Rule, src: Any, rules: list[Rule]) -> None:
     tools: dict[str, Any] = server.registry.tools
     scopes = server.registry.scopes
     derived = rule.derived
@@ -538,7 +550,7 @@ def _install(server: Server[Any], rule: Rule, src: Any, rules: list[Rule]) -> No
         scopes[("tool", rule.name)] = need
 
 
-def _withdraw(server: Server[Any], rule: Rule) -> None:
+def _withdraw(server: Host, rule: Rule) -> None:
     """The source is gone: so is the derived tool (the rule waits for the source)."""
     tools: dict[str, Any] = server.registry.tools
     if rule.placed is not None and tools.get(rule.name) is rule.placed:
@@ -548,7 +560,7 @@ def _withdraw(server: Server[Any], rule: Rule) -> None:
     rule.entry = rule.derived = rule.placed = None
 
 
-def _end(server: Server[Any], rule: Rule, rules: list[Rule]) -> None:
+def _end(server: Host, rule: Rule, rules: list[Rule]) -> None:
     """The derived tool was removed: the rule ends, and an original it took out of the
     list under another name is served again."""
     rules.remove(rule)
@@ -563,17 +575,12 @@ def _end(server: Server[Any], rule: Rule, rules: list[Rule]) -> None:
                 server.registry.scopes[("tool", rule.source)] = tuple(need)
 
 
-def _may_come(server: Server[Any], name: str) -> bool:
+def _may_come(server: Host, name: str) -> bool:
     """Whether a remote mount not yet listing its tools may serve tool ``name``."""
-    from ._mount import RemoteMount
-
     for m in server._mounts:
-        listed = "tools" in m.entries
-        if (
-            isinstance(m, RemoteMount)
-            and not listed
-            and (m.prefix is None or name.startswith(f"{m.prefix}_"))
-        ):
+        remote = getattr(m, "client", None) is not None  # a RemoteMount (a local one: child)
+        covers = m.prefix is None or name.startswith(f"{m.prefix}_")
+        if remote and covers and "tools" not in m.entries:
             return True
     return False
 
@@ -626,7 +633,7 @@ class ToolTransforms(AsTools):
                 },
             )
         """
-        server = cast("Server[Any]", self)
+        server = cast("Host", self)
         new = name if name is not None else source
         check_tool_name(new)
         if keep_original and new == source:
