@@ -288,7 +288,7 @@ class ListCacheMiddleware(Middleware):
     def __init__(self, ttl: float = 60.0, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.ttl = ttl
         self.clock = clock
-        self._entries: dict[tuple[str, Any], tuple[float, Any]] = {}
+        self._entries: dict[tuple[str, Any, Any], tuple[float, Any]] = {}
 
     def invalidate(self, kind: str | None = None) -> None:
         """Forget the cached pages of ``kind`` (``tools``, ``resources``, ``prompts``; all
@@ -300,7 +300,7 @@ class ListCacheMiddleware(Middleware):
     async def on_request(self, request: MCPRequest, call_next: CallNext) -> Any:
         if request.method not in _LISTS:
             return await call_next(request)
-        key = (request.method, (request.params or {}).get("cursor"))
+        key = (request.method, (request.params or {}).get("cursor"), _view(request))
         now = self.clock()
         hit = self._entries.get(key)
         if hit is not None and hit[0] > now:
@@ -308,6 +308,13 @@ class ListCacheMiddleware(Middleware):
         result = await call_next(request)
         self._entries[key] = (now + self.ttl, result)
         return result
+
+
+def _view(request: MCPRequest) -> Any:
+    """What decides the lists a request's session sees beyond the server's own choice (its
+    visibility rules, ``ctx.enable``): sessions that see differently share no cached page."""
+    session = getattr(request.context, "session", None)
+    return getattr(getattr(session, "state", None), "visibility", ())
 
 
 class ErrorMappingMiddleware(Middleware):

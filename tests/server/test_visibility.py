@@ -17,6 +17,7 @@ from tests.server._harness import Connected, connect
 
 from mcpkit import Client, Context, ProtocolError, Server
 from mcpkit._transports import memory_pair
+from mcpkit.middleware import ListCacheMiddleware
 
 pytestmark = pytest.mark.anyio
 
@@ -180,7 +181,8 @@ async def test_tags_and_versions_listed_and_server_rules_hide(era: str) -> None:
 
 
 async def test_a_session_unlocks_for_itself_and_is_told() -> None:
-    server = build()
+    # Lists cached by the middleware: per what a session sees, never one session's for another.
+    server = build(middleware=[ListCacheMiddleware()])
     server.disable(tags={"admin"})
     async with connect(server) as mine, connect(server) as other:
         assert "wipe" not in await names(mine)
