@@ -290,7 +290,9 @@ def test_cycles_and_unfillable_parameters_are_refused_at_registration() -> None:
     assert server.tools == []
 
 
-async def _tip_twice(settings: StatelessSettings) -> tuple[str, list[str]]:
+async def _tip_twice(
+    settings: StatelessSettings, version: str = "2026-07-28"
+) -> tuple[str, list[str]]:
     events: list[str] = []
     server = Server("held", stateless=settings)
 
@@ -311,7 +313,7 @@ async def _tip_twice(settings: StatelessSettings) -> tuple[str, list[str]]:
     with anyio.fail_after(20):
         async with Client(
             server,
-            protocol_version="2026-07-28",
+            protocol_version=version,
             elicitation_handler=lambda params, ctx: {"action": "accept", "content": {"p": 5}},
         ) as client:
             result = await client.call_tool("tip", {})
@@ -322,6 +324,8 @@ async def test_a_2026_call_held_across_rounds_keeps_its_dependencies() -> None:
     """Held (the default), the call resumes where it asked: its dependencies ran once and
     close after the last round. Not held, each round runs the call again, dependencies too."""
     assert await _tip_twice(StatelessSettings()) == ("5% on 1", ["open", "close"])
+    # The handshake era asks within the call: nothing runs again either.
+    assert await _tip_twice(StatelessSettings(), "2025-11-25") == ("5% on 1", ["open", "close"])
     again = await _tip_twice(StatelessSettings(hold_calls=False))
     assert again == ("5% on 3", ["open", "close", "open", "close"])
 
