@@ -162,7 +162,8 @@ async def test_tags_and_versions_listed_and_server_rules_hide(era: str) -> None:
         server.enable(tags={"admin"})
         templates = (await ask(c, "resources/templates/list"))["resourceTemplates"]
         assert templates[0]["_meta"] == {TAGS: ["admin"], VERSION: "1"}
-        assert await names(c, "prompts") == ["audit"]
+        assert (await ask(c, "prompts/list"))["prompts"][0]["_meta"] == {TAGS: ["admin"]}
+        assert (await ask(c, "resources/list"))["resources"][0]["_meta"] == {TAGS: ["admin"]}
         assert (await ask(c, "resources/read", {"uri": "users://7"}))["contents"][0]["text"] == "7"
         assert (await ask(c, "tools/call", {"name": "wipe"}))["content"][0]["text"] == "wiped"
         # Every criterion must match: a kind and a version narrow a tag.
