@@ -4,6 +4,8 @@ official schemas, and one client over a real transport (the MCP server under uvi
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 import pytest
@@ -131,6 +133,32 @@ async def test_a_404_is_an_error_result_naming_it(revision: str) -> None:
         assert result.content[0].text == 'HTTP 404 Not Found: {"detail":"no item 404"}'  # type: ignore[union-attr]
         result = await client.call_tool("get_item", {"item_id": 1})
         assert result.structured_content == {"id": 1, "name": "item1", "price": 1.5}
+
+
+async def test_the_apps_lifespan_entered_with_the_servers() -> None:
+    """As docs/server.md says: the app's startup done by the MCP server's ``lifespan``."""
+
+    @contextlib.asynccontextmanager
+    async def life(booted: FastAPI) -> AsyncIterator[None]:
+        booted.state.ready = "yes"
+        yield
+        booted.state.ready = "shut down"
+
+    booted = FastAPI(lifespan=life)
+
+    @booted.get("/ready", operation_id="ready")
+    def ready(request: Request) -> dict[str, str]:
+        return {"ready": request.app.state.ready}
+
+    server = Server.from_fastapi(
+        booted,
+        route_maps=[RouteMap("tool")],
+        lifespan=lambda _server: booted.router.lifespan_context(booted),
+    )
+    async with Client(server) as client:
+        result = await client.call_tool("ready", {})
+        assert result.structured_content == {"ready": "yes"}
+    assert booted.state.ready == "shut down"
 
 
 def test_from_fastapi_needs_an_app() -> None:

@@ -53,7 +53,9 @@ async def pet(request: Request) -> Response:
     if pet_id == 404:
         return JSONResponse({"detail": "no pet 404 here"}, status_code=404)
     if pet_id == 500:
-        return PlainTextResponse("boom " * 200, status_code=500)
+        return PlainTextResponse("boom " * 80, status_code=500)
+    if pet_id == 501:
+        return PlainTextResponse("x" * 2000)
     if pet_id == 7:  # breaks the documented schema (name must be a string)
         return JSONResponse({"id": 7, "name": 7})
     return JSONResponse({"id": pet_id, "name": f"pet{pet_id}", "tag": None})
@@ -273,7 +275,7 @@ async def test_arguments_reach_the_api(api: ThreadServer, revision: str) -> None
 async def test_error_statuses_and_failures_are_error_results(
     api: ThreadServer, revision: str
 ) -> None:
-    server = _server(api, route_maps=AS_TOOL, timeout=0.5)
+    server = _server(api, route_maps=AS_TOOL, timeout=0.5, max_answer_bytes=1000)
     async with Client(server, protocol_version=revision) as client:
         result = await client.call_tool("getPet", {"pet_id": 404})
         assert result.is_error
@@ -282,6 +284,9 @@ async def test_error_statuses_and_failures_are_error_results(
         text = result.content[0].text  # type: ignore[union-attr]
         assert result.is_error and text.startswith("HTTP 500 Internal Server Error: boom")
         assert len(text) < 400  # the body is quoted, bounded
+        result = await client.call_tool("getPet", {"pet_id": 501})
+        assert result.is_error
+        assert result.content[0].text == "GET /pets/{pet_id}: the answer is larger than 1000 bytes"  # type: ignore[union-attr]
         result = await client.call_tool("getPet", {"pet_id": 7})
         assert result.is_error and "does not match its documented schema" in result.content[0].text  # type: ignore[union-attr]
         with anyio.fail_after(5):
@@ -289,6 +294,30 @@ async def test_error_statuses_and_failures_are_error_results(
         assert result.is_error and result.content[0].text == "POST /slow: no answer within 0.5 s"  # type: ignore[union-attr]
         result = await client.call_tool("getPet", {"pet_id": "x"})
         assert result.is_error and "Invalid arguments" in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_a_path_parameter_cannot_climb_out_of_its_path(api: ThreadServer) -> None:
+    doc = _doc(
+        {
+            "/files/{name}": {
+                "get": {
+                    "operationId": "file",
+                    "parameters": [{"name": "name", "in": "path", "schema": {"type": "string"}}],
+                }
+            }
+        }
+    )
+    server = Server.from_openapi(doc, base_url=api.base, route_maps=[RouteMap("tool")])
+    before = len(RECEIVED)
+    async with Client(server) as client:
+        for value in ("..", "."):
+            result = await client.call_tool("file", {"name": value})
+            assert result.is_error  # GET /files/.. would be GET / at the API
+            assert (
+                result.content[0].text
+                == f"GET /files/{{name}}: path parameter 'name' cannot be {value!r}"
+            )  # type: ignore[union-attr]
+    assert len(RECEIVED) == before
 
 
 async def test_a_network_failure_is_an_error_result() -> None:
@@ -335,8 +364,17 @@ async def test_a_request_hook_forwards_the_servers_own_token(api: ThreadServer) 
         seen_ctx.append(ctx)
         request.headers["Authorization"] = "Bearer per-user-token"
 
-    server = _server(api, route_maps=[RouteMap("tool")], request_hook=hook, exclude=["slow"])
+    server = _server(
+        api,
+        route_maps=[RouteMap("tool")],
+        request_hook=hook,
+        exclude=["slow"],
+        headers={"x-trace": "the-servers"},
+    )
     async with Client(server) as client:
+        result = await client.call_tool("listPets", {"X-Trace": "the-models"})
+        assert result.structured_content is not None
+        assert result.structured_content["headers"]["x-trace"] == "the-servers"  # never replaced
         await client.call_tool("sendForm", {"who": "ada"})
     seen = RECEIVED[-1]
     assert seen["authorization"] == "Bearer per-user-token"
@@ -356,6 +394,13 @@ async def test_documents_from_a_yaml_file_and_a_url(api: ThreadServer, tmp_path:
     assert [t["name"] for t in from_url.tools] == names
     with pytest.raises(ValueError, match=r"cannot fetch the OpenAPI document .*HTTP 404"):
         await anyio.to_thread.run_sync(lambda: Server.from_openapi(f"{api.base}/nothing.json"))
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(depth):
+        schema = {"type": "array", "items": schema}
+    return schema
 
 
 def _doc(paths: dict[str, Any], **components: Any) -> dict[str, Any]:
@@ -390,6 +435,25 @@ def _get(schema: Any) -> dict[str, Any]:
             r"a \$ref cycle: #/components/schemas/A -> #/components/schemas/B -> #/components/schemas/A",
         ),
         (_doc(_get({"type": "strnig"})), r"POST /x \(x\): unknown schema type 'strnig'"),
+        (
+            _doc(_get({"$ref": "#/components/schemas/A"}), A={"$ref": "#/components/schemas/A"}),
+            r"a \$ref cycle",
+        ),
+        (_doc(_get(_nested(200))), r"nested more than 64 levels deep"),
+        (
+            _doc(
+                {
+                    "/x": {
+                        "get": {
+                            "responses": {
+                                "200": {"content": {"application/json": {"schema": {"type": 5}}}}
+                            }
+                        }
+                    }
+                }
+            ),
+            r"GET /x \(get_x\): unknown schema type 5",
+        ),
         (
             _doc(_get({"$ref": "#/components/schemas/Nope"})),
             r"\$ref '#/components/schemas/Nope' points at nothing",

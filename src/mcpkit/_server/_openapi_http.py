@@ -15,6 +15,7 @@ import contextlib
 import inspect
 import math
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -42,6 +43,32 @@ S = TypeVar("S")
 RequestHook = Callable[[Any, "Context | None"], Any]
 #: Characters of an error answer's body quoted in the error result.
 EXCERPT_CHARS = 300
+#: The most bytes of an answer read (decoded): a larger one is an error result, not memory.
+MAX_ANSWER_BYTES = 10 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An API's answer, read whole (at most :data:`MAX_ANSWER_BYTES`)."""
+
+    status: int
+    reason: str
+    content_type: str
+    content: bytes
+    encoding: str | None
+
+    @property
+    def text(self) -> str:
+        """The body as text (its declared charset, else UTF-8; bad bytes replaced)."""
+        try:
+            return self.content.decode(self.encoding or "utf-8", errors="replace")
+        except LookupError:  # a charset Python does not know
+            return self.content.decode("utf-8", errors="replace")
+
+    @property
+    def ok(self) -> bool:
+        """A 2xx status."""
+        return 200 <= self.status < 300
 
 
 class APICaller:
@@ -57,6 +84,7 @@ class APICaller:
         timeout: float,
         transport: Any = None,
         http_client: Any = None,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
     ) -> None:
         if not (isinstance(timeout, (int, float)) and timeout > 0 and math.isfinite(timeout)):
             raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
@@ -68,6 +96,7 @@ class APICaller:
         self._transport = transport
         self._given = http_client
         self._open: Any = None
+        self.max_answer_bytes = max_answer_bytes
 
     def _new_client(self) -> Any:
         return self.httpx2.AsyncClient(transport=self._transport, timeout=self.timeout)
@@ -85,44 +114,57 @@ class APICaller:
             finally:
                 self._open = None
 
-    async def call(self, op: Operation, arguments: dict[str, Any], ctx: Context | None) -> Any:
-        """Send ``op`` with ``arguments``; the ``httpx2.Response`` (its body read), or a
-        :class:`ToolError` naming the failure of the request itself."""
+    async def call(self, op: Operation, arguments: dict[str, Any], ctx: Context | None) -> Answer:
+        """Send ``op`` with ``arguments``: the API's answer, or a :class:`ToolError` naming
+        the failure of the request itself."""
         client = self._given or self._open
         if client is None:  # called outside the server's lifespan: a client for this call
             async with self._new_client() as own:
                 return await self._send(own, op, arguments, ctx)
         return await self._send(client, op, arguments, ctx)
 
-    async def _send(self, client: Any, op: Operation, arguments: dict[str, Any], ctx: Any) -> Any:
-        request = self._request(client, op, arguments)
+    async def _send(
+        self, client: Any, op: Operation, arguments: dict[str, Any], ctx: Any
+    ) -> Answer:
+        what = f"{op.method} {op.path}"
+        try:
+            request = self._request(client, op, arguments, what)
+        except (ValueError, TypeError) as e:  # e.g. a header value that is not ASCII
+            raise ToolError(f"{what}: cannot make the request ({e})") from None
         if self.request_hook is not None:
             done = self.request_hook(request, ctx)
             if inspect.isawaitable(done):
                 await done
-        what = f"{op.method} {op.path}"
         try:
             # httpx2's timeout bounds each phase; this bounds the whole exchange (an API
             # answering a byte at a time never holds a call longer).
             with anyio.fail_after(self.timeout):
-                return await client.send(request)
+                return await _read(client, request, what, self.max_answer_bytes)
         except (TimeoutError, self.httpx2.TimeoutException):
             raise ToolError(f"{what}: no answer within {self.timeout:g} s") from None
         except self.httpx2.HTTPError as e:
             raise ToolError(f"{what}: the request failed ({type(e).__name__}: {e})") from None
 
-    def _request(self, client: Any, op: Operation, arguments: dict[str, Any]) -> Any:
+    def _request(self, client: Any, op: Operation, arguments: dict[str, Any], what: str) -> Any:
         path = op.path
         for arg in op.by_location("path"):
-            path = path.replace("{" + arg.wire + "}", quote(_scalar(arguments[arg.name]), safe=""))
+            value = _scalar(arguments[arg.name])
+            if value in ("", ".", ".."):
+                # Dot segments are resolved away: "/pets/.." would reach another endpoint.
+                raise ToolError(f"{what}: path parameter {arg.name!r} cannot be {value!r}")
+            path = path.replace("{" + arg.wire + "}", quote(value, safe=""))
         params: list[tuple[str, str]] = []
         for arg in op.by_location("query"):
             if arguments.get(arg.name) is not None:
                 params.extend(_query(arg, arguments[arg.name]))
-        headers = dict(self.headers)
+        headers: dict[str, str] = {}
         for arg in op.by_location("header"):
             if arguments.get(arg.name) is not None:
                 headers[arg.wire] = _scalar(arguments[arg.name])
+        # The server's own headers win over a header argument of the same name: a model
+        # never replaces the credentials its server sends.
+        own = {k.lower() for k in self.headers}
+        headers = {k: v for k, v in headers.items() if k.lower() not in own} | self.headers
         cookies = [
             f"{a.wire}={quote(_scalar(arguments[a.name]), safe='')}"
             for a in op.by_location("cookie")
@@ -181,27 +223,46 @@ def _body(op: Operation, arguments: dict[str, Any], headers: dict[str, str]) -> 
     return {"content": text}
 
 
-def failure(response: Any) -> str:
+async def _read(client: Any, request: Any, what: str, limit: int) -> Answer:
+    response = await client.send(request, stream=True)
+    try:
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > limit:
+                raise ToolError(f"{what}: the answer is larger than {limit} bytes")
+    finally:
+        await response.aclose()
+    return Answer(
+        response.status_code,
+        response.reason_phrase,
+        response.headers.get("content-type", ""),
+        bytes(body),
+        response.charset_encoding,
+    )
+
+
+def failure(response: Answer) -> str:
     """``HTTP 404 Not Found: <the start of the body>``: what an error answer's result says."""
-    line = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
+    line = f"HTTP {response.status} {response.reason}".rstrip()
     text = " ".join(response.text.split())
     if len(text) > EXCERPT_CHARS:
         text = text[:EXCERPT_CHARS] + "…"
     return f"{line}: {text}" if text else line
 
 
-def tool_result(op: Operation, response: Any) -> Any:
+def tool_result(op: Operation, response: Answer) -> Any:
     """What a tool returns for a 2xx answer: the JSON object (structured, checked against
     the output schema) or the body as text; any other status raises a :class:`ToolError`."""
-    if not 200 <= response.status_code < 300:
+    if not response.ok:
         raise ToolError(failure(response))
     if op.output_schema is None:
-        return response.text or f"HTTP {response.status_code} {response.reason_phrase}"
+        return response.text or f"HTTP {response.status} {response.reason}"
     try:
         data = orjson.loads(response.content)
     except orjson.JSONDecodeError:
         raise ToolError(
-            f"{op.method} {op.path}: the API answered {response.status_code} with a body "
+            f"{op.method} {op.path}: the API answered {response.status} with a body "
             "that is not the JSON object its document promises"
         ) from None
     problems = schema_errors(data, op.output_schema)
@@ -231,14 +292,14 @@ def _read_function(caller: APICaller, op: Operation, uri: str) -> Callable[..., 
     async def read(**variables: Any) -> str | bytes:
         ctx = variables.pop(CONTEXT_ARG, None)
         response = await caller.call(op, variables, ctx)
-        if response.status_code == 404:
+        if response.status == 404:
             raise ResourceNotFound(uri)
-        if not 200 <= response.status_code < 300:
+        if not response.ok:
             raise ToolError(failure(response))
-        kind = response.headers.get("content-type", "text/plain").lower()
+        kind = response.content_type.lower() or "text/plain"
         if kind.startswith("text/") or "json" in kind or "xml" in kind or not response.content:
-            return str(response.text)
-        return bytes(response.content)
+            return response.text
+        return response.content
 
     # The template's variables as the function's parameters (what the server reads).
     names = [a.name for a in op.arguments]
@@ -293,6 +354,7 @@ def server_from_openapi(
     timeout: float = 30.0,
     http_client: Any = None,
     uri_scheme: str = "api",
+    max_answer_bytes: int = MAX_ANSWER_BYTES,
     transport: Any = None,
     **options: Any,
 ) -> S:
@@ -307,6 +369,7 @@ def server_from_openapi(
         timeout=timeout,
         transport=transport,
         http_client=http_client,
+        max_answer_bytes=max_answer_bytes,
     )
     info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
     assert isinstance(info, dict)
@@ -378,7 +441,8 @@ class FromAPI:
         credentials), ``request_hook`` (``hook(request, ctx)``, sync or async: changes each
         outgoing ``httpx2.Request``, e.g. to add a per-user token the server holds),
         ``timeout`` (seconds one call may take, 30 by default), ``http_client`` (an
-        ``httpx2.AsyncClient`` of your own), ``uri_scheme`` (of resources, ``api``); the
+        ``httpx2.AsyncClient`` of your own), ``uri_scheme`` (of resources, ``api``),
+        ``max_answer_bytes`` (a larger answer is an error result; 10 MiB); the
         others (``name``, ``version``, ``instructions``, ...) go to :class:`Server`. See
         docs/server.md, "Servers from OpenAPI and FastAPI".
 
