@@ -203,6 +203,24 @@ async def test_run_time_transforms_announce_the_change_and_end_with_removal() ->
         assert "whoami" in names and "who" not in names
 
 
+async def test_a_run_time_transform_is_told_to_a_client_of_2026_07_28() -> None:
+    server = _server()
+    changed = anyio.Event()
+
+    async def on_change(kind: str) -> None:
+        changed.set()
+
+    with anyio.fail_after(TIMEOUT):
+        async with Client(
+            server, protocol_version="2026-07-28", list_changed_handler=on_change
+        ) as client:
+            before = {t.name for t in await client.list_tools()}
+            server.transform_tool("whoami", name="who")
+            await changed.wait()
+            after = {t.name for t in await client.list_tools(use_cache=False)}
+    assert after ^ before == {"who", "whoami"} and "who" in after
+
+
 def _child() -> Server:
     child = Server("child")
 
@@ -238,12 +256,18 @@ async def test_a_mounted_servers_tool_transformed_follows_its_changes(revision: 
 
 
 def _prompts_and_resources() -> Server:
-    server = Server("docs")
+    server = Server("docs", exclude_tags={"secret"})
 
     @server.prompt()
     def review(code: str) -> str:
         """Ask for a review."""
         return f"Please review: {code}"
+
+    @server.prompt(tags={"secret"})
+    def hidden() -> str:
+        return "not for you"
+
+    server.add_resource("docs://hidden", "not for you", tags={"secret"})
 
     server.add_resource("docs://readme", "# Read me", mime_type="text/markdown")
     server.add_resource("img://dot", b"\x89PNG", mime_type="image/png")
@@ -277,6 +301,8 @@ async def test_prompts_and_resources_served_as_tools(revision: str) -> None:
             image = await call("read_resource", {"uri": "img://dot"})
             templated = await call("read_resource", {"uri": "notes://7"})
             absent = await call("read_resource", {"uri": "docs://absent"})
+            secret = await call("read_resource", {"uri": "docs://hidden"})
+            hidden = await call("get_prompt", {"name": "hidden"})
     for tool in tools:
         assert schema_errors(revision, "Tool", tool) == [], tool["name"]
     assert [t["name"] for t in tools] == [
@@ -301,6 +327,9 @@ async def test_prompts_and_resources_served_as_tools(revision: str) -> None:
     assert image["content"][0]["mimeType"] == "image/png"
     assert templated["content"] == [{"type": "text", "text": "note 7"}]
     assert absent["isError"] and "Unknown resource 'docs://absent'" in absent["content"][0]["text"]
+    # What the server hides from a request is hidden through the tools too.
+    assert secret["isError"] and "Unknown resource 'docs://hidden'" in secret["content"][0]["text"]
+    assert hidden["isError"] and hidden["content"][0]["text"].startswith("Unknown prompt 'hidden'")
 
 
 REMOTE = textwrap.dedent(

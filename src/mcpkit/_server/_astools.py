@@ -29,6 +29,8 @@ class Host(Protocol):
 
     registry: Registry
     mask_errors: bool
+    #: Which components a request sees (``_visibility.Visibility``: ``hides``, ``hides_uri``).
+    visibility: Any
 
     def add_tool(
         self,
@@ -51,6 +53,13 @@ def _check_scopes(server: Host, ctx: Context, method: str, params: dict[str, Any
         authorize(rc, server.registry.scopes_for(method, params))
 
 
+def _shown(server: Host, ctx: Context, kind: str, items: dict[str, Any]) -> list[Any]:
+    """The definitions of ``items`` the request sees (what its own list would give it)."""
+    rc = ctx._request
+    hides = server.visibility.hides
+    return [d.definition for k, d in items.items() if not hides(rc, kind, k, d.definition)]
+
+
 def _block(content: Any) -> dict[str, Any]:
     """A resource's contents as the content block a tool-only client shows best: text as
     text, an image or audio blob as such, anything else as an embedded resource."""
@@ -67,9 +76,9 @@ def _block(content: Any) -> dict[str, Any]:
 def prompt_tools(server: Host) -> tuple[Any, Any]:
     """The ``list_prompts`` and ``get_prompt`` tools of ``server``."""
 
-    def list_prompts() -> dict[str, Any]:
+    def list_prompts(ctx: Context) -> dict[str, Any]:
         """List the prompts this server offers: their names, descriptions and arguments."""
-        return {"prompts": [p.definition for p in server.registry.prompts.values()]}
+        return {"prompts": _shown(server, ctx, "prompt", server.registry.prompts)}
 
     async def get_prompt(
         ctx: Context,
@@ -80,8 +89,13 @@ def prompt_tools(server: Host) -> tuple[Any, Any]:
     ) -> dict[str, Any]:
         """Get a prompt filled in with its arguments: its messages (list them with list_prompts)."""
         prompt = server.registry.prompts.get(name)
+        if prompt is not None and server.visibility.hides(
+            ctx._request, "prompt", name, prompt.definition
+        ):
+            prompt = None  # hidden: as unknown as through prompts/get
         if prompt is None:
-            known = ", ".join(server.registry.prompts) or "none"
+            shown = _shown(server, ctx, "prompt", server.registry.prompts)
+            known = ", ".join(d["name"] for d in shown) or "none"
             raise ToolError(f"Unknown prompt {name!r} (prompts: {known})")
         _check_scopes(server, ctx, "prompts/get", {"name": name})
         try:
@@ -98,13 +112,13 @@ def prompt_tools(server: Host) -> tuple[Any, Any]:
 def resource_tools(server: Host) -> tuple[Any, Any]:
     """The ``list_resources`` and ``read_resource`` tools of ``server``."""
 
-    def list_resources() -> dict[str, Any]:
+    def list_resources(ctx: Context) -> dict[str, Any]:
         """List the resources this server offers (URIs, names, descriptions) and its
         resource templates (URI patterns read_resource also reads)."""
         registry = server.registry
         return {
-            "resources": [r.definition for r in registry.resources.values()],
-            "resourceTemplates": [t.definition for t in registry.templates.values()],
+            "resources": _shown(server, ctx, "resource", registry.resources),
+            "resourceTemplates": _shown(server, ctx, "resource", registry.templates),
         }
 
     async def read_resource(
@@ -114,7 +128,7 @@ def resource_tools(server: Host) -> tuple[Any, Any]:
         ],
     ) -> list[dict[str, Any]]:
         """Read a resource by URI (list them with list_resources)."""
-        if not server.registry.resolves(uri):
+        if not server.registry.resolves(uri) or server.visibility.hides_uri(ctx._request, uri):
             raise ToolError(f"Unknown resource {uri!r} (list them with list_resources)")
         _check_scopes(server, ctx, "resources/read", {"uri": uri})
         try:

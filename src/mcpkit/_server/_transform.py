@@ -426,6 +426,8 @@ class Rule:
     #: Whether the derived tool is in the registry, and whether the source was taken out.
     served: bool = False
     hid: bool = False
+    #: Whether a missing source was logged (once).
+    warned: bool = False
     #: The derived tool last put in the registry (a removal is told by its absence).
     placed: DerivedTool | None = None
 
@@ -466,6 +468,12 @@ def reapply(server: Host) -> None:
         try:
             src = _source(server, rule, rules)
             if src is None:
+                if rule.entry is None and not rule.warned and not _may_come(server, rule.source):
+                    # Waiting for a remote mount that has listed its tools now, without it.
+                    logger.warning(
+                        "tool transform %r: no tool %r to transform", rule.name, rule.source
+                    )
+                    rule.warned = True
                 _withdraw(server, rule)
                 continue
             if src is not rule.entry or rule.derived is None:
