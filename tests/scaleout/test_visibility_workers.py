@@ -6,6 +6,7 @@ time is made on the other."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from tests.scaleout._run import run_argv, worker
 from tests.scaleout._wire import call, headers, initialize, sse_messages
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
+BOTH_BACKENDS = True  # HTTP to worker processes only: the test's own loop may be trio
 
 VISIBLE = Path(__file__).with_name("_visible.py")
 
@@ -54,9 +56,11 @@ async def test_a_session_unlocked_on_one_worker_is_unlocked_on_the_other(
             assert await tools(http, a, sid) == ["status", "login", "lockdown"]
             get = headers(sid, accept="text/event-stream")
             with anyio.fail_after(30):
-                async with http.stream("GET", a, headers=get) as stream:
+                async with (
+                    http.stream("GET", a, headers=get) as stream,
+                    contextlib.aclosing(messages(stream)) as heard,
+                ):
                     assert stream.status_code == 200
-                    heard = messages(stream)
                     # Served by worker b; the session's GET stream is worker a's.
                     done = await tool(http, b, sid, "login")
                     assert done["result"]["content"][0]["text"] == "welcome"
