@@ -80,6 +80,15 @@ def _server() -> Server:
         return greeting.upper()
 
     server.transform_tool("whoami", name="shout", fn=shout, keep_original=True)
+    # From the source find_books took out of the list: a second tool derived from it.
+    server.transform_tool(
+        "search",
+        name="find_films",
+        arguments={
+            "index": ArgTransform(hide=True, default_factory=lambda: "films"),
+            "limit": ArgTransform(required=True, description="How many"),
+        },
+    )
     return server
 
 
@@ -97,9 +106,18 @@ async def test_a_derived_tool_is_listed_and_served_in_both_eras(revision: str) -
             old_name = await client.call_tool("find_books", {"q": "dune"})
             hidden = await client.call_tool("find_books", {"query": "x", "index": "films"})
             hello = await client.call_tool("hello", {})
+            film = await client.call_tool("find_films", {"q": "alien", "limit": 2})
             whoami = await client.call_tool("whoami", {"greeting": "yo"})
     tools = {t["name"]: t for t in listed["tools"]}
-    assert list(tools) == ["find_books", "whoami", "hello", "careful_find", "raw_find", "shout"]
+    assert list(tools) == [
+        "find_books",
+        "whoami",
+        "hello",
+        "careful_find",
+        "raw_find",
+        "shout",
+        "find_films",
+    ]
     book = tools["find_books"]
     assert book["title"] == "Find books" and book["description"] == "Find books by title."
     assert book["inputSchema"] == {
@@ -113,6 +131,9 @@ async def test_a_derived_tool_is_listed_and_served_in_both_eras(revision: str) -
     }
     assert book["outputSchema"]["properties"]["result"]["type"] == "array"  # the source's
     assert tools["hello"]["inputSchema"]["properties"] == {}
+    films = tools["find_films"]["inputSchema"]
+    assert films["required"] == ["q", "limit"]
+    assert films["properties"]["limit"] == {"type": "integer", "description": "How many"}
     for tool in listed["tools"]:
         assert schema_errors(revision, "Tool", tool) == [], tool["name"]
     assert found.structured_content == {"result": ["books:dune:3"]}
@@ -124,6 +145,7 @@ async def test_a_derived_tool_is_listed_and_served_in_both_eras(revision: str) -
     )
     assert hidden.is_error and "unknown argument `index`" in _text(hidden)
     assert _text(hello) == "hello from library"  # the source's Context reaches it
+    assert film.structured_content == {"result": ["films:alien:2"]}
     assert _text(whoami) == "yo from library"  # kept beside it
 
 

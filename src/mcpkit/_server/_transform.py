@@ -166,6 +166,8 @@ def _plan(source: str, schema: Mapping[str, Any], changes: Mapping[str, ArgTrans
             plan.defaults[new] = change
         elif change.required or old in required:
             needed.append(new)
+            if isinstance(prop, dict):
+                prop.pop("default", None)  # required now: the source's default is not offered
         out[new] = prop
         plan.back[new] = old
     derived = {k: v for k, v in schema.items() if k not in ("properties", "required")}
