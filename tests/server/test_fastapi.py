@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 import pytest
-from fastapi import FastAPI, Header, HTTPException, Request
+from fastapi import FastAPI, Form, Header, HTTPException, Request, UploadFile
 from pydantic import BaseModel
 from tests._schema import schema_errors
 from tests.http._http_helpers import ThreadServer
@@ -67,6 +67,12 @@ def health() -> dict[str, bool]:
     return {"ok": True}
 
 
+@app.post("/upload", operation_id="upload")
+async def upload(file: UploadFile, note: Annotated[str, Form()]) -> dict[str, Any]:
+    """A multipart body: a file and a field."""
+    return {"filename": file.filename, "content": (await file.read()).decode(), "note": note}
+
+
 @app.post("/crash", operation_id="crash")
 def crash() -> None:
     raise RuntimeError("the app failed")
@@ -76,7 +82,7 @@ def test_operations_are_listed_with_valid_schemas() -> None:
     server = Server.from_fastapi(app, route_maps=[RouteMap("tool")])
     assert (server.name, server.version) == ("shop", "3.1")
     tools = {t["name"]: t for t in server.tools}
-    assert list(tools) == ["get_item", "put_item", "health", "crash"]
+    assert list(tools) == ["get_item", "put_item", "health", "upload", "crash"]
     put = tools["put_item"]["inputSchema"]
     assert put["required"] == ["item_id", "name"]
     assert set(put["properties"]) == {"item_id", "dry_run", "x-shop-token", "name", "price"}
@@ -111,6 +117,8 @@ async def test_calls_reach_the_app_in_process(revision: str) -> None:
             "authorization": "Bearer kept-by-the-server",
             "client": ["127.0.0.1", 123],  # httpx2's ASGI transport: no socket was opened
         }
+        result = await client.call_tool("upload", {"file": "hello", "note": "n"})
+        assert result.structured_content == {"filename": "file", "content": "hello", "note": "n"}
         result = await client.call_tool("crash", {})
         assert result.is_error
         assert result.content[0].text.startswith("HTTP 500 Internal Server Error")  # type: ignore[union-attr]

@@ -92,6 +92,8 @@ class Argument:
     wire: str
     #: OpenAPI's ``style``/``explode`` for a query parameter (form, exploded, by default).
     explode: bool = True
+    #: A multipart body's file (``format: binary``): sent as a file part, not a field.
+    binary: bool = False
 
 
 @dataclass
@@ -528,7 +530,9 @@ def _body(
     for wire, sub in fields.items():
         arg_name = _free_name(wire, "body", properties, conv.where)
         properties[arg_name] = conv.convert(sub)
-        arguments.append(Argument(arg_name, "field", wire))
+        shown = properties[arg_name]
+        binary = shown.get("format") == "binary" or "contentMediaType" in shown
+        arguments.append(Argument(arg_name, "field", wire, binary=binary))
         if isinstance(needed, list) and wire in needed:
             required.append(arg_name)
     return media_type

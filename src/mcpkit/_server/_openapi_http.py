@@ -216,7 +216,10 @@ def _body(op: Operation, arguments: dict[str, Any], headers: dict[str, str]) -> 
         fields = value if isinstance(value, dict) else {}
         form = {k: _scalar(v) for k, v in fields.items()}
         if base == "multipart/form-data":
-            return {"files": {k: (None, v) for k, v in form.items()}}
+            files = {a.wire for a in op.by_location("field") if a.binary}
+            return {
+                "files": {k: (k, v.encode()) if k in files else (None, v) for k, v in form.items()}
+            }
         return {"data": form}
     headers["Content-Type"] = op.body_type
     text = value if isinstance(value, (str, bytes)) else orjson.dumps(value)
