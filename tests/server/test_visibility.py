@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 import pytest
+from pydantic import Field
 from tests._schema import WireRecorder
 from tests.server._harness import Connected, connect
 
-from mcpkit import Client, Context, ProtocolError, Server
+from mcpkit import Client, Context, ProtocolError, Server, http
 from mcpkit._transports import memory_pair
+from mcpkit.lowlevel import ASGIClient
 from mcpkit.middleware import ListCacheMiddleware
 
 pytestmark = pytest.mark.anyio
@@ -272,3 +274,28 @@ def test_rules_are_checked() -> None:
     assert len(server.visibility.rules) == 2
     server.enable()
     assert len(server.visibility.rules) == 1
+
+
+async def test_a_hidden_tool_with_header_arguments_is_unknown_over_http() -> None:
+    server = Server("routed")
+
+    @server.tool(tags={"internal"})
+    def route(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})]) -> str:
+        """A tool whose argument is mirrored into a header."""
+        return region
+
+    server.disable(tags={"internal"})
+    async with (
+        server.running(),
+        ASGIClient(server.http_app()) as asgi,
+        Client(http("http://127.0.0.1/mcp", http_client=asgi), protocol_version=MODERN) as client,
+    ):
+        # No Mcp-Param-Region header (the client never saw the tool): not refused for it,
+        # but as a tool that does not exist would be.
+        with pytest.raises(ProtocolError) as caught:
+            await client.send_request(
+                "tools/call", {"name": "route", "arguments": {"region": "eu"}}
+            )
+        assert caught.value.message == "Unknown tool: route"
+        server.enable(tags={"internal"})
+        assert (await client.call_tool("route", {"region": "eu"})).content[0].text == "eu"

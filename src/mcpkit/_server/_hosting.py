@@ -60,9 +60,12 @@ class ServerHosting:
     def tool_header_params(self, tool: str) -> Sequence[tuple[str, tuple[str, ...]]]:
         """``(header name, property path)`` of each argument of ``tool`` marked
         ``x-mcp-header`` in its input schema (empty when none, or no such tool): the
-        ``Mcp-Param-{Name}`` headers a stateless ``tools/call`` is checked against."""
+        ``Mcp-Param-{Name}`` headers a stateless ``tools/call`` is checked against. A tool
+        the server hides has none: its call is answered as an unknown tool's."""
         found = self._server.registry.tools.get(tool)
-        return found.header_params if found is not None else ()
+        if found is None or self._server.visibility.hides(None, "tool", tool, found.definition):
+            return ()
+        return found.header_params
 
     def required_scopes(self, method: str, params: Mapping[str, Any] | None) -> Sequence[str]:
         """The OAuth scopes request ``method`` with ``params`` needs for its target (the
