@@ -21,7 +21,8 @@ from tests.http._http_helpers import ThreadServer
 
 from mcpkit import Client, ResourceNotFound, RouteMap, Server
 
-pytestmark = pytest.mark.anyio
+# One worker runs the module: its tests share one API server (the module's fixture).
+pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("openapi-api")]
 
 REVISIONS = ["2025-11-25", "2026-07-28"]
 
@@ -481,6 +482,13 @@ def _get(schema: Any) -> dict[str, Any]:
 def test_hostile_documents_fail_clearly(doc: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         Server.from_openapi(doc, base_url="http://127.0.0.1:1")
+
+
+def test_a_document_nested_too_deeply_fails_clearly(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"openapi": "3.1.0", "paths": {}, "x": ' + "[" * 5000 + "]" * 5000 + "}")
+    with pytest.raises(ValueError, match="nested too deeply"):  # neither JSON nor YAML reads it
+        Server.from_openapi(deep, base_url="http://127.0.0.1:1")
 
 
 def test_a_route_map_asking_the_impossible_says_so() -> None:

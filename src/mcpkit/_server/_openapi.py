@@ -139,15 +139,17 @@ def httpx2_module() -> Any:
 def load_document(document: Any, *, timeout: float = 30.0) -> dict[str, Any]:
     """The document as a dict: ``document`` itself (a mapping, copied), or read from a path
     or an ``http(s)://`` URL (JSON; YAML through PyYAML); checked to be OpenAPI 3.0/3.1."""
-    if isinstance(document, Mapping):
-        doc: Any = copy.deepcopy(dict(document))
-    elif isinstance(document, (str, Path)):
-        text = _read_text(str(document), timeout)
-        doc = _parse(text, str(document))
-    else:
-        raise TypeError(
-            f"an OpenAPI document is a dict, a path or a URL, not {type(document).__name__}"
-        )
+    try:
+        if isinstance(document, Mapping):
+            doc: Any = copy.deepcopy(dict(document))
+        elif isinstance(document, (str, Path)):
+            doc = _parse(_read_text(str(document), timeout), str(document))
+        else:
+            raise TypeError(
+                f"an OpenAPI document is a dict, a path or a URL, not {type(document).__name__}"
+            )
+    except RecursionError:  # a hostile document: nested deeper than Python recurses
+        raise ValueError("the OpenAPI document is nested too deeply") from None
     if not isinstance(doc, dict):
         raise ValueError("an OpenAPI document must be a JSON object at its top")
     version = doc.get("openapi")
