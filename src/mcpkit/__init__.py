@@ -109,8 +109,8 @@ if _TYPE_CHECKING:
         TaskStore,
     )
     from ._server._media import Audio, File, Image  # the content models load pydantic
-    from ._server._transform import ArgTransform, forward, forward_raw
     from ._server._openapi import RouteMap
+    from ._server._transform import ArgTransform, forward, forward_raw
 
 # Names are imported on first use (PEP 562): `import mcpkit` stays cheap, and a program
 # only pays for the layers it touches.
