@@ -195,7 +195,8 @@ class Handlers:
             raise InvalidParams(message="Invalid params: tools/call needs 'name'")
         name = params.get("name")
         tool = self.registry.tools.get(name) if type(name) is str else None
-        if tool is not None and self.server.visibility.hides(rc, "tool", str(name), tool.definition):
+        vis = self.server.visibility
+        if tool is not None and vis.hides(rc, "tool", str(name), tool.definition):
             tool = None  # hidden: as if it did not exist
         if tool is None:
             if type(name) is not str:
