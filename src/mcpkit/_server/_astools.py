@@ -10,9 +10,7 @@ matches, which one tool per item could not offer.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Annotated, Any, Protocol, cast
-
-from pydantic import Field
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from .._exceptions import ProtocolError, ToolError
 from ._auth import authorize
@@ -81,13 +79,14 @@ def prompt_tools(server: Host) -> tuple[Any, Any]:
         return {"prompts": _shown(server, ctx, "prompt", server.registry.prompts)}
 
     async def get_prompt(
-        ctx: Context,
-        name: Annotated[str, Field(description="The prompt's name, as list_prompts gives it")],
-        arguments: Annotated[
-            dict[str, str] | None, Field(description="The prompt's arguments, by name")
-        ] = None,
+        ctx: Context, name: str, arguments: dict[str, str] | None = None
     ) -> dict[str, Any]:
-        """Get a prompt filled in with its arguments: its messages (list them with list_prompts)."""
+        """Get a prompt filled in with its arguments: its messages (list them with list_prompts).
+
+        Args:
+            name: The prompt's name, as list_prompts gives it.
+            arguments: The prompt's arguments, by name.
+        """
         prompt = server.registry.prompts.get(name)
         if prompt is not None and server.visibility.hides(
             ctx._request, "prompt", name, prompt.definition
@@ -121,13 +120,12 @@ def resource_tools(server: Host) -> tuple[Any, Any]:
             "resourceTemplates": _shown(server, ctx, "resource", registry.templates),
         }
 
-    async def read_resource(
-        ctx: Context,
-        uri: Annotated[
-            str, Field(description="The resource's URI, or one matching a resource template")
-        ],
-    ) -> list[dict[str, Any]]:
-        """Read a resource by URI (list them with list_resources)."""
+    async def read_resource(ctx: Context, uri: str) -> list[dict[str, Any]]:
+        """Read a resource by URI (list them with list_resources).
+
+        Args:
+            uri: The resource's URI, or one matching a resource template.
+        """
         if not server.registry.resolves(uri) or server.visibility.hides_uri(ctx._request, uri):
             raise ToolError(f"Unknown resource {uri!r} (list them with list_resources)")
         _check_scopes(server, ctx, "resources/read", {"uri": uri})
