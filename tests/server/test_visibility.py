@@ -17,6 +17,7 @@ from tests._schema import WireRecorder
 from tests.server._harness import Connected, connect
 
 from mcpkit import Client, Context, ProtocolError, Server, http
+from mcpkit._server._rules import Rule
 from mcpkit._transports import memory_pair
 from mcpkit.lowlevel import ASGIClient
 from mcpkit.middleware import ListCacheMiddleware
@@ -262,6 +263,10 @@ def test_rules_are_checked() -> None:
         server.disable(tags="admin")
     with pytest.raises(ValueError, match="unknown kinds"):
         server.disable(kinds={"tools"})
+    with pytest.raises(ValueError, match="only=True is for enabling"):
+        server.visibility.change(Rule.of(False, tags={"a"}, only=True))
+    with pytest.raises(ValueError, match="include_tags is empty"):
+        Server("none", include_tags=set())
     with pytest.raises(TypeError, match="not one string"):
         server.add_tool(lambda: 1, name="x", tags="admin")
     with pytest.raises(TypeError, match="version must be a string"):

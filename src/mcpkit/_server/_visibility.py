@@ -54,6 +54,8 @@ class Visibility:
         self._server = server
         rules: tuple[Rule, ...] = ()
         if include_tags is not None:
+            if not include_tags:
+                raise ValueError("include_tags is empty: nothing would be shown")
             rules = (Rule.of(True, tags=include_tags, only=True),)
         if exclude_tags:
             rules = (*rules, Rule.of(False, tags=exclude_tags))
