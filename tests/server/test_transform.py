@@ -89,6 +89,20 @@ def _server() -> Server:
             "limit": ArgTransform(required=True, description="How many"),
         },
     )
+
+    async def quick(query: str) -> CallToolResult:  # limit left out: forward gives 1
+        return await forward(query=query)
+
+    server.transform_tool(
+        "search",
+        name="quick_find",
+        fn=quick,
+        arguments={
+            "q": ArgTransform(name="query"),
+            "index": ArgTransform(hide=True, default="quick"),
+            "limit": ArgTransform(default=1),
+        },
+    )
     return server
 
 
@@ -117,6 +131,7 @@ async def test_a_derived_tool_is_listed_and_served_in_both_eras(revision: str) -
         "raw_find",
         "shout",
         "find_films",
+        "quick_find",
     ]
     book = tools["find_books"]
     assert book["title"] == "Find books" and book["description"] == "Find books by title."
@@ -159,6 +174,7 @@ async def test_a_wrapping_function_forwards_to_the_source(revision: str) -> None
             refused = await client.call_tool("careful_find", {"query": "  "})
             raw = await client.call_tool("raw_find", {"query": "raw"})
             sync = await client.call_tool("shout", {"greeting": "oi"})
+            quick = await client.call_tool("quick_find", {"query": "q"})
     schema = tools["careful_find"].input_schema.model_dump(by_alias=True, exclude_none=True)
     # fn's signature decides: ``limit`` left out (the source's default), ``loud`` its own.
     assert set(schema["properties"]) == {"query", "loud"} and schema["required"] == ["query"]
@@ -167,6 +183,7 @@ async def test_a_wrapping_function_forwards_to_the_source(revision: str) -> None
     assert refused.is_error and _text(refused) == "say what to look for"
     assert raw.structured_content == {"result": ["books:RAW:1"]}
     assert _text(sync) == "OI"
+    assert quick.structured_content == {"result": ["quick:q:1"]}
 
 
 def test_hostile_transforms_are_refused_at_transform_time() -> None:

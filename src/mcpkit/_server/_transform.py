@@ -328,8 +328,9 @@ class DerivedTool:
             result: dict[str, Any] = await self.source.call(self.to_source(arguments), ctx)
             return result
         given = dict(arguments)
+        takes = self.definition["inputSchema"]["properties"]
         for new, change in self.plan.defaults.items():
-            if new not in given:
+            if new not in given and new in takes:  # (those fn leaves out: forward adds them)
                 given[new] = change.value()
         token = _forwarding.set((self, ctx))
         try:
