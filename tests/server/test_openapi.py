@@ -84,6 +84,7 @@ API = Starlette(
         Route("/status", status),
         Route("/slow", slow, methods=["POST"]),
         Route("/openapi.json", lambda request: JSONResponse(DOC)),
+        Route("/v1/openapi.json", lambda request: JSONResponse(DOC | {"servers": [{"url": ".."}]})),
     ]
 )
 
@@ -132,6 +133,19 @@ DOC: dict[str, Any] = {
                     },
                     {"name": "X-Trace", "in": "header", "schema": {"type": "string"}},
                     {"name": "session", "in": "cookie", "schema": {"type": "string"}},
+                    {
+                        "name": "filter",
+                        "in": "query",
+                        "style": "deepObject",
+                        "schema": {"type": "object"},
+                    },
+                    {
+                        "name": "ids",
+                        "in": "query",
+                        "style": "pipeDelimited",
+                        "explode": False,
+                        "schema": {"type": "array"},
+                    },
                 ],
                 "responses": {
                     "200": {
@@ -260,11 +274,25 @@ async def test_arguments_reach_the_api(api: ThreadServer, revision: str) -> None
         assert seen["authorization"] == "Bearer server-own"
 
         result = await client.call_tool(
-            "listPets", {"limit": 5, "tag": ["a", "b"], "X-Trace": "t-1", "session": "s 1"}
+            "listPets",
+            {
+                "limit": 5,
+                "tag": ["a", "b"],
+                "X-Trace": "t-1",
+                "session": "s 1",
+                "filter": {"kind": "cat"},
+                "ids": [1, 2],
+            },
         )
         assert result.structured_content is not None
         seen = result.structured_content
-        assert seen["query"] == [["limit", "5"], ["tag", "a"], ["tag", "b"]]
+        assert seen["query"] == [
+            ["limit", "5"],
+            ["tag", "a"],
+            ["tag", "b"],
+            ["filter[kind]", "cat"],
+            ["ids", "1|2"],
+        ]
         assert seen["headers"]["x-trace"] == "t-1"
         assert seen["cookie"] == "session=s%201"
 
@@ -393,6 +421,12 @@ async def test_documents_from_a_yaml_file_and_a_url(api: ThreadServer, tmp_path:
     url = f"{api.base}/openapi.json"
     from_url = await anyio.to_thread.run_sync(lambda: Server.from_openapi(url, base_url=api.base))
     assert [t["name"] for t in from_url.tools] == names
+    # A relative server URL is relative to the document's own: ".." of /v1/openapi.json is /.
+    url = f"{api.base}/v1/openapi.json"
+    relative = await anyio.to_thread.run_sync(lambda: Server.from_openapi(url, route_maps=AS_TOOL))
+    async with Client(relative) as client:
+        result = await client.call_tool("getPet", {"pet_id": 3})
+    assert result.structured_content == {"id": 3, "name": "pet3", "tag": None}
     with pytest.raises(ValueError, match=r"cannot fetch the OpenAPI document .*HTTP 404"):
         await anyio.to_thread.run_sync(lambda: Server.from_openapi(f"{api.base}/nothing.json"))
 
@@ -498,6 +532,8 @@ def test_a_route_map_asking_the_impossible_says_so() -> None:
         )
     with pytest.raises(ValueError, match="base_url is needed"):
         Server.from_openapi(DOC)
+    with pytest.raises(ValueError, match="base_url must be an http:// or https:// URL"):
+        Server.from_openapi(DOC, base_url="api.example.com")
 
 
 async def test_over_a_real_transport(api: ThreadServer) -> None:

@@ -92,6 +92,7 @@ class Argument:
     wire: str
     #: OpenAPI's ``style``/``explode`` for a query parameter (form, exploded, by default).
     explode: bool = True
+    style: str = "form"
     #: A multipart body's file (``format: binary``): sent as a file part, not a field.
     binary: bool = False
 
@@ -472,8 +473,9 @@ def _arguments(
         properties[arg_name] = prop
         if place == "path" or param.get("required") is True:
             required.append(arg_name)
-        explode = param.get("explode", param.get("style", "form") == "form")
-        arguments.append(Argument(arg_name, place, wire, explode=bool(explode)))
+        style = param.get("style", "form")
+        explode = param.get("explode", style == "form")
+        arguments.append(Argument(arg_name, place, wire, explode=bool(explode), style=str(style)))
     return arguments, properties, required
 
 

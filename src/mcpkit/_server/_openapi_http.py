@@ -17,7 +17,7 @@ import math
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
-from urllib.parse import quote
+from urllib.parse import quote, urljoin
 
 import anyio
 import orjson
@@ -189,10 +189,20 @@ def _scalar(value: Any) -> str:
     return str(value)
 
 
+#: The separators of OpenAPI's delimited query styles (arrays not exploded).
+_DELIMITERS = {"pipeDelimited": "|", "spaceDelimited": " "}
+
+
 def _query(arg: Argument, value: Any) -> list[tuple[str, str]]:
-    """A query parameter as the form style writes it (exploded unless the document says not)."""
-    if isinstance(value, (list, tuple)) and arg.explode:
-        return [(arg.wire, _scalar(v)) for v in value]
+    """A query parameter as its style writes it: form (exploded unless the document says
+    not), deepObject (``name[key]=value``), pipe- or space-delimited arrays."""
+    if isinstance(value, dict) and arg.style == "deepObject":
+        return [(f"{arg.wire}[{k}]", _scalar(v)) for k, v in value.items()]
+    if isinstance(value, (list, tuple)):
+        if arg.explode:
+            return [(arg.wire, _scalar(v)) for v in value]
+        if arg.style in _DELIMITERS:
+            return [(arg.wire, _DELIMITERS[arg.style].join(_scalar(v) for v in value))]
     if isinstance(value, dict) and arg.explode:
         return [(str(k), _scalar(v)) for k, v in value.items()]
     return [(arg.wire, _scalar(value))]
@@ -329,8 +339,12 @@ def _lifespan(caller: APICaller, user: Callable[..., Any] | None) -> Callable[..
     return lifespan
 
 
-def _base_url(doc: dict[str, Any], given: str | None) -> str:
+def _base_url(doc: dict[str, Any], given: str | None, document: Any) -> str:
+    """``given``, else the document's first server URL (a relative one is relative to the
+    document's own URL, when it was fetched)."""
     if given is not None:
+        if not given.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must be an http:// or https:// URL, not {given!r}")
         return given
     servers = doc.get("servers")
     first = (
@@ -340,6 +354,9 @@ def _base_url(doc: dict[str, Any], given: str | None) -> str:
     )
     if isinstance(first, str) and first.startswith(("http://", "https://")):
         return first
+    fetched = isinstance(document, str) and document.startswith(("http://", "https://"))
+    if isinstance(first, str) and fetched and "{" not in first:
+        return urljoin(str(document), first)
     raise ValueError("base_url is needed: the document names no absolute server URL")
 
 
@@ -366,7 +383,7 @@ def server_from_openapi(
     if isinstance(exclude, str):
         raise TypeError("exclude is a list of operation names, not one string")
     caller = APICaller(
-        _base_url(doc, base_url),
+        _base_url(doc, base_url, document),
         headers=headers,
         request_hook=request_hook,
         timeout=timeout,
