@@ -390,22 +390,21 @@ REMOTE = textwrap.dedent(
 )
 
 
-async def test_a_remote_servers_tool_over_stdio_is_transformed_once_listed(
-    tmp_path: Path,
+async def test_a_proxied_servers_tool_over_stdio_is_transformed_once_listed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     script = tmp_path / "remote.py"
     script.write_text(REMOTE)
     hub = Server("hub")
-    hub.mount(Client([sys.executable, str(script)]), prefix="r")
-    # Not listed yet (the mount connects when the hub starts): the rule waits for it.
+    hub.mount(Client([sys.executable, str(script)]))  # no prefix: the hub proxies it
+    # Not listed yet (the mount connects when the hub starts): the rules wait for it.
     hub.transform_tool(
-        "r_lookup",
+        "lookup",
         name="find",
         description="Find a key.",
         arguments={"key": ArgTransform(name="id"), "table": ArgTransform(hide=True, default="t")},
     )
-    with pytest.raises(ValueError, match="no tool named 'elsewhere'"):
-        hub.transform_tool("elsewhere", name="x")
+    hub.transform_tool("elsewhere", name="x")  # never listed: logged once listed without it
     with anyio.fail_after(TIMEOUT):
         async with Client(hub) as client:
             listed = await client.send_request("tools/list", None)
@@ -416,3 +415,13 @@ async def test_a_remote_servers_tool_over_stdio_is_transformed_once_listed(
     assert schema_errors("2026-07-28", "Tool", listed["tools"][0]) == []
     assert _text(found) == "t[k]"
     assert refused.is_error and "unknown argument `key` (accepted: `id`)" in _text(refused)
+    told = [r.getMessage() for r in caplog.records if "to transform" in r.getMessage()]
+    assert told == ["tool transform 'x': no tool 'elsewhere' to transform"]
+
+
+def test_a_name_no_remote_mount_can_list_is_refused_at_once() -> None:
+    hub = Server("hub")
+    hub.mount(Client([sys.executable, "-c", "pass"]), prefix="r")  # never started here
+    hub.transform_tool("r_anything", name="later")  # r_ names: listed once it connects
+    with pytest.raises(ValueError, match="no tool named 'elsewhere' to transform"):
+        hub.transform_tool("elsewhere", name="x")
