@@ -4,6 +4,7 @@ eras, the listed definitions checked against the official schemas, hostile docum
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -516,6 +517,12 @@ def _get(schema: Any) -> dict[str, Any]:
 def test_hostile_documents_fail_clearly(doc: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         Server.from_openapi(doc, base_url="http://127.0.0.1:1")
+
+
+def test_without_httpx2_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "httpx2", None)  # as if not installed
+    with pytest.raises(ImportError, match=r"pip install 'mcpkit\[all\]'"):
+        Server.from_openapi(DOC, base_url="http://127.0.0.1:1")
 
 
 def test_a_document_nested_too_deeply_fails_clearly(tmp_path: Path) -> None:
