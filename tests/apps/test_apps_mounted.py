@@ -76,7 +76,8 @@ async def test_a_client_that_is_not_a_host_never_sees_nor_calls_app_only_tools(
             assert counted.structured_content == {"count": 0}  # no increment went through
 
 
-async def test_a_views_own_tool_names_reach_its_tools_behind_the_hub() -> None:
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_views_own_tool_names_reach_its_tools_behind_the_hub(era: str) -> None:
     # A view calls its server's tools as that server named them ('bump'); the extension
     # has the host forward the call as written, to the hub, which serves 'm_bump'.
     child = Server("child")
@@ -100,7 +101,10 @@ async def test_a_views_own_tool_names_reach_its_tools_behind_the_hub() -> None:
     def own() -> str:
         return "own"
 
-    async with Client(hub, apps=True) as host, Client(outer, apps=True) as top:
+    async with (
+        Client(hub, protocol_version=era, apps=True) as host,
+        Client(outer, protocol_version=era, apps=True) as top,
+    ):
         assert (await host.call_tool("bump")).structured_content == {"result": 1}
         assert (await top.call_tool("bump")).structured_content == {"result": 2}
         assert (await top.call_tool("own")).content[0].text == "own"  # type: ignore[union-attr]
@@ -108,7 +112,7 @@ async def test_a_views_own_tool_names_reach_its_tools_behind_the_hub() -> None:
             # Views may not call a tool for the model only, by any name it is not listed as.
             with pytest.raises(InvalidParams, match="Unknown tool: secret"):
                 await client.call_tool("secret")
-    async with Client(hub) as plain:  # not a host: no view behind it, no such name
+    async with Client(hub, protocol_version=era) as plain:  # not a host: no such name
         with pytest.raises(InvalidParams, match="Unknown tool: bump"):
             await plain.call_tool("bump")
     assert count == {"n": 2}
