@@ -23,9 +23,10 @@ from ._apps import AppMixin, tool_meta
 from ._context import Context, StateT
 from ._depends import DependencyOverrides
 from ._extensions import Extension, Extensions
-from ._func import FuncInfo, context_param_of, describe
+from ._func import FuncInfo, describe
 from ._handlers import Handlers
 from ._held import Holds
+from ._hooks import ServerHooks
 from ._hosted import (
     announce_change,
     build_spec,
@@ -36,7 +37,6 @@ from ._hosted import (
 from ._hosting import ServerHosting
 from ._lifespan import hosting
 from ._listen import Listeners
-from ._logging import ClientLogHandler
 from ._mount import LocalMount, Mount, mount_of
 from ._mrtr import StatelessSettings
 from ._openapi_http import FromAPI
@@ -67,7 +67,15 @@ F = TypeVar("F", bound=Callable[..., Any])
 Lifespan = Callable[["Server[StateT]"], AbstractAsyncContextManager[StateT]]
 
 
-class Server(AppMixin, RuntimeChanges, VisibilityControl, ToolTransforms, FromAPI, Generic[StateT]):
+class Server(
+    AppMixin,
+    RuntimeChanges,
+    VisibilityControl,
+    ToolTransforms,
+    FromAPI,
+    ServerHooks,
+    Generic[StateT],
+):
     """An MCP server: decorate functions to offer them as tools, resources and prompts.
 
     Example::
@@ -666,42 +674,7 @@ class Server(AppMixin, RuntimeChanges, VisibilityControl, ToolTransforms, FromAP
         self._set_scopes("prompt", prompt_name, scopes)
         self._changed("prompts")
 
-    # ================================================================== completion, roots, logging
-
-    def completion(self) -> Callable[[F], F]:
-        """Decorator: the function completing prompt arguments and template variables.
-
-        It is called as ``fn(ref, argument, context)`` with ``ref`` a ``PromptReference`` or
-        ``ResourceTemplateReference``, ``argument`` a ``CompletionArgument`` (``name``,
-        ``value``) and ``context`` a ``CompletionContext`` or None (``context.arguments``
-        holds arguments already filled in); a parameter annotated :class:`Context` gets
-        the context. It returns a list of strings (at most 100 are sent; ``total`` and
-        ``hasMore`` are filled in), a ``Completion``, or None.
-
-        Example::
-
-            @server.completion()
-            def complete(ref, argument, context):
-                if argument.name == "language":
-                    return [l for l in LANGUAGES if l.startswith(argument.value)]
-                return []
-        """
-
-        def decorator(fn: F) -> F:
-            self.registry.completion = fn
-            self.registry.completion_ctx = context_param_of(fn, Context)
-            return fn
-
-        return decorator
-
-    def on_roots_changed(self) -> Callable[[F], F]:
-        """Decorator: ``async fn(ctx)`` called when a client says its roots changed."""
-
-        def decorator(fn: F) -> F:
-            self.roots_hooks.append(fn)
-            return fn
-
-        return decorator
+    # ================================================================== mounts
 
     def mount(self, source: Any, *, prefix: str | None = None) -> None:
         """Serve another server's tools, resources and prompts here, under ``prefix``.
@@ -725,23 +698,6 @@ class Server(AppMixin, RuntimeChanges, VisibilityControl, ToolTransforms, FromAP
         self._mounts.append(found)
         if isinstance(found, LocalMount):
             found.sync()
-
-    def bridge_logging(
-        self, logger_name: str | None = None, level: int = logging.INFO
-    ) -> logging.Handler:
-        """Forward Python ``logging`` records emitted while serving a request to its client.
-
-        Records are sent as ``notifications/message`` (subject to the client's
-        ``logging/setLevel``). Returns the installed handler (remove it to stop).
-
-        Example::
-
-            server.bridge_logging("myapp")   # logging.getLogger("myapp").info(...) reaches the client
-        """
-        handler = ClientLogHandler(level)
-        logging.getLogger(logger_name).addHandler(handler)
-        self.bridges_logging = True
-        return handler
 
     # ================================================================== serving
 
