@@ -1,7 +1,7 @@
 """mcpkit's server for the benchmark workload, written the way a user would write it.
 
     python bench/servers/mcpkit_server.py                                  # stdio
-    python bench/servers/mcpkit_server.py --http 18950 [--json] [--stateless]
+    python bench/servers/mcpkit_server.py --http 18950 [--json] [--stateless] [--server granian]
     ... [--tools N] [--async-tools]                                        # N extra synthetic tools
 
 Same tools and command line as the peers' servers of the shared harness: ``echo(text) -> str``,
@@ -82,6 +82,12 @@ def main() -> None:
         default=None,
         help="HTTP: uvicorn's HTTP parser (default: uvicorn's choice, httptools when installed)",
     )
+    parser.add_argument(
+        "--server",
+        choices=["uvicorn", "granian"],
+        default=None,
+        help="HTTP: the server under the app (default: uvicorn; granian: its RSGI interface)",
+    )
     args = parser.parse_args()
     setup(args.tools, args.async_tools)
     if args.http is None:
@@ -94,6 +100,8 @@ def main() -> None:
         options["sessionless"] = True
     if args.parser is not None:
         options["uvicorn_options"] = {"http": args.parser}
+    if args.server is not None:
+        options["http_server"] = args.server
     server.run("http", **options)
 
 

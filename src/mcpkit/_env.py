@@ -18,6 +18,7 @@ __all__ = [
     "ALLOWED_ORIGINS",
     "AUTH_FILE",
     "HOST",
+    "HTTP_SERVER",
     "JSON_RESPONSE",
     "LOG_LEVEL",
     "PATH",
@@ -108,6 +109,12 @@ STATELESS = Variable(
     "deprecated: the old name of `MCPKIT_SESSIONLESS`, read with a warning when that is unset",
     "as `MCPKIT_SESSIONLESS`",
 )
+HTTP_SERVER = Variable(
+    "MCPKIT_HTTP_SERVER",
+    "",
+    "the server the `http` transport runs on: `uvicorn`, or `granian` (RSGI; the `[granian]` extra)",
+    "`uvicorn`",
+)
 LOG_LEVEL = Variable(
     "MCPKIT_LOG_LEVEL", "--log-level", "the server's own log level on stderr", "`warning`"
 )
@@ -157,6 +164,7 @@ VARIABLES: tuple[Variable, ...] = (
     JSON_RESPONSE,
     SESSIONLESS,
     STATELESS,
+    HTTP_SERVER,
     LOG_LEVEL,
     ALLOWED_HOSTS,
     ALLOWED_ORIGINS,

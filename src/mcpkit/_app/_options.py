@@ -14,6 +14,11 @@ from .._http._asgi import BODY_TIMEOUT
 from .._http._events import EventStore
 from .._http._security import OwnerFn
 
+#: Seconds the requests in flight have to finish when the server is stopped (SIGTERM,
+#: Ctrl-C); those still running then are cancelled, each answered with an error. uvicorn:
+#: ``uvicorn_options={"timeout_graceful_shutdown": N}`` changes it; granian: the same bound.
+DRAIN_TIMEOUT = 5.0
+
 
 @dataclass
 class HTTPAppOptions:

@@ -12,9 +12,11 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from .._env import ALLOWED_HOSTS, ALLOWED_ORIGINS
+from .._env import ALLOWED_HOSTS, ALLOWED_ORIGINS, HTTP_SERVER
 from .._transports._loop import run as run_loop
+from ._options import DRAIN_TIMEOUT
 from ._registry import SessionFactory
+from ._rsgi import require_granian, serve_granian
 from ._streamable import StreamableHTTPApp, create_http_app
 
 logger = logging.getLogger("mcpkit.http")
@@ -28,11 +30,6 @@ def _is_loopback(host: str) -> bool:
     except ValueError:
         return False
 
-
-#: Seconds the requests in flight have to finish when the server is stopped (SIGTERM,
-#: Ctrl-C); those still running then are cancelled, each answered with an error.
-#: ``uvicorn_options={"timeout_graceful_shutdown": N}`` changes it.
-DRAIN_TIMEOUT = 5.0
 
 #: Seconds a new connection may take to send its first request head (slowloris: uvicorn
 #: itself waits forever for a head sent a byte at a time).
@@ -219,6 +216,21 @@ def _announcement(served: Any, host: str, what: str, path: str) -> str:
     return f"mcpkit: serving {what} at http://{shown}:{port}{path} (Ctrl-C to stop)"
 
 
+#: The HTTP servers ``serve_http`` can run the app on: uvicorn (the default, ASGI) and
+#: granian (RSGI, the ``[granian]`` extra; see docs/dependencies.md for what it measured).
+HTTP_SERVERS = ("uvicorn", "granian")
+
+
+def http_server_choice(given: str | None) -> str:
+    """``given`` (``http_server=``), else ``MCPKIT_HTTP_SERVER``, else uvicorn; refused when
+    it names another server."""
+    chosen = (given or HTTP_SERVER.value() or "uvicorn").strip().lower()
+    if chosen not in HTTP_SERVERS:
+        where = "http_server" if given else HTTP_SERVER.name
+        raise ValueError(f"{where}={chosen!r}: use {' or '.join(HTTP_SERVERS)}")
+    return chosen
+
+
 def serve_http(
     server: SessionFactory,
     host: str = "127.0.0.1",
@@ -227,13 +239,18 @@ def serve_http(
     log_level: str = "warning",
     header_timeout: float | None = HEADER_TIMEOUT,
     uvicorn_options: dict[str, Any] | None = None,
+    http_server: str | None = None,
     **app_kwargs: Any,
 ) -> None:
-    """Serve ``server`` over Streamable HTTP with uvicorn (blocking).
+    """Serve ``server`` over Streamable HTTP with uvicorn, or granian (blocking).
 
     ``app_kwargs`` go to :func:`create_http_app`; ``uvicorn_options`` to ``uvicorn.Config``
     (e.g. ``{"http": "httptools"}``, ``{"ssl_certfile": ...}``). A connection that does not
     send its first request head within ``header_timeout`` seconds is closed (408).
+
+    ``http_server``: ``"uvicorn"`` (the default) or ``"granian"`` (its RSGI interface, one
+    worker; the ``[granian]`` extra; ``uvicorn_options`` then refused). Unset:
+    ``MCPKIT_HTTP_SERVER``, else uvicorn.
 
     Binds 127.0.0.1 unless told otherwise. Binding another interface keeps the loopback
     Host/Origin allow-list until ``allowed_hosts``/``allowed_origins`` are given, so a
@@ -249,10 +266,30 @@ def serve_http(
             "(and allowed_origins) naming this server's public host",
             host,
         )
+    chosen = http_server_choice(http_server)
     opts = uvicorn_options or {}
     check_uvicorn_options(opts)
     app: StreamableHTTPApp = create_http_app(server, **app_kwargs)
     path = app_kwargs.get("path", "/mcp") or "/"
+    announce = (f"Streamable HTTP ({app.describe_state()})", path)
+    if chosen == "granian":
+        if opts:
+            raise ValueError("uvicorn_options apply to uvicorn only, not to http_server='granian'")
+        if app.legacy is not None:
+            raise ValueError("legacy_sse is served by the ASGI app (uvicorn) only")
+        require_granian()
+        run_loop(
+            lambda: serve_granian(
+                app,
+                host=host,
+                port=port,
+                log_level=log_level,
+                header_timeout=header_timeout,
+                announce=announce,
+            )
+        )
+        return
+    require_uvicorn()
     run_loop(
         lambda: serve_app(
             app,
@@ -260,7 +297,7 @@ def serve_http(
             port=port,
             log_level=log_level,
             header_timeout=header_timeout,
-            announce=(f"Streamable HTTP ({app.describe_state()})", path),
+            announce=announce,
             **opts,
         )
     )
@@ -324,15 +361,21 @@ def options_from_env(options: dict[str, Any]) -> dict[str, Any]:
 
 def run(server: SessionFactory, transport: str = "http", **options: Any) -> None:
     """Serve ``server`` over ``transport`` (``"http"``: Streamable HTTP, ``"sse"``: legacy
-    HTTP+SSE) with uvicorn, blocking; ``options`` go to :func:`serve_http`/:func:`serve_sse`.
+    HTTP+SSE) with uvicorn (or granian: ``http_server``), blocking; ``options`` go to
+    :func:`serve_http`/:func:`serve_sse`.
 
     This is what ``mcpkit run FILE --transport http|sse [--host H] [--port P]`` calls.
     """
-    require_uvicorn()  # before any loop starts: a missing extra is one clear line
     options = options_from_env(options)
     if transport in ("http", "streamable-http"):
+        # Before any loop starts: a missing extra is one clear line.
+        if http_server_choice(options.get("http_server")) == "granian":
+            require_granian()
+        else:
+            require_uvicorn()
         serve_http(server, **options)
     elif transport == "sse":
+        require_uvicorn()
         serve_sse(server, **options)
     else:
         raise ValueError(f"unknown HTTP transport {transport!r} (use 'http' or 'sse')")

@@ -12,6 +12,7 @@ forward lifespan events).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 from collections import OrderedDict
@@ -45,7 +46,7 @@ from ._common import (
 )
 from ._edge import exchange_of, serve_exchange, write_answer
 from ._legacy import SSEApp
-from ._options import HTTPAppOptions, stateless_keyword
+from ._options import DRAIN_TIMEOUT, HTTPAppOptions, stateless_keyword
 from ._post import PostHandler
 from ._registry import (
     MemorySessionRegistry,
@@ -55,6 +56,7 @@ from ._registry import (
     SessionRegistry,
     hosting_of,
 )
+from ._rsgi import rsgi_del, rsgi_init, serve_rsgi
 from ._stateless import StatelessEraHandler
 from ._streams import StreamHandler
 
@@ -241,6 +243,20 @@ class StreamableHTTPApp:
             return
         answer = await serve_exchange(self, exchange_of(scope, receive))
         await write_answer(answer, send, scope["method"], self.options.path or "")
+
+    # ------------------------------------------------------------------ RSGI
+
+    # granian's RSGI (``granian --interface rsgi``; the [granian] extra): the spec's way for
+    # an application speaking both interfaces. The same edge serves it (``_rsgi.py``).
+
+    def __rsgi_init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        rsgi_init(self, loop)
+
+    async def __rsgi__(self, scope: Any, protocol: Any) -> None:
+        await serve_rsgi(self, scope, protocol)
+
+    def __rsgi_del__(self, loop: asyncio.AbstractEventLoop) -> None:
+        rsgi_del(self, loop, self._lazy_task, DRAIN_TIMEOUT)
 
     def on_path(self, path: str) -> bool:
         """Whether ``path`` (below the mount point) is the endpoint's."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
 import anyio
@@ -70,12 +70,29 @@ def header_map(scope: Scope) -> Headers:
         name = k.decode("latin-1").lower()
         value = v.decode("latin-1")
         if name in out:
-            if out.repeated is None and (name in MCP_HEADERS or name.startswith(MCP_PARAM_PREFIX)):
-                out.repeated = MCP_HEADERS.get(name) or k.decode("latin-1")
-            out[name] = f"{out[name]}, {value}"
+            _repeated(out, name, value, k.decode("latin-1"))
         else:
             out[name] = value
     return out
+
+
+def text_header_map(pairs: Iterable[tuple[str, str]]) -> Headers:
+    """:func:`header_map` of headers a server hands over as text (granian's RSGI)."""
+    out = Headers()
+    for given, value in pairs:
+        name = given.lower()
+        if name in out:
+            _repeated(out, name, value, given)
+        else:
+            out[name] = value
+    return out
+
+
+def _repeated(out: Headers, name: str, value: str, given: str) -> None:
+    """A header seen again: its values joined, a standard MCP one named in ``repeated``."""
+    if out.repeated is None and (name in MCP_HEADERS or name.startswith(MCP_PARAM_PREFIX)):
+        out.repeated = MCP_HEADERS.get(name) or given
+    out[name] = f"{out[name]}, {value}"
 
 
 def repeated_header_answer(headers: Headers, stateless_era: bool) -> Answer:
