@@ -62,7 +62,7 @@ def _names(requirements: list[str]) -> frozenset[str]:
 
 def test_extras_say_what_they_are() -> None:
     extras = PROJECT["optional-dependencies"]
-    assert set(extras) == {"http", "trio", "otel", "auth", "redis", "llm", "all", "test"}
+    assert set(extras) == {"http", "granian", "trio", "otel", "auth", "redis", "llm", "all", "test"}
     contents = [_names(reqs) for reqs in extras.values()]
     assert all(contents), "an empty extra"
     assert len(set(contents)) == len(contents), "two extras with the same content"
@@ -75,6 +75,7 @@ def test_extras_say_what_they_are() -> None:
     assert "uvicorn" in _names(extras["http"]) and "trio" in _names(extras["trio"])
     assert _names(extras["auth"]) == {"pyjwt", "cryptography"}
     assert _names(extras["redis"]) == {"redis"}
+    assert _names(extras["granian"]) == {"granian"}
 
 
 def test_redis_backend_without_redis_py_says_which_extra() -> None:
