@@ -1,17 +1,19 @@
 """MCP Apps through ``mcpkit proxy``: the proxy declares ``io.modelcontextprotocol/ui`` to
 the upstream ``examples/apps_server.py``, so its app-only ``increment`` and its view reach
 a host through the proxy, while a client that is not a host sees and calls neither, as
-the apps server itself would have it. A real ``mcpkit proxy`` process (stdio both ways, a
-child per client; it speaks the handshake era downstream), and a proxy served over HTTP in
-process, with a child per client and with one child shared (``share_child``)."""
+the apps server itself would have it. A real ``mcpkit proxy -t http`` process (a child
+per client; it speaks the handshake era downstream), and a proxy sharing one child
+(``share_child``) served over HTTP in process."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
 import anyio
 import pytest
+from tests._served import Served
 
 from mcpkit import Client, InvalidParams, Proxy, http
 from mcpkit.lowlevel import ASGIClient
@@ -46,15 +48,32 @@ async def _plain_never_gets_it(plain: Client) -> None:
     assert (await plain.call_tool("counter")).structured_content is not None
 
 
-async def test_a_host_through_mcpkit_proxy_gets_the_app() -> None:
-    with anyio.fail_after(TIMEOUT):
-        async with Client(PROXY, apps=True) as host:
-            await _host_uses_the_app(host)
+def _start_proxy() -> subprocess.Popen[bytes]:
+    """``mcpkit proxy "python examples/apps_server.py" -t http --port 0``."""
+    argv = [*PROXY, "-t", "http", "--port", "0"]
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
-@pytest.mark.parametrize("share_child", [False, True])
-async def test_a_host_and_a_plain_client_of_one_proxy_each_get_their_own(share_child: bool) -> None:
-    app = Proxy(f"{sys.executable} {APPS}", share_child=share_child).http_app()
+async def test_through_a_mcpkit_proxy_process_a_host_gets_the_app_and_a_plain_client_not() -> None:
+    with _start_proxy() as proc:
+        served = Served(proc)
+        try:
+            with anyio.fail_after(TIMEOUT):
+                url = await anyio.to_thread.run_sync(served.url, TIMEOUT)
+                async with Client(url, apps=True) as host, Client(url) as plain:
+                    await _host_uses_the_app(host)
+                    await _plain_never_gets_it(plain)
+                    # A child each: the host's increment was counted in its own.
+                    counted = await plain.call_tool("counter")
+                    assert counted.structured_content == {"count": 0}
+        finally:
+            proc.terminate()
+            await anyio.to_thread.run_sync(proc.wait, 30)
+            await anyio.to_thread.run_sync(served._thread.join, 30)
+
+
+async def test_one_shared_child_serves_a_host_and_a_plain_client_each_their_own() -> None:
+    app = Proxy(f"{sys.executable} {APPS}", share_child=True).http_app()
     url = "http://127.0.0.1/mcp"
     with anyio.fail_after(TIMEOUT):
         async with (
@@ -64,6 +83,6 @@ async def test_a_host_and_a_plain_client_of_one_proxy_each_get_their_own(share_c
         ):
             await _host_uses_the_app(host)
             await _plain_never_gets_it(plain)
-            # One child for both, or one each: the host's increment counted in its child only.
+            # One child for both: the host's increment is what the plain client sees.
             counted = await plain.call_tool("counter")
-            assert counted.structured_content == {"count": 1 if share_child else 0}
+            assert counted.structured_content == {"count": 1}
