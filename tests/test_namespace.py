@@ -1,10 +1,12 @@
-"""The public namespace: one table (``mcpkit._LAZY``), mirrored for type checkers and
-``__all__``, and every public exception in one tree, mapped by error code both ways."""
+"""The public namespace: one table (``mcpkit._LAZY``), from which the imports for type
+checkers and ``__all__`` are generated (scripts/public_names.py), and every public exception in one tree, mapped by error code both ways."""
 
 from __future__ import annotations
 
 import ast
 import inspect
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -31,6 +33,16 @@ def test_one_table_mirrored_exactly() -> None:
     assert set(mcpkit.__all__) == table, "__all__ and the table differ"
     assert len(mcpkit.__all__) == len(table), "a name twice in __all__"
     assert _type_checking_names() == table, "the TYPE_CHECKING imports and the table differ"
+
+
+def test_generated_from_the_table() -> None:
+    """The TYPE_CHECKING imports and ``__all__`` are what scripts/public_names.py writes
+    from ``_LAZY``: a name is added in one place, the table."""
+    script = INIT.parents[2] / "scripts" / "public_names.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--check"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
 
 
 def test_types_table_mirrored_exactly() -> None:

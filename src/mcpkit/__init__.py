@@ -24,96 +24,10 @@ from typing import Any as _Any
 
 from ._version import __version__ as __version__
 
-if _TYPE_CHECKING:
-    from ._app import (
-        HTTPAppOptions,
-        close_sse_stream,
-        create_http_app,
-        create_sse_app,
-        serve_http,
-    )
-    from ._client import (
-        Client,
-        ClientExtension,
-        ClientGroup,
-        ElicitationCompleteHandler,
-        ElicitationHandler,
-        ExtensionTaskHandle,
-        HTTPTarget,
-        ListChangedHandler,
-        LoadedApp,
-        LoadedSkill,
-        LoggingHandler,
-        ProgressHandler,
-        ResourceUpdatedHandler,
-        SamplingHandler,
-        ServerRequestContext,
-        StdioTarget,
-        Subscription,
-        SyncClient,
-        TaskHandle,
-        URLElicitationHandler,
-        http,
-        stdio,
-    )
-    from ._exceptions import (
-        AuthError,
-        AuthServerError,
-        BackendUnavailable,
-        CapabilityError,
-        ConnectionClosed,
-        HeaderMismatch,
-        HTTPConnectError,
-        HTTPError,
-        HTTPProtocolError,
-        HTTPReadTimeout,
-        HTTPStatusError,
-        InsufficientScope,
-        InternalError,
-        InvalidApp,
-        InvalidParams,
-        InvalidRequest,
-        InvalidResponse,
-        InvalidToken,
-        MCPError,
-        MethodNotFound,
-        MissingRequiredClientCapability,
-        ParseError,
-        ProtocolError,
-        RequestTimeout,
-        ResourceNotFound,
-        SessionExpired,
-        SkillVerificationError,
-        ToolError,
-        TransportError,
-        UnsupportedProtocolVersion,
-        URLElicitationRequired,
-        VersionError,
-    )
-    from ._http import EventStore, InMemoryEventStore
-    from ._http._request_info import HTTPRequestInfo
-    from ._proxy import Proxy
-    from ._redis import RedisBackend
-    from ._server import (
-        Ask,
-        Context,
-        Depends,
-        ElicitationResult,
-        Extension,
-        MemoryTaskStore,
-        Server,
-        SQLiteTaskStore,
-        StatelessSettings,
-        TaskRecord,
-        TaskSettings,
-        TaskStore,
-    )
-    from ._server._media import Audio, File, Image  # the content models load pydantic
-    from ._server._openapi import RouteMap
-    from ._server._transform import ArgTransform, forward, forward_raw
-
-# Names are imported on first use (PEP 562): `import mcpkit` stays cheap, and a program
-# only pays for the layers it touches.
+# The one table of public names: each name and the module it comes from. Names are imported
+# on first use (PEP 562): `import mcpkit` stays cheap, and a program only pays for the layers
+# it touches. The imports type checkers read and __all__ are written from this table by
+# scripts/public_names.py (tests/test_namespace.py checks they are current).
 _LAZY: dict[str, str] = {
     "Client": "._client",
     "ClientGroup": "._client",
@@ -200,6 +114,92 @@ _LAZY: dict[str, str] = {
     "forward_raw": "._server._transform",
 }
 
+# --- generated from _LAZY by scripts/public_names.py: do not edit ---
+if _TYPE_CHECKING:
+    from ._app import HTTPAppOptions as HTTPAppOptions
+    from ._app import close_sse_stream as close_sse_stream
+    from ._app import create_http_app as create_http_app
+    from ._app import create_sse_app as create_sse_app
+    from ._app import serve_http as serve_http
+    from ._client import Client as Client
+    from ._client import ClientExtension as ClientExtension
+    from ._client import ClientGroup as ClientGroup
+    from ._client import ElicitationCompleteHandler as ElicitationCompleteHandler
+    from ._client import ElicitationHandler as ElicitationHandler
+    from ._client import ExtensionTaskHandle as ExtensionTaskHandle
+    from ._client import HTTPTarget as HTTPTarget
+    from ._client import ListChangedHandler as ListChangedHandler
+    from ._client import LoadedApp as LoadedApp
+    from ._client import LoadedSkill as LoadedSkill
+    from ._client import LoggingHandler as LoggingHandler
+    from ._client import ProgressHandler as ProgressHandler
+    from ._client import ResourceUpdatedHandler as ResourceUpdatedHandler
+    from ._client import SamplingHandler as SamplingHandler
+    from ._client import ServerRequestContext as ServerRequestContext
+    from ._client import StdioTarget as StdioTarget
+    from ._client import Subscription as Subscription
+    from ._client import SyncClient as SyncClient
+    from ._client import TaskHandle as TaskHandle
+    from ._client import URLElicitationHandler as URLElicitationHandler
+    from ._client import http as http
+    from ._client import stdio as stdio
+    from ._exceptions import AuthError as AuthError
+    from ._exceptions import AuthServerError as AuthServerError
+    from ._exceptions import BackendUnavailable as BackendUnavailable
+    from ._exceptions import CapabilityError as CapabilityError
+    from ._exceptions import ConnectionClosed as ConnectionClosed
+    from ._exceptions import HeaderMismatch as HeaderMismatch
+    from ._exceptions import HTTPConnectError as HTTPConnectError
+    from ._exceptions import HTTPError as HTTPError
+    from ._exceptions import HTTPProtocolError as HTTPProtocolError
+    from ._exceptions import HTTPReadTimeout as HTTPReadTimeout
+    from ._exceptions import HTTPStatusError as HTTPStatusError
+    from ._exceptions import InsufficientScope as InsufficientScope
+    from ._exceptions import InternalError as InternalError
+    from ._exceptions import InvalidApp as InvalidApp
+    from ._exceptions import InvalidParams as InvalidParams
+    from ._exceptions import InvalidRequest as InvalidRequest
+    from ._exceptions import InvalidResponse as InvalidResponse
+    from ._exceptions import InvalidToken as InvalidToken
+    from ._exceptions import MCPError as MCPError
+    from ._exceptions import MethodNotFound as MethodNotFound
+    from ._exceptions import MissingRequiredClientCapability as MissingRequiredClientCapability
+    from ._exceptions import ParseError as ParseError
+    from ._exceptions import ProtocolError as ProtocolError
+    from ._exceptions import RequestTimeout as RequestTimeout
+    from ._exceptions import ResourceNotFound as ResourceNotFound
+    from ._exceptions import SessionExpired as SessionExpired
+    from ._exceptions import SkillVerificationError as SkillVerificationError
+    from ._exceptions import ToolError as ToolError
+    from ._exceptions import TransportError as TransportError
+    from ._exceptions import UnsupportedProtocolVersion as UnsupportedProtocolVersion
+    from ._exceptions import URLElicitationRequired as URLElicitationRequired
+    from ._exceptions import VersionError as VersionError
+    from ._http import EventStore as EventStore
+    from ._http import InMemoryEventStore as InMemoryEventStore
+    from ._http._request_info import HTTPRequestInfo as HTTPRequestInfo
+    from ._proxy import Proxy as Proxy
+    from ._redis import RedisBackend as RedisBackend
+    from ._server import Ask as Ask
+    from ._server import Context as Context
+    from ._server import Depends as Depends
+    from ._server import ElicitationResult as ElicitationResult
+    from ._server import Extension as Extension
+    from ._server import MemoryTaskStore as MemoryTaskStore
+    from ._server import Server as Server
+    from ._server import SQLiteTaskStore as SQLiteTaskStore
+    from ._server import StatelessSettings as StatelessSettings
+    from ._server import TaskRecord as TaskRecord
+    from ._server import TaskSettings as TaskSettings
+    from ._server import TaskStore as TaskStore
+    from ._server._media import Audio as Audio
+    from ._server._media import File as File
+    from ._server._media import Image as Image
+    from ._server._openapi import RouteMap as RouteMap
+    from ._server._transform import ArgTransform as ArgTransform
+    from ._server._transform import forward as forward
+    from ._server._transform import forward_raw as forward_raw
+
 __all__ = [
     "ArgTransform",
     "Ask",
@@ -285,6 +285,7 @@ __all__ = [
     "serve_http",
     "stdio",
 ]
+# --- end of generated ---
 
 
 def __getattr__(name: str) -> _Any:
