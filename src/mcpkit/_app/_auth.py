@@ -22,6 +22,7 @@ from .._auth._resource import ResourceServer
 from .._exceptions import AuthError, AuthServerError, InsufficientScope, InvalidToken
 from .._http._asgi import JSON, Answer, Receive, Scope, Send, route_path, same_path
 from .._http._security import OwnerFn
+from .._session._server import ServerSession
 from ._cors import MAX_AGE
 from ._registry import Hosting
 
@@ -158,29 +159,44 @@ class AuthGate:
         else:
             await serve(send, principal)
 
-    def needed(self, msg: Any) -> Sequence[str]:
-        """The scopes one MCP message needs beyond the server-wide ones."""
+    def needed(self, msg: Any, session: ServerSession | None = None) -> Sequence[str]:
+        """The scopes one MCP message needs beyond the server-wide ones (none for a target
+        hidden from ``session``: it is answered as an unknown one, never with a 403)."""
         if self._required is None or not isinstance(msg, dict):
             return ()
         method = msg.get("method")
         if not isinstance(method, str):
             return ()
         params = msg.get("params")
-        return tuple(self._required(method, params if isinstance(params, dict) else None))
+        return tuple(self._required(method, params if isinstance(params, dict) else None, session))
 
-    async def allows(self, msgs: Sequence[Any], send: Send, principal: Principal | None) -> bool:
-        """Whether ``principal`` may send these messages; answers 403 if not."""
-        refused = self.scope_refusal(msgs, principal)
+    async def allows(
+        self,
+        msgs: Sequence[Any],
+        send: Send,
+        principal: Principal | None,
+        session: ServerSession | None = None,
+    ) -> bool:
+        """Whether ``principal`` may send these messages (on ``session``, whose
+        visibility rules count); answers 403 if not."""
+        refused = self.scope_refusal(msgs, principal, session)
         if refused is None:
             return True
         await refused.write(send)
         return False
 
-    def scope_refusal(self, msgs: Sequence[Any], principal: Principal | None) -> Answer | None:
-        """None when ``principal`` may send these messages, else the 403 refusing them."""
+    def scope_refusal(
+        self,
+        msgs: Sequence[Any],
+        principal: Principal | None,
+        session: ServerSession | None = None,
+    ) -> Answer | None:
+        """None when ``principal`` may send these messages, else the 403 refusing them.
+        ``session``: the handshake-era session they came on (None: none, or a fresh one),
+        whose visibility rules decide, with the server's, which targets are hidden."""
         needed: list[str] = []
         for msg in msgs:
-            needed += self.needed(msg)
+            needed += self.needed(msg, session)
         try:
             self.auth.check_scopes(principal, list(dict.fromkeys(needed)))
         except InsufficientScope as e:

@@ -306,12 +306,13 @@ async def _post(app: StreamableHTTPApp, ex: Exchange, principal: Principal | Non
         return Answer.error(
             400, INVALID_REQUEST, problem, id=rid if isinstance(rid, (str, int)) else None
         )
-    gate = app.gate
-    if gate is not None:
-        refused = gate.scope_refusal((msg,), principal)
+    if stateless_era(headers, msg):
+        # No session: the server's visibility rules alone decide what is hidden (a
+        # handshake-era request is checked once its session is found, by posts.post).
+        gate = app.gate
+        refused = gate.scope_refusal((msg,), principal) if gate is not None else None
         if refused is not None:
             return refused
-    if stateless_era(headers, msg):
         await app.ensure_host()  # the server's lifespan runs before any request is served
         return await app.stateless_era.post(msg, headers, ex.receive, info)
     return await posts.post(msg, headers, ex.receive, info)

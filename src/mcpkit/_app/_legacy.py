@@ -36,6 +36,7 @@ from .._http._asgi import (
 from .._http._security import HostOriginPolicy, OwnerFn, SessionOwnership
 from .._http._sse import encode_event
 from .._http._transport_sse import SSEServerTransport
+from .._session._server import ServerSession
 from . import _cors as cors
 from ._auth import AuthGate, owner_fn, serve_admitted
 from ._common import host_origin_refused, read_post_body, serve_lifespan
@@ -75,6 +76,8 @@ class SSEApp:
         self.sessions: dict[str, SSEServerTransport] = {}
         #: Session id -> who opened its stream (when ``session_owner`` is set).
         self.owners: dict[str, str | None] = {}
+        #: Session id -> its session (whose visibility rules the scope check follows).
+        self.served: dict[str, ServerSession] = {}
 
     async def aclose(self) -> None:
         for t in list(self.sessions.values()):
@@ -163,6 +166,7 @@ class SSEApp:
         transport.principal = principal
         session = self.server.create_session(transport)
         self.sessions[sid] = transport
+        self.served[sid] = session
         self.owners[sid] = self.ownership.owner(headers)
         root = scope.get("root_path", "")
         endpoint = f"{root}{self.message_path}?session_id={sid}"
@@ -190,6 +194,7 @@ class SSEApp:
                 tg.cancel_scope.cancel()
         finally:
             self.sessions.pop(sid, None)
+            self.served.pop(sid, None)
             self.owners.pop(sid, None)
             transport.close()
         await send({"type": "http.response.body", "body": b""})
@@ -229,7 +234,7 @@ class SSEApp:
             return
         if self.gate is not None:
             if not await self.gate.allows(
-                msg if isinstance(msg, list) else (msg,), send, principal
+                msg if isinstance(msg, list) else (msg,), send, principal, self.served.get(sid)
             ):
                 return
             # The same owner, maybe with new scopes (a step-up): later requests see them.

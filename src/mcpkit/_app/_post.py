@@ -98,7 +98,12 @@ class PostHandler:
             # Named only in the header: the same answer as for one named in _meta.
             rid = msg.get("id") if is_request else None
             return version_refusal(rid, version, self._supported())
+        gate = self.gate
         if self.options.sessionless:
+            # A fresh session per request: only the server's visibility rules apply.
+            refused = gate.scope_refusal((msg,), info.principal) if gate is not None else None
+            if refused is not None:
+                return refused
             return await self._post_sessionless(msg, is_request, is_init, version, receive, info)
         sid = headers.get("mcp-session-id")
         if sid is None:
@@ -113,6 +118,12 @@ class PostHandler:
         entry = await lookup_session(self.registry, sid, headers)
         if entry is None:
             return Answer.error(404, INVALID_REQUEST, "Not Found: unknown or terminated session")
+        if gate is not None:
+            # Checked with the session's own visibility rules: a target hidden from it is
+            # answered as an unknown one (by the server), not with a 403 naming its scopes.
+            refused = gate.scope_refusal((msg,), info.principal, entry.session)
+            if refused is not None:
+                return refused
         extra = [(SESSION_HEADER, sid.encode())]
         entry.busy += 1
         streamed = False  # then the stream holds the session busy until it ends
@@ -151,8 +162,7 @@ class PostHandler:
             if problem is not None:
                 await respond_error(send, 400, INVALID_REQUEST, f"batch item {i}: {problem}")
                 return
-        if self.gate is not None and not await self.gate.allows(items, send, info.principal):
-            return
+        gate = self.gate
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
             await version_refusal(None, version, self._supported()).write(send)
@@ -161,6 +171,8 @@ class PostHandler:
             "Invalid Request: JSON-RPC batches are only allowed in protocol revision 2025-03-26"
         )
         if self.options.sessionless:
+            if gate is not None and not await gate.allows(items, send, info.principal):
+                return
             if (version or DEFAULT_HEADER_VERSION) != BATCH_REVISION:
                 await respond_error(send, 400, INVALID_REQUEST, no_batches)
                 return
@@ -180,6 +192,8 @@ class PostHandler:
             return
         entry = await session_for(self.registry, headers, send)
         if entry is None:
+            return
+        if gate is not None and not await gate.allows(items, send, info.principal, entry.session):
             return
         negotiated = entry.session.negotiated
         if negotiated is None or negotiated.protocol_version != BATCH_REVISION:

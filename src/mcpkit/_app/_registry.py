@@ -82,8 +82,14 @@ class Hosting(Protocol):
         ``tools/call`` is checked against."""
         ...
 
-    def required_scopes(self, method: str, params: Mapping[str, Any] | None) -> Sequence[str]:
-        """The OAuth scopes a request needs for the tool, resource or prompt it names."""
+    def required_scopes(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None,
+        session: ServerSession | None = None,
+    ) -> Sequence[str]:
+        """The OAuth scopes a request needs for the tool, resource or prompt it names
+        (none when that is hidden from ``session``: answered as an unknown one)."""
         ...
 
     def session_snapshot(self, session: ServerSession) -> dict[str, Any]:

@@ -67,10 +67,21 @@ class ServerHosting:
             return ()
         return found.header_params
 
-    def required_scopes(self, method: str, params: Mapping[str, Any] | None) -> Sequence[str]:
+    def required_scopes(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None,
+        session: ServerSession | None = None,
+    ) -> Sequence[str]:
         """The OAuth scopes request ``method`` with ``params`` needs for its target (the
-        tool, resource or prompt it names), beyond the server-wide ones of ``auth``."""
-        return self._server.registry.scopes_for(method, params)
+        tool, resource or prompt it names), beyond the server-wide ones of ``auth``; none
+        for a target hidden from ``session`` (None: the server's rules alone): it is
+        answered as an unknown one, so no 403 reveals it exists."""
+        server = self._server
+        needed = server.registry.scopes_for(method, params)
+        if needed and server.visibility.hides_target(session, method, params):
+            return ()
+        return needed
 
     def session_snapshot(self, session: ServerSession) -> dict[str, Any]:
         """What another worker needs to serve ``session``: a JSON-able snapshot."""

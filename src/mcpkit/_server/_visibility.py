@@ -27,7 +27,7 @@ Per session means per handshake-era session (a connection's ``initialize``): rev
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from .._session._base import RequestContext
@@ -93,9 +93,33 @@ class Visibility:
 
     def rules_for(self, rc: RequestContext | None) -> tuple[Rule, ...]:
         """The rules deciding what request ``rc`` sees: the server's, then its session's."""
-        session = rc.session if rc is not None else None
+        return self.session_rules(rc.session if rc is not None else None)
+
+    def session_rules(self, session: object) -> tuple[Rule, ...]:
+        """The rules deciding what ``session`` sees (the server's alone when it is not a
+        handshake-era :class:`ServerSession`)."""
         own = state_of(session).visibility if isinstance(session, ServerSession) else ()
         return (*self.rules, *own) if own else self.rules
+
+    def hides_target(self, session: object, method: str, params: Mapping[str, Any] | None) -> bool:
+        """Whether the tool, prompt or resource that request ``method`` with ``params``
+        names is hidden from ``session`` (None: the server's rules alone). What the HTTP
+        authorization gate asks before it checks the target's own scopes: a hidden target
+        is answered as an unknown one there too, not with a 403 naming its scopes."""
+        rules = self.session_rules(session)
+        if not rules or not params:
+            return False
+        registry = self._server.registry
+        if method in ("tools/call", "prompts/get"):
+            kind = "tool" if method == "tools/call" else "prompt"
+            name = params.get("name")
+            table = registry.tools if kind == "tool" else registry.prompts
+            found = table.get(name) if isinstance(name, str) else None
+            return found is not None and not shown(rules, kind, str(name), found.definition)
+        uri = params.get("uri")
+        if method in ("resources/read", "resources/subscribe") and isinstance(uri, str):
+            return self._hides_uri(rules, uri)
+        return False
 
     def hides(self, rc: RequestContext | None, kind: str, key: str, definition: Any) -> bool:
         """Whether component ``key`` of ``kind`` is hidden from request ``rc``."""
@@ -105,8 +129,9 @@ class Visibility:
     def hides_uri(self, rc: RequestContext | None, uri: str) -> bool:
         """Whether the resource (or template) serving ``uri`` is hidden from ``rc``."""
         rules = self.rules_for(rc)
-        if not rules:
-            return False
+        return bool(rules) and self._hides_uri(rules, uri)
+
+    def _hides_uri(self, rules: Sequence[Rule], uri: str) -> bool:
         registry = self._server.registry
         found = registry.resources.get(uri)
         if found is not None:
