@@ -14,13 +14,14 @@ from __future__ import annotations
 import contextlib
 import inspect
 import math
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote, urljoin
 
 import anyio
 import orjson
+from typing_extensions import TypedDict, Unpack
 
 from .._exceptions import ResourceNotFound, ToolError
 from ..types._jsonschema import schema_errors
@@ -37,7 +38,18 @@ from ._openapi import (
     operations,
 )
 
+if TYPE_CHECKING:
+    from .._auth._resource import ResourceServer
+    from .._middleware import MiddlewareFn
+    from .._stores._tasks import TaskStore
+    from ._extensions import Extension
+    from ._mrtr import StatelessSettings
+    from ._server import Lifespan
+    from ._tasks import TaskSettings
+
 S = TypeVar("S")
+#: The placeholder host ``Server.from_fastapi`` calls its app at (the app never sees it).
+FASTAPI_BASE_URL = "http://fastapi.invalid"
 
 #: ``hook(request, ctx)``: sees (and may change) each outgoing ``httpx2.Request``; sync or async.
 RequestHook = Callable[[Any, "Context | None"], Any]
@@ -442,15 +454,59 @@ def server_from_fastapi(cls: Callable[..., S], app: Any, **options: Any) -> S:
     httpx2 = httpx2_module()
     # raise_app_exceptions=False: an app that fails answers 500, as it would over a socket.
     transport = httpx2.ASGITransport(app=app, raise_app_exceptions=False)
-    options.setdefault("base_url", "http://fastapi.invalid")
     return server_from_openapi(cls, openapi(), transport=transport, **options)
+
+
+class ServerKeywords(TypedDict, total=False):
+    """The keywords of :class:`~mcpkit.Server` itself that ``Server.from_openapi`` and
+    ``Server.from_fastapi`` pass on (each as ``Server(...)`` documents it): a misspelt one
+    is a type error, and a ``TypeError`` at call time."""
+
+    title: str | None
+    description: str | None
+    instructions: str | None
+    icons: Sequence[Any] | None
+    website_url: str | None
+    lifespan: Lifespan[Any] | None
+    page_size: int | None
+    mask_errors: bool
+    capabilities: Mapping[str, Any] | None
+    task_store: TaskStore | None
+    task_ttl: int | None
+    max_task_ttl: int | None
+    task_poll_interval: int | None
+    task_owner: Callable[[Context], str | None] | None
+    max_tasks_per_owner: int | None
+    tasks: TaskSettings | None
+    stateless: StatelessSettings | None
+    middleware: Sequence[MiddlewareFn]
+    auth: ResourceServer | None
+    extensions: Sequence[Extension]
+    include_tags: Collection[str] | None
+    exclude_tags: Collection[str] | None
 
 
 class FromAPI:
     """The constructors of :class:`~mcpkit.Server` from an API (a mixin of it)."""
 
     @classmethod
-    def from_openapi(cls: type[S], document: Any, **options: Any) -> S:
+    def from_openapi(
+        cls: type[S],
+        document: Any,
+        *,
+        base_url: str | None = None,
+        name: str | None = None,
+        version: str | None = None,
+        route_maps: Sequence[RouteMap] = (),
+        exclude: Sequence[str] = (),
+        headers: Mapping[str, str] | None = None,
+        request_hook: RequestHook | None = None,
+        timeout: float = 30.0,
+        http_client: Any = None,
+        uri_scheme: str = "api",
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
+        **options: Unpack[ServerKeywords],
+    ) -> S:
         """A server offering each operation of an OpenAPI 3.0/3.1 ``document`` (a dict, a
         path or an ``http(s)://`` URL of JSON or YAML) as a tool, a resource or a resource
         template that calls the API over httpx2 (the ``[all]`` extra).
@@ -470,16 +526,61 @@ class FromAPI:
 
             server = Server.from_openapi("openapi.json", base_url="https://api.example.com")
         """
-        return server_from_openapi(cls, document, **options)
+        return server_from_openapi(
+            cls,
+            document,
+            base_url=base_url,
+            name=name,
+            version=version,
+            route_maps=route_maps,
+            exclude=exclude,
+            headers=headers,
+            request_hook=request_hook,
+            timeout=timeout,
+            http_client=http_client,
+            uri_scheme=uri_scheme,
+            max_answer_bytes=max_answer_bytes,
+            **options,
+        )
 
     @classmethod
-    def from_fastapi(cls: type[S], app: Any, **options: Any) -> S:
+    def from_fastapi(
+        cls: type[S],
+        app: Any,
+        *,
+        base_url: str = FASTAPI_BASE_URL,
+        name: str | None = None,
+        version: str | None = None,
+        route_maps: Sequence[RouteMap] = (),
+        exclude: Sequence[str] = (),
+        headers: Mapping[str, str] | None = None,
+        request_hook: RequestHook | None = None,
+        timeout: float = 30.0,
+        uri_scheme: str = "api",
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
+        **options: Unpack[ServerKeywords],
+    ) -> S:
         """:meth:`from_openapi` for a FastAPI app: its own ``openapi()`` document, each
         operation called in process through httpx2's ASGI transport (no socket); the same
-        options (``base_url`` defaults to a placeholder host the app never sees).
+        options but ``http_client`` (``base_url`` defaults to a placeholder host the app
+        never sees).
 
         Example::
 
             server = Server.from_fastapi(app)
         """
-        return server_from_fastapi(cls, app, **options)
+        return server_from_fastapi(
+            cls,
+            app,
+            base_url=base_url,
+            name=name,
+            version=version,
+            route_maps=route_maps,
+            exclude=exclude,
+            headers=headers,
+            request_hook=request_hook,
+            timeout=timeout,
+            uri_scheme=uri_scheme,
+            max_answer_bytes=max_answer_bytes,
+            **options,
+        )
