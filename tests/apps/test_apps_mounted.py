@@ -14,7 +14,7 @@ from tests._rawserver import PRELUDE
 from tests.conftest import BACKEND
 from tests.inspect._browser_harness import browser_page, inspected, mcpkit_command, tab
 
-from mcpkit import Client, InvalidParams, Server
+from mcpkit import Client, InvalidParams, MCPError, Server
 from mcpkit.types import APP_MIME_TYPE, APPS_EXTENSION, AppToolMeta
 
 pytestmark = pytest.mark.anyio
@@ -60,6 +60,8 @@ async def test_a_host_reads_each_view_where_the_hub_serves_it(era: str) -> None:
             "name": "increment",
             "candidates": ["p_increment", "r_increment"],
         }
+        with pytest.raises(MCPError, match="ui://p/counter/view and ui://r/counter/view"):
+            await host.read_resource("ui://counter/view")
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -108,6 +110,11 @@ async def test_a_views_own_tool_names_reach_its_tools_behind_the_hub(era: str) -
         assert (await host.call_tool("bump")).structured_content == {"result": 1}
         assert (await top.call_tool("bump")).structured_content == {"result": 2}
         assert (await top.call_tool("own")).content[0].text == "own"  # type: ignore[union-attr]
+        for client, served in ((host, "ui://m/v/x"), (top, "ui://a/m/v/x")):
+            # Its view's own URI for a resource of its server: read where the hub serves it.
+            (read,) = (await client.read_resource("ui://v/x")).contents
+            assert read.text == "<!doctype html><p>x</p>"  # type: ignore[union-attr]
+            assert str(read.uri) == served
         for client in (host, top):
             # Views may not call a tool for the model only, by any name it is not listed as.
             with pytest.raises(InvalidParams, match="Unknown tool: secret"):
@@ -115,6 +122,8 @@ async def test_a_views_own_tool_names_reach_its_tools_behind_the_hub(era: str) -
     async with Client(hub, protocol_version=era) as plain:  # not a host: no such name
         with pytest.raises(InvalidParams, match="Unknown tool: bump"):
             await plain.call_tool("bump")
+        with pytest.raises(MCPError):
+            await plain.read_resource("ui://v/x")
     assert count == {"n": 2}
 
 

@@ -66,12 +66,17 @@ class AppsExtension(Extension):
         handlers = server._protocol
         self._core_list: RequestHandlerFn = handlers.tools_list
         self._core_call: RequestHandlerFn = handlers.tools_call
+        self._core_read: RequestHandlerFn = cast(Any, handlers).resources_read
 
     def settings(self) -> dict[str, Any] | None:
         return {"mimeTypes": [APP_MIME_TYPE]}
 
     def methods(self) -> Mapping[str, RequestHandlerFn]:
-        return {"tools/list": self.tools_list, "tools/call": self.tools_call}
+        return {
+            "tools/list": self.tools_list,
+            "tools/call": self.tools_call,
+            "resources/read": self.resources_read,
+        }
 
     def app_only(self) -> frozenset[str]:
         """The tools only views may call (``visibility: ["app"]``)."""
@@ -110,25 +115,54 @@ class AppsExtension(Extension):
                 params = {**cast("dict[str, Any]", params), "name": served}
         return await self._core_call(rc, params)
 
+    async def resources_read(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:
+        uri = params.get("uri") if isinstance(params, dict) else None
+        if (
+            isinstance(uri, str)
+            and not self.server.registry.resolves(uri)
+            and client_supports(rc, APPS_EXTENSION)
+        ):
+            served = view_resource(self.server, uri)
+            if served is not None:
+                params = {**cast("dict[str, Any]", params), "uri": served}
+        return await self._core_read(rc, params)
 
-def _origin_names(server: ServerLike, seen: frozenset[int] = frozenset()) -> dict[str, str]:
-    """Each tool this server serves -> the name its own server gave it (a mounted tool's
-    name without the prefixes of every mount in between; a remote mount's as it lists it)."""
-    names = {name: name for name in server.registry.tools}
+
+def _origin_names(
+    server: ServerLike, table: str = "tools", seen: frozenset[int] = frozenset()
+) -> dict[str, str]:
+    """Each tool (``table="resources"``: each resource) this server serves -> the name (the
+    URI) its own server gave it: without the prefixes of every mount in between; a remote
+    mount's as it lists it."""
+    names = {name: name for name in getattr(server.registry, table)}
     for mount in server._mounts:
         prefix: str | None = getattr(mount, "prefix", None)
         child = getattr(mount, "child", None)
         inner_names = (
-            _origin_names(child, seen | {id(server)})
+            _origin_names(child, table, seen | {id(server)})
             if child is not None and id(child) not in seen
             else {}
         )
-        for table, key in getattr(mount, "keys", ()):
-            if table != "tools" or key not in names:
+        for kind, key in getattr(mount, "keys", ()):
+            if kind != table or key not in names:
                 continue
-            inner = key if prefix is None else key[len(prefix) + 1 :]
-            names[key] = inner_names.get(inner, inner)
+            if table == "tools":
+                inner: str | None = key if prefix is None else key[len(prefix) + 1 :]
+            else:
+                inner = cast(Any, mount).inner_uri(key)
+            if inner is not None:
+                names[key] = inner_names.get(inner, inner)
     return names
+
+
+def _ambiguous(what: str, name: str, found: list[str]) -> InvalidParams:
+    return InvalidParams(
+        message=(
+            f"Unknown {what}: {name} (a view's name for {' and '.join(found)}, which this "
+            "server serves from more than one mount: ask for one of those)"
+        ),
+        data={"uri" if what == "resource" else "name": name, "candidates": found},
+    )
 
 
 def view_tool(server: ServerLike, name: str) -> str | None:
@@ -148,13 +182,22 @@ def view_tool(server: ServerLike, name: str) -> str | None:
         if origin == name and key != name and _for_app(tools[key].definition.get("_meta"))
     )
     if len(found) > 1:
-        raise InvalidParams(
-            message=(
-                f"Unknown tool: {name} (a view's name for {' and '.join(found)}, which this "
-                "server serves from more than one mount: call it by one of those names)"
-            ),
-            data={"name": name, "candidates": found},
-        )
+        raise _ambiguous("tool", name, found)
+    return found[0] if found else None
+
+
+def view_resource(server: ServerLike, uri: str) -> str | None:
+    """The resource a view means by ``uri`` when its server is mounted here under a prefix
+    (``ui://counter/data``, served here as ``ui://p/counter/data``): the one resource whose
+    own server gave it that URI (resources, not templates); None when there is none. Two
+    (one server mounted twice): :class:`~mcpkit.InvalidParams` naming both."""
+    found = sorted(
+        key
+        for key, origin in _origin_names(server, "resources").items()
+        if origin == uri and key != uri
+    )
+    if len(found) > 1:
+        raise _ambiguous("resource", uri, found)
     return found[0] if found else None
 
 
