@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks run inside a fresh venv holding only the built wheel (and one extra).
 
-    python scripts/installed_checks.py bare|http|trio|all
+    python scripts/installed_checks.py bare|http|trio|otel|auth|redis|llm|all
 
 Called by ``scripts/user_paths.py wheel``; run from outside the checkout, so what is tested
 is the installed package, never ``src/``.
@@ -299,6 +299,63 @@ def check_redis(flavor: str) -> None:
     print("ok: [redis] talks to a real redis-server")
 
 
+def check_llm(flavor: str) -> None:
+    """``mcpkit.sampling``: a handler builds and answers through a local fake of OpenAI's
+    Chat Completions API with [llm] (or [all]); without it, building one names the extra."""
+    from mcpkit.sampling import OpenAIHandler
+
+    if flavor not in ("llm", "all"):
+        try:
+            OpenAIHandler("gpt-test", api_key="k")
+        except ImportError as e:
+            assert "mcpkit[llm]" in str(e), e
+            print("ok: without [llm], OpenAIHandler names the extra to install")
+            return
+        raise AssertionError("OpenAIHandler built without httpx2")
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from mcpkit.types import CreateMessageRequestParams, SamplingMessage, TextContent
+
+    seen: list[Any] = []
+
+    class FakeOpenAI(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            seen.append((self.path, self.headers.get("authorization"), body))
+            reply = {"model": body["model"], "choices": [{"finish_reason": "stop", "message": {}}]}
+            reply["choices"][0]["message"] = {"role": "assistant", "content": "pong"}
+            data = json.dumps(reply).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    fake = ThreadingHTTPServer(("127.0.0.1", 0), FakeOpenAI)
+    thread = threading.Thread(target=fake.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{fake.server_address[1]}/v1"
+        handler = OpenAIHandler("gpt-test", api_key="k", base_url=url)
+        ping = SamplingMessage(role="user", content=TextContent(type="text", text="ping"))
+        params = CreateMessageRequestParams(messages=[ping], max_tokens=16)
+        result = anyio.run(handler, params)
+    finally:
+        fake.shutdown()
+        fake.server_close()
+        thread.join(10)
+    assert getattr(result.content, "text", None) == "pong", result
+    path, auth, body = seen[0]
+    assert (path, auth) == ("/v1/chat/completions", "Bearer k"), seen
+    assert body["messages"] == [{"role": "user", "content": "ping"}], body
+    print("ok: [llm] OpenAIHandler answers through a local Chat Completions API")
+
+
 def main(flavor: str) -> None:
     check_package()
     with tempfile.TemporaryDirectory() as tmp:
@@ -313,7 +370,8 @@ def main(flavor: str) -> None:
         check_otel()
     check_auth(flavor)
     check_redis(flavor)
-    if flavor == "":
+    check_llm(flavor)
+    if flavor == "bare":
         check_proxy_without_httpx2()
     if flavor == "all":
         import httpx2  # noqa: F401  - `http_client=` and httpx2 auth need it

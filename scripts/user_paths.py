@@ -38,6 +38,7 @@ FLAVORS = {
     "otel": "otel",
     "auth": "auth",
     "redis": "redis",
+    "llm": "llm",
     "all": "all",
 }
 TIMEOUT = 300
