@@ -27,7 +27,7 @@ from ._mrtr import InputRequired, RoundState
 from ._session import state_of
 from ._taskext import ExtTaskContext
 from ._util import to_wire
-from ._visibility import SessionVisibility
+from ._visibility import MountedNames, SessionVisibility
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -95,7 +95,7 @@ class Context(SessionVisibility, Generic[StateT]):
     ``anyio.from_thread.run(ctx.info, "...")``.
     """
 
-    __slots__ = ("_begin_task", "_request", "_server", "_session")
+    __slots__ = ("_begin_task", "_mounted", "_request", "_server", "_session")
 
     def __init__(
         self, server: ServerLike, request: RequestContext | None, session: ServerSession | None
@@ -105,6 +105,8 @@ class Context(SessionVisibility, Generic[StateT]):
         self._session = session
         #: Set while a tool started through the tasks extension may still become a task.
         self._begin_task: Callable[[], Awaitable[None]] | None = None
+        #: Set for a server mounted in process: its names on the server hosting the session.
+        self._mounted: MountedNames | None = None
 
     @property
     def call_id(self) -> str:

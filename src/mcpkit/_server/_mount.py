@@ -32,6 +32,7 @@ from ._relay import Flight, Relay, check_capability, rounds_of
 from ._tools import error_result
 from ._uritemplate import UriTemplate
 from ._util import to_wire
+from ._visibility import MountedNames
 
 if TYPE_CHECKING:
     from ._server import Server
@@ -190,6 +191,8 @@ class _Served:
             return None
         own: Context[Any] = Context(self.owner, ctx._request, ctx._session)
         own._begin_task = ctx._begin_task
+        # ctx.enable(names=...) in the mounted server names its own components.
+        own._mounted = MountedNames.under(ctx._mounted, ctx._server, self.mount)
         return own
 
     async def _through(

@@ -27,7 +27,8 @@ Per session means per handshake-era session (a connection's ``initialize``): rev
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+import dataclasses
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from .._session._base import RequestContext
@@ -256,6 +257,46 @@ class VisibilityControl:
         cast("ServerLike", self).visibility.change(rule)
 
 
+class MountedNames:
+    """The names a server mounted in process gives its components on the server hosting the
+    session (``host``: the outermost server, whose visibility reads the session's rules).
+
+    A tool of the mounted server names its own components in ``ctx.enable(names=...)``
+    (``status``, ``config://app``); the session's rules are read by the host, which serves
+    them under the mount's prefix (``c_status``, ``config://c/app``): the names are mapped
+    so, through every mount between the two.
+    """
+
+    __slots__ = ("_name", "_uri", "host")
+
+    def __init__(
+        self, host: ServerLike, name: Callable[[str], str], uri: Callable[[str], str]
+    ) -> None:
+        self.host = host
+        self._name = name
+        self._uri = uri
+
+    @classmethod
+    def under(cls, outer: MountedNames | None, parent: ServerLike, mount: Any) -> MountedNames:
+        """The names under ``mount`` (of ``parent``), itself reached through ``outer``
+        (None: ``parent`` hosts the session)."""
+        if outer is None:
+            return cls(parent, mount.name, mount.uri)
+        return cls(
+            outer.host,
+            lambda n: outer._name(mount.name(n)),
+            lambda u: outer._uri(mount.uri(u)),
+        )
+
+    def rule(self, rule: Rule) -> Rule:
+        """``rule`` with its names as the host serves them (a URI or template, with its
+        ``://``, mapped as one; any other name as a tool's or prompt's)."""
+        if not rule.names:
+            return rule
+        names = frozenset(self._uri(n) if "://" in n else self._name(n) for n in rule.names)
+        return dataclasses.replace(rule, names=names)
+
+
 class SessionVisibility:
     """``ctx.enable``, ``ctx.disable`` and ``ctx.reset_visibility`` (the session's rules)."""
 
@@ -264,6 +305,15 @@ class SessionVisibility:
     if TYPE_CHECKING:
         _server: ServerLike
         _request: RequestContext | None
+        _mounted: MountedNames | None
+
+    async def _change(self, rule: Rule | None) -> None:
+        mounted = self._mounted
+        if mounted is None:
+            await session_change(self._server, self._request, rule)
+        else:  # a tool of a server mounted in process: the names are its own
+            mapped = None if rule is None else mounted.rule(rule)
+            await session_change(mounted.host, self._request, mapped)
 
     async def enable(
         self,
@@ -277,6 +327,8 @@ class SessionVisibility:
         """Show this session what matches (criteria as for ``Server.enable``), even what
         the server hides; every worker serving the session sees it, and its client is told
         which lists changed. Raises ``RuntimeError`` under revision 2026-07-28 (no session).
+        In a server mounted in process, ``names`` are its own (mapped to the hub's by the
+        mount's prefix).
 
         Example::
 
@@ -288,7 +340,7 @@ class SessionVisibility:
                 return "welcome"
         """
         rule = Rule.of(True, names=names, tags=tags, kinds=kinds, versions=versions, only=only)
-        await session_change(self._server, self._request, rule)
+        await self._change(rule)
 
     async def disable(
         self,
@@ -300,8 +352,8 @@ class SessionVisibility:
     ) -> None:
         """Hide from this session what matches (as :meth:`enable`, the other way)."""
         rule = Rule.of(False, names=names, tags=tags, kinds=kinds, versions=versions)
-        await session_change(self._server, self._request, rule)
+        await self._change(rule)
 
     async def reset_visibility(self) -> None:
         """Drop this session's rules: it sees what the server shows."""
-        await session_change(self._server, self._request, None)
+        await self._change(None)
