@@ -19,7 +19,7 @@ import orjson
 import pytest
 from tests.http._http_helpers import running
 
-from mcpkit import Context, Server
+from mcpkit import Client, Context, HTTPStatusError, ProtocolError, Server, http
 from mcpkit.auth import Principal, ResourceServer, StaticTokenVerifier
 from mcpkit.lowlevel import ASGIClient
 
@@ -191,3 +191,22 @@ async def test_a_hidden_scoped_target_is_unknown_on_a_real_uvicorn() -> None:
 
             for version in (HANDSHAKE, MODERN):
                 await hostile(post, version)
+
+
+async def test_a_hidden_scoped_tool_is_unknown_over_legacy_sse_too() -> None:
+    async with ASGIClient(build().http_app(legacy_sse=True)) as h:
+
+        def client() -> Client:
+            headers = {"authorization": "Bearer t"}
+            return Client(http("http://127.0.0.1/sse", headers=headers, http_client=h))
+
+        async with client() as mine, client() as other:
+            with pytest.raises(ProtocolError, match=r"^Unknown tool: wipe \(code -32602\)$"):
+                await mine.call_tool("wipe", {})
+            await mine.call_tool("hide_status", {})
+            with pytest.raises(ProtocolError, match=r"^Unknown tool: status \(code -32602\)$"):
+                await mine.call_tool("status", {})
+            # Visible to the other session: the message's POST is refused for its scope.
+            with pytest.raises(HTTPStatusError) as refused:
+                await other.call_tool("status", {})
+            assert refused.value.status == 403
