@@ -1,5 +1,6 @@
 """The HTTP front ends side by side: mcpkit on uvicorn (h11, httptools) and on granian (RSGI),
-with the official SDK and the bare ASGI floors in the same run.
+with the official SDK and the bare floors (ASGI on uvicorn, RSGI on granian:
+``bench/servers/rsgi_floor.py``) in the same run.
 
     python -m bench.frontends [--rounds 3] [--n 2000] [--async-tools] [--quick]
 
@@ -60,6 +61,8 @@ def cases(async_tools: bool) -> dict[str, tuple[str, bool]]:
     out["official/uvicorn-h11/2025"] = (f"{official} --http {{port}} --json", False)
     out["floor/uvicorn-h11"] = (f"{floor} --http h11", False)
     out["floor/uvicorn-httptools"] = (f"{floor} --http httptools", False)
+    rsgi_floor = REPO / "bench" / "servers" / "rsgi_floor.py"
+    out["floor/granian"] = (f"{me} {rsgi_floor} --port {{port}}", False)
     return out
 
 
