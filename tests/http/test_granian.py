@@ -325,3 +325,27 @@ async def _until_listening(port: int, proc: Process) -> None:
             continue
         await stream.aclose()
         return
+
+
+def test_the_server_choice_is_checked_before_anything_listens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``http_server`` (else ``MCPKIT_HTTP_SERVER``) names uvicorn or granian; another name,
+    uvicorn's options or the legacy transport with granian are refused, naming the setting."""
+    from mcpkit._app._serve import http_server_choice, serve_http
+
+    monkeypatch.delenv("MCPKIT_HTTP_SERVER", raising=False)
+    assert http_server_choice(None) == "uvicorn"
+    monkeypatch.setenv("MCPKIT_HTTP_SERVER", " Granian ")
+    assert http_server_choice(None) == "granian"
+    assert http_server_choice("uvicorn") == "uvicorn"  # the keyword wins
+    monkeypatch.setenv("MCPKIT_HTTP_SERVER", "hypercorn")
+    with pytest.raises(ValueError, match=r"MCPKIT_HTTP_SERVER='hypercorn': use uvicorn or granian"):
+        http_server_choice(None)
+    with pytest.raises(ValueError, match=r"http_server='nope'"):
+        http_server_choice("nope")
+    server = granian_app.server
+    with pytest.raises(ValueError, match="uvicorn_options apply to uvicorn only"):
+        serve_http(server, port=0, http_server="granian", uvicorn_options={"http": "h11"})
+    with pytest.raises(ValueError, match="legacy_sse is served by the ASGI app"):
+        serve_http(server, port=0, http_server="granian", legacy_sse=True)
