@@ -210,3 +210,36 @@ async def test_a_hidden_scoped_tool_is_unknown_over_legacy_sse_too() -> None:
             with pytest.raises(HTTPStatusError) as refused:
                 await other.call_tool("status", {})
             assert refused.value.status == 403
+
+
+async def test_a_hidden_scoped_tool_in_a_2025_03_26_batch_is_unknown() -> None:
+    async with ASGIClient(build().http_app()) as h:
+
+        async def post(msg: Any, headers: dict[str, str]) -> tuple[int, dict[str, str], Any]:
+            resp = await h.request("POST", URL, content=orjson.dumps(msg), headers=headers)
+            body = await resp.aread()
+            return resp.status_code, kept(resp.headers), body
+
+        info = {"name": "t", "version": "1"}
+        params = {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": info}
+        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+        _, got, _ = await post(init, BASE)
+        headers = {**BASE, "mcp-session-id": got["mcp-session-id"]}
+        done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await post(done, headers))[0] == 202
+
+        def calls(*names: str) -> list[dict[str, Any]]:
+            return [
+                {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": n}}
+                for i, n in enumerate(names, 1)
+            ]
+
+        hidden = await post(calls("wipe", "hide_status"), headers)
+        assert hidden[0] == 200, hidden
+        answers = {a["id"]: a for a in message(hidden[2], hidden[1])}
+        assert answers[1]["error"]["message"] == "Unknown tool: wipe"
+        assert answers[2]["result"]["content"][0]["text"] == "hidden"
+        # Hidden from this session now: unknown in a batch too, no 403.
+        status, got, body = await post(calls("status"), headers)
+        assert status == 200, body
+        assert message(body, got)[0]["error"]["message"] == "Unknown tool: status"
