@@ -15,6 +15,7 @@ import contextlib
 import inspect
 import math
 from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote, urljoin
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
     from .._stores._tasks import TaskStore
     from ._extensions import Extension
     from ._mrtr import StatelessSettings
-    from ._server import Lifespan
     from ._tasks import TaskSettings
 
 S = TypeVar("S")
@@ -467,7 +467,8 @@ class ServerKeywords(TypedDict, total=False):
     instructions: str | None
     icons: Sequence[Any] | None
     website_url: str | None
-    lifespan: Lifespan[Any] | None
+    # Server's Lifespan, spelt out: naming it would import the facade back (a circle).
+    lifespan: Callable[[Any], AbstractAsyncContextManager[Any]] | None
     page_size: int | None
     mask_errors: bool
     capabilities: Mapping[str, Any] | None
