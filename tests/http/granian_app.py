@@ -16,6 +16,11 @@ from mcpkit import Context, Server
 MAX_BODY = 64 * 1024
 #: One listen stream at a time: a second is refused until the first one's client left.
 MAX_LISTEN = 1
+#: Seconds a body may take to arrive: short, so a slow one costs the tests little.
+SLOW = 1.0
+#: Seconds a request head may take, and (granian's header_read_timeout) a keep-alive
+#: connection may idle: longer, so a client's pooled connection stays usable under load.
+SLOW_HEAD = 2.0
 
 
 @contextlib.asynccontextmanager
@@ -46,9 +51,15 @@ async def steps(n: int, ctx: Context) -> str:
 
 
 #: What ``granian --interface rsgi granian_app:app`` serves.
-app = server.http_app(max_body_size=MAX_BODY, max_listen_streams=MAX_LISTEN)
+app = server.http_app(max_body_size=MAX_BODY, max_listen_streams=MAX_LISTEN, body_timeout=SLOW)
 
 if __name__ == "__main__":
     server.run(
-        "http", host="127.0.0.1", port=0, max_body_size=MAX_BODY, max_listen_streams=MAX_LISTEN
+        "http",
+        host="127.0.0.1",
+        port=0,
+        max_body_size=MAX_BODY,
+        max_listen_streams=MAX_LISTEN,
+        body_timeout=SLOW,
+        header_timeout=SLOW_HEAD,
     )

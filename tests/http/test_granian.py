@@ -17,6 +17,7 @@ import os
 import queue
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -243,7 +244,9 @@ async def test_hostile_requests_are_answered_as_the_asgi_app_answers_them(
     url, _ = served
     base = url.rsplit("/", 1)[0]
     app = granian_app.server.http_app(
-        max_body_size=granian_app.MAX_BODY, max_listen_streams=granian_app.MAX_LISTEN
+        max_body_size=granian_app.MAX_BODY,
+        max_listen_streams=granian_app.MAX_LISTEN,
+        body_timeout=granian_app.SLOW,
     )
     async with app:
         for name, (method, path, headers, body) in HOSTILE.items():
@@ -349,3 +352,28 @@ def test_the_server_choice_is_checked_before_anything_listens(
         serve_http(server, port=0, http_server="granian", uvicorn_options={"http": "h11"})
     with pytest.raises(ValueError, match="legacy_sse is served by the ASGI app"):
         serve_http(server, port=0, http_server="granian", legacy_sse=True)
+
+
+def test_a_slow_body_gets_408_and_a_slow_head_is_cut(served: tuple[str, Process]) -> None:
+    """Slowloris under granian: a body slower than ``body_timeout`` is answered 408 by the
+    edge (as under uvicorn), a head slower than ``header_timeout`` ends the connection
+    (granian's ``header_read_timeout``). Plain sockets, each wait bounded."""
+    url, _ = served
+    port = int(url.split(":")[2].split("/")[0])
+    head = "".join(f"{k}: {v}\r\n" for k, v in HEADERS.items())
+    slow_body = f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n{head}content-length: 100\r\n\r\n{{"
+    body_answer = _until_closed(port, slow_body.encode())
+    assert body_answer.startswith(b"HTTP/1.1 408 "), body_answer
+    assert b"Request Timeout: the body is too slow" in body_answer
+    # The head never completed: the connection is closed without an answer.
+    assert _until_closed(port, b"POST /mcp HTTP/1.1\r\nhost: 127.0") == b""
+
+
+def _until_closed(port: int, wire: bytes) -> bytes:
+    """Send ``wire`` and read until the server closes (bounded by the socket's timeout)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(wire)
+        got = b""
+        while chunk := sock.recv(65536):
+            got += chunk
+    return got
