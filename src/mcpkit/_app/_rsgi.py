@@ -173,7 +173,7 @@ async def serve_rsgi(app: StreamableHTTPApp, scope: Scope, proto: HTTPProtocol) 
     """Serve one RSGI call with ``app``'s endpoint: what ``StreamableHTTPApp.__rsgi__``
     does (see the module docstring)."""
     if scope.proto != "http":
-        return  # websockets: granian refuses the upgrade when the app accepts none
+        return  # a websocket: not served, as the ASGI app serves none
     headers = text_header_map(scope.headers.items())
     if "host" not in headers and scope.authority:
         headers["host"] = scope.authority  # HTTP/2 names the host in :authority
@@ -206,6 +206,10 @@ def rsgi_init(app: StreamableHTTPApp, loop: asyncio.AbstractEventLoop) -> None:
     calls it on a running loop, whose owner hosts the app (:func:`serve_granian` enters it;
     anyone else embedding granian enters ``async with app:`` likewise), so nothing is done.
     """
+    if app.legacy is not None:
+        # Mounted beside the endpoint in the ASGI app only: refused at startup rather than
+        # its paths answered 404 by this front end.
+        raise RuntimeError("legacy_sse is served by the ASGI app (uvicorn) only, not over RSGI")
     if loop.is_running():
         return
     loop.run_until_complete(app.ensure_host())
