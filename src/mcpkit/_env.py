@@ -111,7 +111,7 @@ STATELESS = Variable(
 )
 HTTP_SERVER = Variable(
     "MCPKIT_HTTP_SERVER",
-    "",
+    "--http-server",
     "the server the `http` transport runs on: `uvicorn`, or `granian` (RSGI; the `[granian]` extra)",
     "`uvicorn`",
 )

@@ -377,3 +377,45 @@ def _until_closed(port: int, wire: bytes) -> bytes:
         while chunk := sock.recv(65536):
             got += chunk
     return got
+
+
+def _mcpkit_run(*args: str, **env: str) -> list[str]:
+    exe = Path(sys.executable).parent / "mcpkit"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "mcpkit._cli"]
+    return [*cmd, "run", str(ROOT / "examples" / "everything.py"), *args]
+
+
+async def test_mcpkit_run_http_server_flag_serves_on_granian() -> None:
+    """``mcpkit run FILE -t http --http-server granian``: the flag, as documented, runs the
+    server on granian (its log says so), and a real client lists and calls tools."""
+    argv = _mcpkit_run("-t", "http", "--http-server", "granian", "--port", str(free_port()))
+    env = {k: v for k, v in _env().items() if k != "MCPKIT_HTTP_SERVER"}
+    proc = Process(argv, env)
+    try:
+        url = proc.wait_for(r"^mcpkit: serving .+ on granian at (http://\S+) \(Ctrl-C").group(1)
+        with anyio.fail_after(30):
+            async with mcpkit.Client(url) as client:
+                tools = await client.list_tools()
+                assert "add" in {t.name for t in tools}
+                result = await client.call_tool("add", {"a": 2, "b": 3})
+        assert not result.is_error and "5" in str(result.content[0])
+    finally:
+        code = proc.stop(signal.SIGINT)
+    assert code in (0, 130), proc.log
+
+
+def test_the_legacy_transport_refuses_granian_and_ignores_the_variable() -> None:
+    """granian serves the ``http`` transport only: ``-t sse --http-server granian`` is one
+    line and exit 2; ``MCPKIT_HTTP_SERVER=granian`` names the http transport's server, so
+    ``-t sse`` under it still serves (on uvicorn)."""
+    argv = _mcpkit_run("-t", "sse", "--http-server", "granian", "--port", str(free_port()))
+    done = subprocess.run(argv, env=_env(), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "--http-server: the legacy sse transport is served by uvicorn only" in done.stderr
+    assert "Traceback" not in done.stderr
+    argv = _mcpkit_run("-t", "sse", "--port", str(free_port()))
+    proc = Process(argv, _env(MCPKIT_HTTP_SERVER="granian"))
+    try:
+        proc.wait_for(r"^mcpkit: serving HTTP\+SSE .+ at (http://\S+)")
+    finally:
+        proc.stop(signal.SIGINT)

@@ -295,7 +295,8 @@ async def serve_granian(
     if announce is not None:
         shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
         line = (
-            f"mcpkit: serving {announce[0]} at http://{shown}:{port}{announce[1]} (Ctrl-C to stop)"
+            f"mcpkit: serving {announce[0]} on granian at http://{shown}:{port}{announce[1]} "
+            "(Ctrl-C to stop)"
         )
     server: Any = Server(
         _Embedded(app, line),

@@ -375,6 +375,8 @@ def run(server: SessionFactory, transport: str = "http", **options: Any) -> None
             require_uvicorn()
         serve_http(server, **options)
     elif transport == "sse":
+        if options.pop("http_server", None) not in (None, "uvicorn"):
+            raise ValueError("http_server: the legacy sse transport is served by uvicorn only")
         require_uvicorn()
         serve_sse(server, **options)
     else:

@@ -117,6 +117,7 @@ _HTTP_OPTIONS = (
     "allowed_host",
     "allowed_origin",
     "redis",
+    "http_server",
     "auth_issuer",
     "auth_resource",
     "auth_scope",
@@ -151,6 +152,10 @@ def run_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[s
         out["allowed_origins"] = list(args.allowed_origin)
     if args.redis:
         out["redis"] = args.redis  # else MCPKIT_REDIS_URL, read where every entry point reads it
+    if args.http_server:
+        if transport == "sse":
+            raise ValueError("--http-server: the legacy sse transport is served by uvicorn only")
+        out["http_server"] = args.http_server  # else MCPKIT_HTTP_SERVER, read where it serves
     auth = auth_settings(args)
     if auth is not None:
         out["auth"] = auth
@@ -302,6 +307,13 @@ def _parser(command: str) -> argparse.ArgumentParser:
         "(redis://host:6379/0; default: $MCPKIT_REDIS_URL, else this process only)",
     )
     parser.add_argument(
+        "--http-server",
+        choices=("uvicorn", "granian"),
+        default=None,
+        help="HTTP: the server the http transport runs on (default: $MCPKIT_HTTP_SERVER, else "
+        "uvicorn; granian: its RSGI interface, one worker, the [granian] extra)",
+    )
+    parser.add_argument(
         "--auth-issuer",
         default=None,
         metavar="URL",
@@ -409,4 +421,7 @@ def main(command: str, argv: list[str]) -> int:
         # The [http] or [redis] extra missing, a Redis that refuses: one line.
         print(f"mcpkit {command}: {e}", file=sys.stderr)
         return 1
+    except ValueError as e:  # a setting refused where it is used (MCPKIT_HTTP_SERVER=...)
+        print(f"mcpkit {command}: {e}", file=sys.stderr)
+        return 2
     return 0

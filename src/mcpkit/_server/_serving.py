@@ -30,9 +30,13 @@ if TYPE_CHECKING:
         redis: str | None
 
     class RunKeywords(ServerAppKeywords, total=False):
-        """The keywords of ``Server.run`` over HTTP: where and how uvicorn serves (``host``,
-        ``port``, ``log_level``, ``header_timeout``, ``uvicorn_options``), the endpoint
-        (``path``; ``sse_path`` and ``message_path`` for the legacy transport), and the app's."""
+        """The keywords of ``Server.run`` over HTTP: the HTTP server (``http_server``:
+        ``"uvicorn"``, the default, or ``"granian"``; unset: ``MCPKIT_HTTP_SERVER``), where
+        and how it serves (``host``, ``port``, ``log_level``, ``header_timeout``,
+        ``uvicorn_options``), the endpoint (``path``; ``sse_path`` and ``message_path`` for
+        the legacy transport), and the app's."""
+
+        http_server: str | None
 
         host: str
         port: int
