@@ -80,9 +80,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def call_over_http(server: Path) -> None:
+async def call_over_http(server: Path, *options: str) -> None:
     port = free_port()
-    argv = [MCPKIT, "run", str(server), "--transport", "http", "--port", str(port)]
+    argv = [MCPKIT, "run", str(server), "--transport", "http", "--port", str(port), *options]
     async with await anyio.open_process(argv) as proc:
         try:
             with anyio.fail_after(30):  # until uvicorn listens
@@ -112,6 +112,26 @@ def check_http(server: Path, flavor: str) -> None:
     assert done.returncode == 1 and "mcpkit[http]" in done.stderr, (done.returncode, done.stderr)
     assert "Traceback" not in done.stderr, done.stderr
     print("ok: without [http], `mcpkit run --transport http` names the extra to install")
+
+
+def check_granian(server: Path, flavor: str) -> None:
+    if flavor in ("granian", "all"):
+        anyio.run(call_over_http, server, "--http-server", "granian")
+        print("ok: `mcpkit run --transport http --http-server granian` serves on granian")
+        return
+    done = subprocess.run(
+        [MCPKIT, "run", str(server), "--transport", "http", "--http-server", "granian"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1 and "mcpkit[granian]" in done.stderr, (
+        done.returncode,
+        done.stderr,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    print("ok: without [granian], `--http-server granian` names the extra to install")
 
 
 def check_inspect(server: Path, flavor: str) -> None:
@@ -363,6 +383,7 @@ def main(flavor: str) -> None:
         server.write_text(SERVER)
         check_stdio(server)
         check_http(server, flavor)
+        check_granian(server, flavor)
         check_inspect(server, flavor)
         if flavor in ("trio", "all"):
             check_trio(server)

@@ -39,6 +39,7 @@ FLAVORS = {
     "auth": "auth",
     "redis": "redis",
     "llm": "llm",
+    "granian": "granian",
     "all": "all",
 }
 TIMEOUT = 300
