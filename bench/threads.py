@@ -5,7 +5,8 @@ Every call of a sync tool function goes to a worker thread (issue 43, W5), so th
 on the path of every ``def`` tool. mcpkit uses a small pool of its own on asyncio (a queue
 put and a ``call_soon_threadsafe`` per job; see docs/dependencies.md); its peers here are
 ``anyio.to_thread.run_sync`` (what trio uses, and what the pool would otherwise be) and
-asyncio's ``loop.run_in_executor`` with the default executor. Each runs N calls of a
+asyncio's ``loop.run_in_executor``, with the default executor and with a dedicated
+``ThreadPoolExecutor`` of the pool's size (the caller's context copied, as ours does). Each runs N calls of a
 function that returns at once, sequentially and with 64 in flight, on the asyncio loop
 (uvloop when installed, as ``mcpkit run`` does), median of 5 rounds, in microseconds per
 call of wall time.
@@ -14,6 +15,9 @@ call of wall time.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextvars
+import functools
 import statistics
 import sys
 import time
@@ -23,7 +27,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from mcpkit._server._threads import run_sync
+from mcpkit._server._threads import MAX_THREADS, run_sync
 
 Hop = Callable[[Callable[..., Any]], Awaitable[Any]]
 
@@ -44,10 +48,19 @@ async def _executor(fn: Callable[..., Any]) -> Any:
     return await asyncio.get_running_loop().run_in_executor(None, fn)
 
 
+_dedicated = concurrent.futures.ThreadPoolExecutor(max_workers=MAX_THREADS)
+
+
+async def _dedicated_executor(fn: Callable[..., Any]) -> Any:
+    call = functools.partial(contextvars.copy_context().run, fn)
+    return await asyncio.get_running_loop().run_in_executor(_dedicated, call)
+
+
 HOPS: dict[str, Hop] = {
     "mcpkit's pool": _ours,
     "anyio.to_thread.run_sync": _anyio,
     "loop.run_in_executor": _executor,
+    "run_in_executor, own pool": _dedicated_executor,
 }
 
 
@@ -91,6 +104,7 @@ def main(argv: list[str]) -> int:
                 runs.append(anyio.run(_round, hop, n, in_flight, backend_options=options))
             cells.append(statistics.median(runs))
         print(f"{label:28} {cells[0]:>12.1f} {cells[1]:>14.1f}")
+    _dedicated.shutdown()
     return 0
 
 

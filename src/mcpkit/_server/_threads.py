@@ -57,6 +57,9 @@ IDLE_TIMEOUT = 10.0
 SPAWN_DELAY = 0.002
 
 
+#: A job for a worker: the caller's future, its context, the function and its arguments.
+_Job = tuple[asyncio.Future[Any], contextvars.Context, Callable[..., Any], dict[str, Any]]
+
 #: The tasks hosting worker threads, kept alive (the loop only holds weak references).
 _hosts: set[asyncio.Task[None]] = set()
 
@@ -74,9 +77,7 @@ def _report(pool: _Pool, fut: asyncio.Future[Any], result: Any, exc: BaseExcepti
 class _Pool:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        self.jobs: queue.SimpleQueue[tuple[asyncio.Future[Any], Callable[[], Any]] | None] = (
-            queue.SimpleQueue()
-        )
+        self.jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self.threads = 0
         self.busy = 0
         self.lock = threading.Lock()
@@ -85,10 +86,12 @@ class _Pool:
         # program's own to_thread calls use).
         self.limiter = anyio.CapacityLimiter(MAX_THREADS)
 
-    def submit(self, fn: Callable[[], Any]) -> asyncio.Future[Any]:
+    def submit(
+        self, ctx: contextvars.Context, fn: Callable[..., Any], kwargs: dict[str, Any]
+    ) -> asyncio.Future[Any]:
         fut = self.loop.create_future()
         self.busy += 1
-        self.jobs.put((fut, fn))
+        self.jobs.put((fut, ctx, fn, kwargs))
         if self.busy > self.threads and self.threads < MAX_THREADS:
             if self.threads == 0:
                 self._spawn()
@@ -153,6 +156,9 @@ class _Pool:
                 self.threads -= 1
 
     def _loop_jobs(self) -> None:
+        # One job: the caller's context, the function and its arguments, called here with no
+        # wrapper of its own (each layer is a frame per call on every sync tool's path); the
+        # outcome goes back in one call_soon_threadsafe that settles the caller's future.
         get = self.jobs.get
         call_soon = self.loop.call_soon_threadsafe
         while True:
@@ -162,19 +168,21 @@ class _Pool:
                 return
             if item is None:
                 return
-            fut, fn = item
+            fut, ctx, fn, kwargs = item
             result: Any = None
             exc: BaseException | None = None
             if not fut.cancelled():
                 try:
-                    result = fn()
-                except BaseException as e:
+                    result = ctx.run(fn, **kwargs)
+                except (Exception, Unwind) as e:
                     exc = e
+                except BaseException as e:
+                    exc = _converted(e)
             try:
                 call_soon(_report, self, fut, result, exc)
             except RuntimeError:  # the loop is closed
                 return
-            del item, fut, fn, result, exc
+            del item, fut, ctx, fn, kwargs, result, exc
 
 
 _pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pool] = weakref.WeakKeyDictionary()
@@ -248,35 +256,45 @@ def contained(exc: BaseException) -> BaseException:
     return RaisedBaseException(exc)
 
 
-def _in_thread(call: Callable[[], Any]) -> Any:
+def _converted(exc: BaseException) -> RaisedBaseException:
+    """``exc``, a ``BaseException`` that is not an ``Exception`` nor an :class:`Unwind`, raised
+    by a user function in a worker thread, as its call's failure.
+
+    Converted there, not on the loop: a GeneratorExit set on an asyncio future does not come
+    out of its ``await`` as itself. No signal handler runs in a worker thread, and a
+    cancellation raised there (anyio.from_thread, its caller cancelled) is answered to no
+    one: the caller has moved on."""
     try:
-        return call()
+        raise RaisedBaseException(exc) from exc
+    except RaisedBaseException as converted:
+        return converted
+
+
+def _in_thread(ctx: contextvars.Context, fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    try:
+        return ctx.run(fn, **kwargs)
     except (Exception, Unwind):
         raise
     except BaseException as e:
-        # Converted here, not on the loop: a GeneratorExit set on an asyncio future does
-        # not come out of its ``await`` as itself. No signal handler runs in this thread,
-        # and a cancellation raised here (anyio.from_thread, its caller cancelled) is
-        # answered to no one: the caller has moved on.
-        raise RaisedBaseException(e) from e
+        raise _converted(e) from e
 
 
 async def run_sync(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     """Call ``fn(**kwargs)`` in a worker thread (with the caller's context variables); a
     ``BaseException`` it raises comes back as :class:`RaisedBaseException`."""
-    call = functools.partial(
-        _in_thread, functools.partial(contextvars.copy_context().run, fn, **kwargs)
-    )
+    ctx = contextvars.copy_context()
     loop = asyncio_loop()
     if loop is None:  # trio: anyio's own threads
         # Boxed: trio refuses a function that returns a coroutine (a sync tool may, for the
         # caller to await), taking it for an async function passed by mistake.
-        boxed = await anyio.to_thread.run_sync(lambda: (call(),), abandon_on_cancel=True)
+        boxed = await anyio.to_thread.run_sync(
+            lambda: (_in_thread(ctx, fn, kwargs),), abandon_on_cancel=True
+        )
         return boxed[0]
     pool = _pools.get(loop)
     if pool is None:
         pool = _pools[loop] = _Pool(loop)
-    return await pool.submit(call)
+    return await pool.submit(ctx, fn, kwargs)
 
 
 def names_from_thread(fn: Callable[..., Any]) -> bool:
