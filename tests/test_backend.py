@@ -371,6 +371,30 @@ async def test_join_with_nothing_started_returns_at_once(impl: str) -> None:
 
 
 @pytest.mark.anyio
+async def test_handlers_cancelled_before_their_first_step_never_run_and_join_returns(
+    impl: str,
+) -> None:
+    """On asyncio a task cancelled before it ever ran never reaches its own end code: join
+    must not wait for it, nor the set of tasks keep it (one alone, then all at shutdown)."""
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tasks = _tasks_for(impl, tg)
+            handlers = Handlers(tasks)
+            handlers.start("a", _blocked)
+            handlers.cancel("a")  # in the same step: its task has not run yet
+            handlers.start("b", _blocked)
+            handlers.start("c", _blocked)
+            handlers.cancel_all()
+            await tasks.join()
+            await tasks.join()  # and again
+    # Elsewhere a handler's task runs until its guarded call, where the cancellation waits.
+    assert all(handlers.finished[k].is_set() for k, e in handlers.started.items() if e.is_set())
+    if isinstance(tasks, AsyncioHandlerTasks):
+        assert not any(e.is_set() for e in handlers.started.values())
+        assert not tasks._tasks  # nothing kept alive
+
+
+@pytest.mark.anyio
 async def test_an_exception_escaping_a_handler_task_is_raised_in_the_owners_group(
     impl: str,
 ) -> None:

@@ -138,22 +138,36 @@ class AsyncioHandlerTasks:
     The tasks are ours to keep alive (the loop holds weak references only) and to join.
     """
 
-    __slots__ = ("_create", "_done", "_name", "_tasks", "_tg")
+    __slots__ = ("_create", "_name", "_tasks", "_tg")
 
     def __init__(self, loop: asyncio.AbstractEventLoop, tg: TaskGroup, name: str) -> None:
         self._create = loop.create_task
         self._tg = tg
         self._name = name
         self._tasks: set[asyncio.Task[Any]] = set()
-        # Bound once: each start() reuses it instead of binding a method per request.
-        self._done = self._task_done
 
     def start(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> asyncio.Task[Any]:
         """Start ``fn(*args)`` as a plain task; the task is its handle."""
-        task = self._create(fn(*args))
+        task = self._create(self._run(fn, args))
         self._tasks.add(task)
-        task.add_done_callback(self._done)
         return task
+
+    async def _run(
+        self, fn: Callable[..., Coroutine[Any, Any, Any]], args: tuple[Any, ...]
+    ) -> None:
+        # The task's own end is handled here, in its last step, rather than by a done
+        # callback: that callback is one more event-loop iteration per request.
+        try:
+            await fn(*args)
+        except asyncio.CancelledError:
+            raise
+        except (KeyboardInterrupt, SystemExit) as exc:
+            self._crashed(exc)
+            raise  # the loop's to act on, as from any task
+        except BaseException as exc:
+            self._crashed(exc)
+        finally:
+            self._tasks.discard(asyncio.current_task())
 
     def adopt(self) -> asyncio.Task[Any]:
         """The calling task, as the handle of the handler it runs."""
@@ -184,6 +198,8 @@ class AsyncioHandlerTasks:
 
     def cancel(self, handle: asyncio.Task[Any]) -> None:
         """Cancel the handler's task."""
+        # A task cancelled before its first step never runs _run's finally: forgotten here.
+        handle.add_done_callback(self._tasks.discard)
         handle.cancel()
 
     def cancel_all(self) -> None:
@@ -193,25 +209,21 @@ class AsyncioHandlerTasks:
 
     async def join(self) -> None:
         """Wait for the tasks started here to finish, as a task group's exit would."""
-        while self._tasks:
+        while live := [task for task in self._tasks if not task.done()]:
             with anyio.CancelScope(shield=True):
-                await asyncio.wait(set(self._tasks))
+                await asyncio.wait(live)
+        self._tasks.clear()  # those cancelled before their first step (cancel_all)
 
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if task.cancelled():
-            return
-        exc = task.exception()
-        if exc is not None:
-            # A crash outside the handler's own error handling ends the owner's group, as
-            # it would if the handler were a child task of that group.
-            async def reraise() -> None:
-                raise exc
+    def _crashed(self, exc: BaseException) -> None:
+        # A crash outside the handler's own error handling ends the owner's group, as it
+        # would if the handler were a child task of that group.
+        async def reraise() -> None:
+            raise exc
 
-            try:
-                self._tg.start_soon(reraise)
-            except RuntimeError:  # pragma: no cover - the group is already closed
-                logger.error("%s: handler task failed", self._name, exc_info=exc)
+        try:
+            self._tg.start_soon(reraise)
+        except RuntimeError:  # pragma: no cover - the group is already closed
+            logger.error("%s: handler task failed", self._name, exc_info=exc)
 
 
 class AnyioHandlerTasks:
