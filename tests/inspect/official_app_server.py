@@ -1,7 +1,8 @@
 """A server whose view is written with the official ext-apps ``App`` class (its bundle,
 ``$EXT_APPS_BUNDLE``: ``dist/src/app-with-deps.js`` of @modelcontextprotocol/ext-apps,
 inlined), for test_apps_host.py: the view connects through the inspector's sandbox proxy,
-shows its host context's ``toolInfo.id`` (``#tool-id``) and offers the host a tool,
+shows its host context's ``toolInfo.id`` (``#tool-id``) and the resources its host lists
+for it (``#resources``: ``listServerResources``, JSON), and offers the host a tool,
 ``greet(name)``, through ``onlisttools``/``oncalltool``.
 """
 
@@ -29,7 +30,7 @@ def _bundle() -> str:
 
 VIEW = (
     """<!doctype html><html><head><meta charset="utf-8"></head><body>
-<pre id="tool-id"></pre><pre id="state">connecting</pre>
+<pre id="tool-id"></pre><pre id="state">connecting</pre><pre id="resources"></pre>
 <script type="module">"""
     + _bundle()
     + """
@@ -42,6 +43,8 @@ app.ontoolresult = () => { document.getElementById("state").textContent = "resul
 await app.connect();
 const info = app.getHostContext().toolInfo;
 document.getElementById("tool-id").textContent = String(info && info.id);
+const listed = await app.listServerResources().then((r) => r.resources.map((x) => x.uri), (e) => "error: " + e.message);
+document.getElementById("resources").textContent = JSON.stringify(listed);
 </script></body></html>"""
 )
 

@@ -1,7 +1,8 @@
 """``mcpkit inspect`` rendering a view written with the official ext-apps ``App`` class
 (2.0.4: its bundle inlined into the view, tests/inspect/official_app_server.py), in headless
 Chromium: it connects through the inspector's sandbox proxy, reads ``toolInfo.id`` (the
-``tools/call``'s JSON-RPC id) and offers the host a tool, which the page lists and calls.
+``tools/call``'s JSON-RPC id), lists its server's resources through the host and offers the
+host a tool, which the page lists and calls.
 Its own module: the browser of test_apps_host.py's fixture is closed before this one opens.
 """
 
@@ -42,6 +43,8 @@ def test_a_view_written_with_the_official_app_class_works_through_the_proxy() ->
         v = view(p)
         expect(v.locator("#state")).to_have_text("result")
         assert (v.locator("#tool-id").text_content() or "").isdigit()
+        # serverResources is advertised: the view's resources/list reaches the server.
+        expect(v.locator("#resources")).to_have_text('["ui://official/view"]')
         tool = p.locator('[data-testid="app-tool"][data-name="greet"]')
         tool.locator('[data-testid="app-tool-args"]').fill('{"name": "mcpkit"}')
         tool.locator('[data-testid="app-tool-call"]').click()

@@ -193,6 +193,10 @@ const mcpkitApps = (function () {
         if (method === "ping") return this.reply(id, {});
         if (method === "tools/call") return this.callTool(id, params);
         if (method === "resources/read") return this.readResource(id, params);
+        // serverResources is advertised: the listings go through too (ext-apps' App has
+        // listServerResources), whole, in one page.
+        if (method === "resources/list") return this.forward(id, async () => ({ resources: await h.api("list/resources") }));
+        if (method === "resources/templates/list") return this.forward(id, async () => ({ resourceTemplates: await h.api("list/templates") }));
         if (method === "ui/open-link") {
           const url = webUrl(params.url);
           if (!url) return this.fail(id, -32602, "Invalid URL: only http(s) links are opened");
