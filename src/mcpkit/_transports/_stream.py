@@ -66,7 +66,8 @@ class LineTransport:
     ) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
-        await self._writer.write(orjson.dumps(message) + b"\n")
+        # orjson writes the newline itself: no second bytes object per message.
+        await self._writer.write(orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE))
 
     async def receive(self) -> Incoming:
         lines = self._lines
