@@ -63,7 +63,11 @@ class ServerHosting:
         ``Mcp-Param-{Name}`` headers a stateless ``tools/call`` is checked against. A tool
         the server hides has none: its call is answered as an unknown tool's."""
         found = self._server.registry.tools.get(tool)
-        if found is None or self._server.visibility.hides(None, "tool", tool, found.definition):
+        # Most tools mark nothing: their answer is () whatever the visibility rules say,
+        # so they are not asked (the call itself asks them again, for the caller).
+        if found is None or not found.header_params:
+            return ()
+        if self._server.visibility.hides(None, "tool", tool, found.definition):
             return ()
         return found.header_params
 
