@@ -2,7 +2,8 @@
 ``$EXT_APPS_BUNDLE``: ``dist/src/app-with-deps.js`` of @modelcontextprotocol/ext-apps,
 inlined), for test_apps_host.py: the view connects through the inspector's sandbox proxy,
 shows its host context's ``toolInfo.id`` (``#tool-id``) and the resources its host lists
-for it (``#resources``: ``listServerResources``, JSON), and offers the host a tool,
+for it (``#resources``: ``listServerResources``, JSON), asks it to download a text file
+(``ui/download-file``, ``notes.txt``; its answer in ``#download``), and offers the host a tool,
 ``greet(name)``, through ``onlisttools``/``oncalltool``.
 """
 
@@ -30,7 +31,7 @@ def _bundle() -> str:
 
 VIEW = (
     """<!doctype html><html><head><meta charset="utf-8"></head><body>
-<pre id="tool-id"></pre><pre id="state">connecting</pre><pre id="resources"></pre>
+<pre id="tool-id"></pre><pre id="state">connecting</pre><pre id="resources"></pre><pre id="download"></pre>
 <script type="module">"""
     + _bundle()
     + """
@@ -45,6 +46,10 @@ const info = app.getHostContext().toolInfo;
 document.getElementById("tool-id").textContent = String(info && info.id);
 const listed = await app.listServerResources().then((r) => r.resources.map((x) => x.uri), (e) => "error: " + e.message);
 document.getElementById("resources").textContent = JSON.stringify(listed);
+const file = { uri: "file:///notes.txt", mimeType: "text/plain", text: "hello, download" };
+const downloaded = await app.downloadFile({ contents: [{ type: "resource", resource: file }] })
+  .then((r) => JSON.stringify(r), (e) => "error: " + e.message);
+document.getElementById("download").textContent = downloaded;
 </script></body></html>"""
 )
 

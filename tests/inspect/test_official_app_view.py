@@ -1,14 +1,16 @@
 """``mcpkit inspect`` rendering a view written with the official ext-apps ``App`` class
 (2.0.4: its bundle inlined into the view, tests/inspect/official_app_server.py), in headless
 Chromium: it connects through the inspector's sandbox proxy, reads ``toolInfo.id`` (the
-``tools/call``'s JSON-RPC id), lists its server's resources through the host and offers the
-host a tool, which the page lists and calls.
+``tools/call``'s JSON-RPC id), lists its server's resources through the host, has it offer
+a file to download (``ui/download-file``) and offers the host a tool, which the page lists
+and calls.
 Its own module: the browser of test_apps_host.py's fixture is closed before this one opens.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from tests.client._conformance_harness import CACHE
@@ -45,6 +47,15 @@ def test_a_view_written_with_the_official_app_class_works_through_the_proxy() ->
         assert (v.locator("#tool-id").text_content() or "").isdigit()
         # serverResources is advertised: the view's resources/list reaches the server.
         expect(v.locator("#resources")).to_have_text('["ui://official/view"]')
+        # ui/download-file (downloadFile advertised): offered to the person, who downloads.
+        expect(v.locator("#download")).to_have_text("{}")
+        link = p.locator('[data-testid="app-download"]')
+        expect(link).to_have_text("notes.txt")
+        with p.expect_download() as downloading:
+            link.click()
+        saved = downloading.value
+        assert saved.suggested_filename == "notes.txt"
+        assert Path(saved.path()).read_text() == "hello, download"
         tool = p.locator('[data-testid="app-tool"][data-name="greet"]')
         tool.locator('[data-testid="app-tool-args"]').fill('{"name": "mcpkit"}')
         tool.locator('[data-testid="app-tool-call"]').click()

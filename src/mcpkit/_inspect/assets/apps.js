@@ -64,6 +64,26 @@ const mcpkitApps = (function () {
       return { resourceUri: typeof uri === "string" ? uri : null, visibility: Array.isArray(ui.visibility) ? ui.visibility : ["model", "app"] };
     }
 
+    // A link downloading what ui/download-file gave: an embedded resource's text or base64
+    // blob (a file named after its URI's last segment), or an http(s) resource link.
+    function downloadLink(item) {
+      if (item && item.type === "resource_link") {
+        const url = webUrl(item.uri);
+        return url && h.el("a", { href: url, download: "", target: "_blank", rel: "noopener noreferrer", "data-testid": "app-download", text: url });
+      }
+      const r = item && item.type === "resource" ? item.resource : null;
+      if (!r || typeof r.uri !== "string") return null;
+      let bytes;
+      if (typeof r.text === "string") bytes = new TextEncoder().encode(r.text);
+      else if (typeof r.blob === "string") {
+        try { bytes = Uint8Array.from(atob(r.blob), (c) => c.charCodeAt(0)); } catch (e) { return null; }
+      } else return null;
+      const name = r.uri.split(/[/?#]/).filter(Boolean).pop() || "download";
+      const type = typeof r.mimeType === "string" ? r.mimeType : "application/octet-stream";
+      const href = URL.createObjectURL(new Blob([bytes], { type }));
+      return h.el("a", { href, download: name, "data-testid": "app-download", text: name });
+    }
+
     function webUrl(url) {
       if (typeof url !== "string") return null;
       let parsed;
@@ -182,7 +202,7 @@ const mcpkitApps = (function () {
             // keeps (and logs) whatever it is given. No permission is granted; the origins
             // approved are those the view's policy names (a malformed one is left out).
             hostCapabilities: {
-              openLinks: {}, serverTools: {}, serverResources: {}, logging: {},
+              openLinks: {}, downloadFile: {}, serverTools: {}, serverResources: {}, logging: {},
               message: { text: {} },
               updateModelContext: { text: {}, image: {}, audio: {}, resource: {}, resourceLink: {}, structuredContent: {} },
               sandbox: { permissions: {}, csp: this.app.approved || {} },
@@ -202,6 +222,16 @@ const mcpkitApps = (function () {
           if (!url) return this.fail(id, -32602, "Invalid URL: only http(s) links are opened");
           // Offered to the person, never opened by the view itself.
           this.note("The app offers a link: ", h.el("a", { href: url, target: "_blank", rel: "noopener noreferrer", "data-testid": "app-link", text: url }));
+          return this.reply(id, {});
+        }
+        if (method === "ui/download-file") {
+          // Offered to the person, one link each, never started by the view itself.
+          const contents = Array.isArray(params.contents) ? params.contents : [];
+          const links = contents.map(downloadLink);
+          if (!links.length || links.includes(null)) {
+            return this.fail(id, -32602, "Invalid download: embedded text or base64 blob, or an http(s) resource link");
+          }
+          this.note("The app offers a download: ", ...links.flatMap((a, i) => (i ? [" ", a] : [a])));
           return this.reply(id, {});
         }
         if (method === "ui/message") {
