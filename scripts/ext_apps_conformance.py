@@ -35,6 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
 ROOT = Path(__file__).resolve().parents[1]
 CHANNEL = "__mcpConformance"
 #: The outside origins the suite reaches for, answered in the browser (offline).
@@ -117,16 +119,43 @@ class InspectorHost:
         return {"ok": True}
 
     def do_checkLinkOpen(self, req: dict[str, Any]) -> dict[str, Any]:
-        # The inspector offers the link (never opens it itself): the person clicks it.
+        # The inspector offers the link (never opens it itself): the person clicks it. A
+        # click may miss while the view's frame is still resizing (the note moves under
+        # the pointer): clicked again, up to three times, as the ext-apps BrowserHost does.
         target = req["url"].rstrip("/")
-        self.page.locator(f'[data-testid="app-link"][href="{req["url"]}"]').last.click()
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            for tab in self.page.context.pages:
-                if tab is not self.page and tab.url.rstrip("/").startswith(target):
-                    return {"ok": True, "value": tab.url}
-            self.page.wait_for_timeout(250)
+        link = self.page.locator(f'[data-testid="app-link"][href="{req["url"]}"]').last
+        for _ in range(3):
+            link.click()
+            deadline = time.monotonic() + 3
+            while time.monotonic() < deadline:
+                for tab in self.page.context.pages:
+                    if tab is not self.page and tab.url.rstrip("/").startswith(target):
+                        return {"ok": True, "value": tab.url}
+                self.page.wait_for_timeout(250)
         return {"ok": False, "value": [tab.url for tab in self.page.context.pages]}
+
+    def do_confirmDialog(self, req: dict[str, Any]) -> dict[str, Any]:
+        # A download is offered as a link the person clicks (nothing to confirm else: the
+        # inspector has no model to sample with); clicked again if the click missed, as
+        # for a link.
+        if req["dialog"] != "download":
+            return {"ok": False, "unsupported": True}
+        link = self.page.locator('[data-testid="app-download"]').last
+        for _ in range(3):
+            name = self._download(link)
+            if name is not None:
+                return {"ok": True, "value": name}
+        return {"ok": False}
+
+    def _download(self, link: Any) -> str | None:
+        """The name of the file a click of ``link`` downloads within 3 s, or None."""
+        try:
+            with self.page.expect_download(timeout=3_000) as downloading:
+                link.click()
+        except PlaywrightTimeout:
+            return None
+        name: str = downloading.value.suggested_filename
+        return name
 
     def do_conversationContains(self, req: dict[str, Any]) -> dict[str, Any]:
         # The inspector's conversation: the ui/message texts it shows (it has no model).
@@ -185,7 +214,7 @@ class InspectorHost:
         return {"ok": True}
 
 
-def run(scratch: Path, version: str, suite: str) -> list[dict[str, Any]]:
+def run(scratch: Path, version: str, suite: str, only: str | None = None) -> list[dict[str, Any]]:
     from playwright.sync_api import sync_playwright
 
     html = scratch / "app" / f"dist-{suite}" / "mcp-app.html"
@@ -220,20 +249,20 @@ def run(scratch: Path, version: str, suite: str) -> list[dict[str, Any]]:
             page.click('nav button[data-tab="tools"]')
             page.click('#tool-list .item[data-name="run_conformance"]')
             page.locator('#tool-detail [data-testid="submit"]').click()
-            return drive(InspectorHost(page))
+            return drive(InspectorHost(page), only)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=15)
 
 
-def drive(host: InspectorHost) -> list[dict[str, Any]]:
+def drive(host: InspectorHost, only: str | None = None) -> list[dict[str, Any]]:
     """The Runner's loop: start the suite, answer what it asks, until it is done."""
     deadline = time.monotonic() + 60
     while (frame := host.frame()) is None:
         if time.monotonic() > deadline:
             sys.exit("the conformance app never installed its channel")
         host.page.wait_for_timeout(250)
-    frame.evaluate(f"() => globalThis.{CHANNEL}.start(null)")
+    frame.evaluate(f"(f) => globalThis.{CHANNEL}.start(f)", {"id": only} if only else None)
     while True:
         frame = host.frame()
         state = frame.evaluate(f"() => globalThis.{CHANNEL}.poll()")
@@ -242,6 +271,7 @@ def drive(host: InspectorHost) -> list[dict[str, Any]]:
             return results
         if state["state"] == "running" and state["request"]:
             result = host.dispatch(state["request"])
+            print(f"{state['runningId']}: {state['request']} -> {result}", file=sys.stderr)
             host.frame().evaluate(f"(r) => globalThis.{CHANNEL}.resolve(r)", result)
             continue
         host.page.wait_for_timeout(300)
@@ -252,8 +282,9 @@ def main() -> None:
     parser.add_argument("scratch", type=Path)
     parser.add_argument("--protocol-version", default="2025-11-25")
     parser.add_argument("--suite", default="a", help="the build to run: SCRATCH/app/dist-SUITE")
+    parser.add_argument("--only", help="run only the check of this id")
     args = parser.parse_args()
-    results = run(args.scratch, args.protocol_version, args.suite)
+    results = run(args.scratch, args.protocol_version, args.suite, args.only)
     for r in results:
         print(f"{r['status']:8} {r['id']}  {r.get('message') or ''}")
     print(json.dumps(results, indent=1))
