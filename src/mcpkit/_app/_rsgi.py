@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
+from .._backend import asyncio_loop
 from .._http._asgi import ASGIMessage, text_header_map
 from ._edge import Exchange, serve_exchange, write_answer
 from ._options import DRAIN_TIMEOUT
@@ -247,10 +248,10 @@ def _free_port(host: str) -> int:
 def _stop_on_signals(stop: anyio.Event) -> Iterator[None]:
     """SIGINT and SIGTERM stop the server gracefully (the embeddable server leaves signals
     to its host); off the main thread there is nothing to install."""
-    if threading.current_thread() is not threading.main_thread():
+    loop = asyncio_loop()  # granian runs on asyncio only: None would be another loop
+    if loop is None or threading.current_thread() is not threading.main_thread():
         yield
         return
-    loop = asyncio.get_running_loop()
     signals = (signal.SIGINT, signal.SIGTERM)
     for signum in signals:
         loop.add_signal_handler(signum, stop.set)

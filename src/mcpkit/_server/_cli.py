@@ -152,7 +152,7 @@ def run_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[s
         out["allowed_origins"] = list(args.allowed_origin)
     if args.redis:
         out["redis"] = args.redis  # else MCPKIT_REDIS_URL, read where every entry point reads it
-    if args.http_server:
+    if getattr(args, "http_server", None):  # a Namespace made by hand may lack it
         if transport == "sse":
             raise ValueError("--http-server: the legacy sse transport is served by uvicorn only")
         out["http_server"] = args.http_server  # else MCPKIT_HTTP_SERVER, read where it serves
