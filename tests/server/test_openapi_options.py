@@ -5,13 +5,11 @@ the keywords passed on to :class:`Server` are exactly its own."""
 from __future__ import annotations
 
 import inspect
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests._mypy import mypy_strict
 
 from mcpkit import RouteMap, Server
 from mcpkit._server._openapi_http import ServerKeywords
@@ -68,17 +66,9 @@ reveal_type(Server.from_openapi(doc, timeout=5.0, instructions="x", include_tags
 """
 
 
+@pytest.mark.xdist_group("mypy-snippets")
 def test_mypy_strict_catches_a_misspelt_option(tmp_path: Path) -> None:
-    source = tmp_path / "from_api.py"
-    source.write_text(textwrap.dedent(SNIPPET))
-    cache = str(tmp_path / "cache")
-    done = subprocess.run(
-        [*(sys.executable, "-m", "mypy", "--strict", "--cache-dir", cache), str(source)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    out = done.stdout
+    out = mypy_strict(SNIPPET, tmp_path, "from_api.py")
     assert 'Unexpected keyword argument "timout"' in out, out
     assert 'Unexpected keyword argument "instruction"' in out, out
     assert 'Unexpected keyword argument "rout_maps"' in out, out

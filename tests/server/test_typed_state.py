@@ -3,9 +3,6 @@ the lifespan yields, and ``Context[State]`` is still recognised as the context p
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -13,6 +10,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from tests._mypy import mypy_strict
 
 from mcpkit import Client, Context, Server
 
@@ -73,17 +71,9 @@ def greet(ctx: Context[State]) -> str:
 """
 
 
+@pytest.mark.xdist_group("mypy-snippets")
 def test_the_type_checker_sees_the_state(tmp_path: Path) -> None:
-    source = tmp_path / "typed_server.py"
-    source.write_text(textwrap.dedent(SNIPPET))
-    cache = str(tmp_path / "cache")
-    done = subprocess.run(
-        [*(sys.executable, "-m", "mypy", "--strict", "--cache-dir", cache), str(source)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    out = done.stdout
+    out = mypy_strict(SNIPPET, tmp_path, "typed_server.py")
     assert 'Revealed type is "mcpkit._server._server.Server[typed_server.State]"' in out, out
     assert 'Revealed type is "typed_server.State"' in out, out
     # The typo is caught: the state's type is known, not Any.
