@@ -14,7 +14,6 @@ Closing the response stream cancels the request (streamable-http.mdx, Cancellati
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 from collections.abc import Mapping, MutableMapping, Sequence
@@ -24,8 +23,8 @@ from typing import Any, NamedTuple
 
 import anyio
 import orjson
-import sniffio
 
+from .._backend import LightCancelScope
 from .._exceptions import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -222,7 +221,7 @@ class StatelessEraHandler:
         self.listens = Budget(options.max_listen_streams, options.max_listen_streams_per_principal)
         #: The cancel scopes of the requests being served (listen streams included), so that
         #: a shutdown can wait for them, bounded, and then end the rest (:meth:`drain`).
-        self._inflight: set[anyio.CancelScope | _DrainScope] = set()
+        self._inflight: set[anyio.CancelScope | LightCancelScope] = set()
         #: Set when the last of them ends, while :meth:`drain` waits (made there: an Event
         #: belongs to the running loop, and the handler is built before there is one).
         self._idle: anyio.Event | None = None
@@ -314,7 +313,7 @@ class StatelessEraHandler:
                 return await answer_now(self.kernel, rc, json_response=self.options.json_response)
             finally:
                 budget.leave(key)
-        scope = _DrainScope()
+        scope = LightCancelScope()
         self._inflight.add(scope)
         try:
             async with scope:
@@ -358,7 +357,7 @@ class StatelessEraHandler:
         if scope.cancelled_caught:
             await _shutdown_answer(out, req.id)
 
-    def _untrack(self, scope: anyio.CancelScope | _DrainScope) -> None:
+    def _untrack(self, scope: anyio.CancelScope | LightCancelScope) -> None:
         self._inflight.discard(scope)
         if not self._inflight and self._idle is not None:
             self._idle.set()
@@ -409,62 +408,6 @@ class StatelessEraHandler:
 
 #: Seconds a cancelled request has, during a shutdown, to send its answer.
 _CANCELLED_GRACE = 2.0
-
-#: The stdlib's timeout context (Python 3.11+), else None.
-_ASYNCIO_TIMEOUT = getattr(asyncio, "timeout", None)
-
-
-class _DrainScope:
-    """``async with``: what a shutdown's :meth:`StatelessEraHandler.drain` cancels, for a
-    request answered in one JSON body (every such 2026-07-28 request that may wait enters
-    one). On asyncio (3.11+) the stdlib's ``asyncio.timeout(None)``, cancelled by moving
-    its deadline to now; elsewhere (trio, 3.10) an anyio cancel scope.
-
-    Why not anyio's scope everywhere: the first anyio scope entered in a task anyio did
-    not start (uvicorn's request task) registers that task with anyio, which cost ~2 µs
-    of server CPU per request in process; the stdlib's context costs about half
-    (docs/performance-notes.md). Nothing else enters such a scope in that task."""
-
-    __slots__ = ("_scope", "_timeout", "cancelled_caught")
-
-    def __init__(self) -> None:
-        self.cancelled_caught = False
-        self._timeout: Any = None
-        self._scope: anyio.CancelScope | None = None
-        if _ASYNCIO_TIMEOUT is not None and sniffio.current_async_library() == "asyncio":
-            self._timeout = _ASYNCIO_TIMEOUT(None)
-        else:
-            self._scope = anyio.CancelScope()
-
-    async def __aenter__(self) -> None:
-        if self._timeout is not None:
-            await self._timeout.__aenter__()
-        else:
-            assert self._scope is not None
-            self._scope.__enter__()
-
-    async def __aexit__(self, *exc: Any) -> bool:
-        if self._timeout is None:
-            assert self._scope is not None
-            caught = bool(self._scope.__exit__(*exc))
-            self.cancelled_caught = self._scope.cancelled_caught
-            return caught
-        try:
-            await self._timeout.__aexit__(*exc)
-        except TimeoutError:
-            if not self._timeout.expired():
-                raise  # not ours: the request's own TimeoutError
-            self.cancelled_caught = True
-            return True
-        return False
-
-    def cancel(self) -> None:
-        """Cancel the request (once entered and not yet left: the drain's case)."""
-        if self._timeout is not None:
-            self._timeout.reschedule(asyncio.get_running_loop().time())
-        else:
-            assert self._scope is not None
-            self._scope.cancel()
 
 
 class _Tracked:
