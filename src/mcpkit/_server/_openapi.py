@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import orjson
 
+from ._openapi_auth import requirement
 from ._tools import TOOL_NAME_RE
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -116,6 +117,9 @@ class Operation:
     #: The media type of the 2xx response, if the document says.
     response_type: str | None = None
     annotations: dict[str, Any] = field(default_factory=dict)
+    #: Its security alternatives, each a tuple of scheme names (None: no requirement);
+    #: see :mod:`mcpkit._server._openapi_auth`.
+    security: tuple[tuple[str, ...], ...] | None = None
 
     def by_location(self, location: str) -> list[Argument]:
         """The arguments going to ``location``."""
@@ -412,6 +416,7 @@ def _operation(
         output_schema=output,
         response_type=response_type,
         annotations=_annotations(method),
+        security=requirement(doc, spec, where),
     )
 
 

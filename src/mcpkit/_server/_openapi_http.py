@@ -38,6 +38,7 @@ from ._openapi import (
     load_document,
     operations,
 )
+from ._openapi_auth import Authenticator, Credential, resolve_server_url
 
 if TYPE_CHECKING:
     from .._auth._resource import ResourceServer
@@ -97,6 +98,7 @@ class APICaller:
         transport: Any = None,
         http_client: Any = None,
         max_answer_bytes: int = MAX_ANSWER_BYTES,
+        auth: Authenticator | None = None,
     ) -> None:
         if not (isinstance(timeout, (int, float)) and timeout > 0 and math.isfinite(timeout)):
             raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
@@ -109,6 +111,7 @@ class APICaller:
         self._given = http_client
         self._open: Any = None
         self.max_answer_bytes = max_answer_bytes
+        self.auth = auth
 
     def _new_client(self) -> Any:
         return self.httpx2.AsyncClient(transport=self._transport, timeout=self.timeout)
@@ -158,6 +161,8 @@ class APICaller:
             raise ToolError(f"{what}: the request failed ({type(e).__name__}: {e})") from None
 
     def _request(self, client: Any, op: Operation, arguments: dict[str, Any], what: str) -> Any:
+        # The credentials first: a missing one fails the call before anything is sent.
+        sent = self.auth.apply(op.security, what) if self.auth is not None else None
         path = op.path
         for arg in op.by_location("path"):
             value = _scalar(arguments[arg.name])
@@ -175,19 +180,33 @@ class APICaller:
                 headers[arg.wire] = _scalar(arguments[arg.name])
         # The server's own headers win over a header argument of the same name: a model
         # never replaces the credentials its server sends.
-        own = {k.lower() for k in self.headers}
-        headers = {k: v for k, v in headers.items() if k.lower() not in own} | self.headers
         cookies = [
-            f"{a.wire}={quote(_scalar(arguments[a.name]), safe='')}"
+            (a.wire, _scalar(arguments[a.name]))
             for a in op.by_location("cookie")
             if arguments.get(a.name) is not None
         ]
+        if sent is not None:  # the credentials win over arguments of the same names too
+            params = _without(params, sent.query) + sent.query
+            headers = _over(headers, sent.headers)
+            cookies = _without(cookies, sent.cookies) + sent.cookies
+        headers = _over(headers, self.headers)
         if cookies:
-            headers["Cookie"] = "; ".join(cookies)
+            headers["Cookie"] = "; ".join(f"{k}={quote(v, safe='')}" for k, v in cookies)
         body = _body(op, arguments, headers)
         return client.build_request(
             op.method, self.base_url + path, params=params, headers=headers, **body
         )
+
+
+def _without(pairs: list[tuple[str, str]], given: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    names = {k for k, _ in given}
+    return [(k, v) for k, v in pairs if k not in names]
+
+
+def _over(headers: dict[str, str], given: Mapping[str, str]) -> dict[str, str]:
+    """``headers`` with ``given`` winning, whatever the case of their names."""
+    names = {k.lower() for k in given}
+    return {k: v for k, v in headers.items() if k.lower() not in names} | dict(given)
 
 
 def _scalar(value: Any) -> str:
@@ -351,23 +370,29 @@ def _lifespan(caller: APICaller, user: Callable[..., Any] | None) -> Callable[..
     return lifespan
 
 
-def _base_url(doc: dict[str, Any], given: str | None, document: Any) -> str:
-    """``given``, else the document's first server URL (a relative one is relative to the
-    document's own URL, when it was fetched)."""
+def _base_url(
+    doc: dict[str, Any], given: str | None, document: Any, variables: Mapping[str, str] | None
+) -> str:
+    """``given``, else the document's first server URL, its ``{variables}`` resolved (a
+    relative one is relative to the document's own URL, when it was fetched)."""
     if given is not None:
+        if variables:
+            raise ValueError("server_variables fill the document's server URL, not base_url")
         if not given.startswith(("http://", "https://")):
             raise ValueError(f"base_url must be an http:// or https:// URL, not {given!r}")
         return given
     servers = doc.get("servers")
     first = (
-        servers[0].get("url")
+        resolve_server_url(servers[0], variables)
         if isinstance(servers, list) and servers and isinstance(servers[0], dict)
         else None
     )
+    if variables and first is None:
+        raise ValueError("server_variables: the document names no server URL")
     if isinstance(first, str) and first.startswith(("http://", "https://")):
         return first
     fetched = isinstance(document, str) and document.startswith(("http://", "https://"))
-    if isinstance(first, str) and fetched and "{" not in first:
+    if isinstance(first, str) and fetched:
         return urljoin(str(document), first)
     raise ValueError("base_url is needed: the document names no absolute server URL")
 
@@ -387,6 +412,8 @@ def server_from_openapi(
     http_client: Any = None,
     uri_scheme: str = "api",
     max_answer_bytes: int = MAX_ANSWER_BYTES,
+    credentials: Mapping[str, Credential] | None = None,
+    server_variables: Mapping[str, str] | None = None,
     transport: Any = None,
     **options: Any,
 ) -> S:
@@ -395,13 +422,14 @@ def server_from_openapi(
     if isinstance(exclude, str):
         raise TypeError("exclude is a list of operation names, not one string")
     caller = APICaller(
-        _base_url(doc, base_url, document),
+        _base_url(doc, base_url, document, server_variables),
         headers=headers,
         request_hook=request_hook,
         timeout=timeout,
         transport=transport,
         http_client=http_client,
         max_answer_bytes=max_answer_bytes,
+        auth=Authenticator(doc, credentials, headers or {}),
     )
     info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
     assert isinstance(info, dict)
@@ -506,6 +534,8 @@ class FromAPI:
         http_client: Any = None,
         uri_scheme: str = "api",
         max_answer_bytes: int = MAX_ANSWER_BYTES,
+        credentials: Mapping[str, Credential] | None = None,
+        server_variables: Mapping[str, str] | None = None,
         **options: Unpack[ServerKeywords],
     ) -> S:
         """A server offering each operation of an OpenAPI 3.0/3.1 ``document`` (a dict, a
@@ -519,7 +549,11 @@ class FromAPI:
         outgoing ``httpx2.Request``, e.g. to add a per-user token the server holds),
         ``timeout`` (seconds one call may take, 30 by default), ``http_client`` (an
         ``httpx2.AsyncClient`` of your own), ``uri_scheme`` (of resources, ``api``),
-        ``max_answer_bytes`` (a larger answer is an error result; 10 MiB); the
+        ``max_answer_bytes`` (a larger answer is an error result; 10 MiB),
+        ``credentials`` (security scheme name to its API key or token, or ``(user,
+        password)`` for http basic: sent per operation as its ``security`` asks; a call
+        whose scheme has none is an error result naming it), ``server_variables`` (the
+        ``{variables}`` of the document's server URL, over their defaults); the
         others (``name``, ``version``, ``instructions``, ...) go to :class:`Server`. See
         docs/server.md, "Servers from OpenAPI and FastAPI".
 
@@ -541,6 +575,8 @@ class FromAPI:
             http_client=http_client,
             uri_scheme=uri_scheme,
             max_answer_bytes=max_answer_bytes,
+            credentials=credentials,
+            server_variables=server_variables,
             **options,
         )
 
@@ -559,11 +595,12 @@ class FromAPI:
         timeout: float = 30.0,
         uri_scheme: str = "api",
         max_answer_bytes: int = MAX_ANSWER_BYTES,
+        credentials: Mapping[str, Credential] | None = None,
         **options: Unpack[ServerKeywords],
     ) -> S:
         """:meth:`from_openapi` for a FastAPI app: its own ``openapi()`` document, each
         operation called in process through httpx2's ASGI transport (no socket); the same
-        options but ``http_client`` (``base_url`` defaults to a placeholder host the app
+        options but ``http_client`` and ``server_variables`` (``base_url`` defaults to a placeholder host the app
         never sees).
 
         Example::
@@ -583,5 +620,6 @@ class FromAPI:
             timeout=timeout,
             uri_scheme=uri_scheme,
             max_answer_bytes=max_answer_bytes,
+            credentials=credentials,
             **options,
         )
