@@ -6,13 +6,14 @@ naming 401, the MCP client's own token never forwarded, both eras."""
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import anyio
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from tests.http._http_helpers import ThreadServer
 
@@ -42,7 +43,19 @@ async def echo(request: Request) -> Response:
     return JSONResponse(seen)
 
 
-API = Starlette(routes=[Route("/{rest:path}", echo)])
+async def drip(request: Request) -> Response:
+    """An OpenAPI document a byte at a time, each well within a read timeout."""
+
+    async def body() -> AsyncIterator[bytes]:
+        yield b"{"
+        for _ in range(200):
+            await anyio.sleep(0.05)
+            yield b" "
+
+    return StreamingResponse(body(), media_type="application/json")
+
+
+API = Starlette(routes=[Route("/drip.json", drip), Route("/{rest:path}", echo)])
 
 
 def _op(name: str, security: Any = None, **extra: Any) -> dict[str, Any]:
@@ -245,3 +258,10 @@ async def test_server_url_variables_take_their_defaults_or_the_given_values(
         Server.from_openapi(_with_server("https://{host}/api", {"host": {}}))
     with pytest.raises(ValueError, match="not base_url"):
         Server.from_openapi(doc, base_url=api.base, server_variables={"base": "echo"})
+
+
+async def test_a_document_url_is_fetched_within_the_timeout(api: ThreadServer) -> None:
+    url = f"{api.base}/drip.json"
+    with anyio.fail_after(5), pytest.raises(ValueError) as caught:
+        await anyio.to_thread.run_sync(lambda: Server.from_openapi(url, timeout=0.3))
+    assert str(caught.value) == f"cannot fetch the OpenAPI document {url}: not read within 0.3 s"

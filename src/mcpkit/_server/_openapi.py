@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import re
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -170,17 +171,33 @@ def load_document(document: Any, *, timeout: float = 30.0) -> dict[str, Any]:
 
 def _read_text(where: str, timeout: float) -> str:
     if re.match(r"https?://", where):
-        httpx2 = httpx2_module()
-        try:
-            answer = httpx2.get(where, timeout=timeout, follow_redirects=True)
-        except httpx2.HTTPError as e:
-            raise ValueError(f"cannot fetch the OpenAPI document {where}: {e}") from None
-        if answer.status_code != 200:
-            raise ValueError(
-                f"cannot fetch the OpenAPI document {where}: HTTP {answer.status_code}"
-            )
-        return str(answer.text)
+        return _fetch(where, timeout)
     return Path(where).read_text(encoding="utf-8")
+
+
+def _fetch(url: str, timeout: float) -> str:
+    """The document at ``url``, fetched (synchronously: the server is being built) within
+    ``timeout`` seconds in all: httpx2's timeout bounds each read, the deadline the whole
+    exchange, so an API dripping its document a byte at a time cannot hold the build."""
+    httpx2 = httpx2_module()
+    deadline = time.monotonic() + timeout
+    late = ValueError(f"cannot fetch the OpenAPI document {url}: not read within {timeout:g} s")
+    try:
+        with httpx2.stream("GET", url, timeout=timeout, follow_redirects=True) as answer:
+            if answer.status_code != 200:
+                raise ValueError(
+                    f"cannot fetch the OpenAPI document {url}: HTTP {answer.status_code}"
+                )
+            body = bytearray()
+            for chunk in answer.iter_bytes():
+                body += chunk
+                if time.monotonic() > deadline:
+                    raise late
+            return body.decode(answer.encoding or "utf-8", errors="replace")
+    except httpx2.TimeoutException:
+        raise late from None
+    except httpx2.HTTPError as e:
+        raise ValueError(f"cannot fetch the OpenAPI document {url}: {e}") from None
 
 
 def _parse(text: str, where: str) -> Any:
