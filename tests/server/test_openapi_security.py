@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import base64
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 import pytest
+from fastapi import Depends, FastAPI
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -265,3 +267,29 @@ async def test_a_document_url_is_fetched_within_the_timeout(api: ThreadServer) -
     with anyio.fail_after(5), pytest.raises(ValueError) as caught:
         await anyio.to_thread.run_sync(lambda: Server.from_openapi(url, timeout=0.3))
     assert str(caught.value) == f"cannot fetch the OpenAPI document {url}: not read within 0.3 s"
+
+
+shop = FastAPI()
+
+
+@shop.get("/me", operation_id="me")
+def me(token: Annotated[HTTPAuthorizationCredentials, Depends(HTTPBearer())]) -> dict[str, str]:
+    return {"token": token.credentials}
+
+
+@shop.get("/stock", operation_id="stock")
+def stock(key: Annotated[str, Depends(APIKeyHeader(name="X-API-Key"))]) -> dict[str, str]:
+    return {"key": key}
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_a_fastapi_apps_own_security_schemes(revision: str) -> None:
+    server = Server.from_fastapi(
+        shop, route_maps=[RouteMap("tool")], credentials={"HTTPBearer": "fa-token"}
+    )
+    async with Client(server, protocol_version=revision) as client:
+        result = await client.call_tool("me", {})
+        assert result.structured_content == {"token": "fa-token"}
+        result = await client.call_tool("stock", {})
+        assert result.is_error
+        assert "security scheme 'APIKeyHeader'" in result.content[0].text  # type: ignore[union-attr]

@@ -111,10 +111,11 @@ class Authenticator:
         credentials: Mapping[str, Credential] | None,
         headers: Mapping[str, str],
     ) -> None:
-        self.schemes = _schemes(doc)
-        #: Without ``credentials`` the document's security is not applied: ``headers`` and
-        #: ``request_hook`` carry the credentials, as they did before this option.
+        #: Without ``credentials`` the document's security is not applied (nor read: a
+        #: sloppy scheme does not refuse the server): ``headers`` and ``request_hook`` carry
+        #: the credentials, as they did before this option.
         self.enforced = credentials is not None
+        self.schemes = _schemes(doc) if self.enforced else {}
         self.credentials = dict(credentials or {})
         self._static = {k.lower() for k in headers}
         for name, value in self.credentials.items():
