@@ -3,8 +3,9 @@ resource or a resource template whose calls go to the API over httpx2 (``Server.
 ``Server.from_fastapi`` calls the app in process through httpx2's ASGI transport, no socket).
 
 What the document says is read by :mod:`mcpkit._server._openapi`; here are the requests:
-arguments placed in the path, query, headers, cookies and body, the static ``headers`` and
-the ``request_hook`` applied (the server's own credentials, never the MCP client's token),
+arguments placed in the path, query, headers, cookies and body, the ``credentials`` its
+security asks for (:mod:`mcpkit._server._openapi_auth`), the static ``headers`` and the
+``request_hook`` applied (the server's own credentials, never the MCP client's token),
 one bounded wait per call, and the answer turned into a result (an API error status, or a
 network failure, becomes an ``isError`` result naming it).
 """
