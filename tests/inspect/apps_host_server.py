@@ -3,7 +3,9 @@ tests (test_apps_host.py).
 
 * ``viewer(label)``: its view shows ``hostContext.toolInfo.id`` (``#tool-id``), the
   ``tools/call`` id the server saw (``#result-id``, from the result), the host's
-  capabilities (``#caps``, JSON) and its own frame's origin (``#origin``); it asks for
+  capabilities (``#caps``, JSON), ``hostContext.theme`` and ``.styles`` (``#theme``,
+  ``#styles``), the params of each ``ui/notifications/host-context-changed`` (``#changed``,
+  a JSON list) and its own frame's origin (``#origin``); it asks for
   321 px of width; on ``ui/resource-teardown`` it first calls the app-only ``torn(label)``
   and then answers.
 * ``teardowns()``: the labels ``torn`` was called with, in order.
@@ -52,17 +54,22 @@ const put = (id, value) => { document.getElementById(id).textContent = typeof va
 VIEWER = (
     """<!doctype html><html><head><meta charset="utf-8"></head>
 <body style="margin:0"><pre id="tool-id"></pre><pre id="result-id"></pre><pre id="caps"></pre>
-<pre id="origin"></pre><pre id="label"></pre>
+<pre id="origin"></pre><pre id="label"></pre><pre id="theme"></pre><pre id="styles"></pre>
+<pre id="changed"></pre>
 <script>"""
     + BRIDGE
     + """
 let label = "?";
+const changed = [];
 put("origin", String(location.origin) + " in " + (location.ancestorOrigins ? Array.from(location.ancestorOrigins).join(" ") : ""));
 onHost = async (msg) => {
   if (msg.method === "ui/notifications/tool-input") { label = msg.params.arguments.label || "?"; put("label", label); }
   else if (msg.method === "ui/notifications/tool-result") {
     put("result-id", msg.params.structuredContent.requestId);
     document.body.dataset.ready = "1";
+  } else if (msg.method === "ui/notifications/host-context-changed") {
+    changed.push(msg.params);
+    put("changed", changed);
   } else if (msg.method === "ui/resource-teardown") {
     try { await request("tools/call", { name: "torn", arguments: { label } }); } catch (e) {}
     parent.postMessage({ jsonrpc: "2.0", id: msg.id, result: {} }, "*");
@@ -72,6 +79,8 @@ onHost = async (msg) => {
   const init = await request("ui/initialize", { appInfo: { name: "viewer", version: "0" }, appCapabilities: {}, protocolVersion: "2026-01-26" });
   put("tool-id", init.hostContext.toolInfo.id === undefined ? "none" : init.hostContext.toolInfo.id);
   put("caps", init.hostCapabilities);
+  put("theme", init.hostContext.theme);
+  put("styles", init.hostContext.styles);
   notify("ui/notifications/initialized", {});
   notify("ui/notifications/size-changed", { width: 321, height: 222 });
 })();

@@ -202,3 +202,61 @@ def test_the_tools_a_view_offers_are_listed_and_called_from_the_page(page: Any) 
     tool.locator('[data-testid="app-tool-args"]').fill('{"text": "hello"}')
     tool.locator('[data-testid="app-tool-call"]').click()
     expect(tool.locator('[data-testid="app-tool-result"]')).to_contain_text('"text": "HELLO"')
+
+
+def colours(p: Any, selector: str) -> list[str]:
+    """The computed text and background colours of the first element ``selector`` finds."""
+    return list(
+        p.locator(selector).first.evaluate(
+            "e => [getComputedStyle(e).color, getComputedStyle(e).backgroundColor]"
+        )
+    )
+
+
+def test_the_theme_its_variables_and_fonts_reach_the_view_and_a_toggle_is_announced(
+    page: Any,
+) -> None:
+    from playwright.sync_api import expect
+
+    p = page
+    p.emulate_media(color_scheme="light")
+    select(p, "viewer")
+    submit(p, label="theme")
+    v = view(p)
+    v.locator('body[data-ready="1"]').wait_for()
+    # At ui/initialize: the theme in force (the system's, light) and the page's palette
+    # under the spec's standard names, each colour a light-dark() pair, and the fonts.
+    expect(v.locator("#theme")).to_have_text("light")
+    styles = json.loads(v.locator("#styles").text_content() or "{}")
+    check("McpUiHostStyles", styles)
+    variables = styles["variables"]
+    assert "light-dark(" in variables["--color-background-primary"], variables
+    assert "light-dark(" in variables["--color-text-primary"], variables
+    assert '"mcpkit sans"' in variables["--font-sans"], variables
+    assert '@font-face{font-family:"mcpkit sans"' in styles["css"]["fonts"], styles
+    light_body = colours(p, "body")
+    # Pinned dark by the page's toggle: the view is told, the page turns dark, and both
+    # headers (the page's, the view's panel's) stay readable.
+    p.select_option('[data-testid="theme"]', "dark")
+    expect(v.locator("#changed")).to_have_text(changes(["dark"]))
+    dark_body = colours(p, "body")
+    assert dark_body != light_body and contrast(*dark_body) >= 7, (light_body, dark_body)
+    for selector in ("body > header", ".app-view header"):
+        assert contrast(*colours(p, selector)) >= 4.5, (selector, colours(p, selector))
+    # Back to the system's (light), then dark and light again as the system's preference goes.
+    p.select_option('[data-testid="theme"]', "system")
+    themes = ["dark", "light"]
+    for scheme in (None, "dark", "light"):
+        if scheme is not None:
+            p.emulate_media(color_scheme=scheme)
+            themes.append(scheme)
+        expect(v.locator("#changed")).to_have_text(changes(themes))
+    for params in json.loads(v.locator("#changed").text_content() or "[]"):
+        method = "ui/notifications/host-context-changed"
+        check("McpUiHostContextChangedNotification", {"method": method, "params": params})
+    assert contrast(*colours(p, ".app-view header")) >= 4.5
+
+
+def changes(themes: list[str]) -> str:
+    """``#changed`` after a host-context-changed of each theme in turn."""
+    return json.dumps([{"theme": t} for t in themes], separators=(",", ":"))

@@ -52,8 +52,9 @@ def page_html(sandbox_port: int = 0) -> str:
     assets = resources.files("mcpkit._inspect") / "assets"
     html = (assets / "index.html").read_text(encoding="utf-8")
     css = (assets / "app.css").read_text(encoding="utf-8")
-    # The MCP Apps host (apps.js) first: app.js installs it.
-    js = "".join((assets / f).read_text(encoding="utf-8") for f in ("apps.js", "app.js"))
+    # The palette (theme.js) and the MCP Apps host (apps.js) first: app.js installs them.
+    scripts = ("theme.js", "apps.js", "app.js")
+    js = "".join((assets / f).read_text(encoding="utf-8") for f in scripts)
     js = js.replace("/*SANDBOX_PORT*/0", str(int(sandbox_port)))
     return html.replace("/*STYLE*/", css).replace("/*SCRIPT*/", js)
 

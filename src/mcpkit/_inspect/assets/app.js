@@ -53,7 +53,7 @@
   }
 
   // The MCP Apps host (apps.js): tool views rendered under their results.
-  const apps = mcpkitApps({ api, el, add, errorBox, state, logLine: (text, cls) => logLine(text, cls) });
+  const apps = mcpkitApps({ api, el, add, errorBox, state, theme: mcpkitTheme, logLine: (text, cls) => logLine(text, cls) });
 
   // ------------------------------------------------------------------ JSON Schema forms
 
@@ -707,6 +707,7 @@
 
   document.querySelectorAll("nav button").forEach((b) => b.addEventListener("click", () => showTab(b.dataset.tab)));
   $("#reconnect").addEventListener("click", () => api("reconnect", {}));
+  $("#theme").addEventListener("change", (ev) => mcpkitTheme.choose(ev.target.value));
   $("#level").addEventListener("change", (ev) => { if (ev.target.value) api("level", { level: ev.target.value }).catch((e) => logLine("setLevel: " + e.message, "error")); });
   $("#copy-history").addEventListener("click", async () => {
     const text = json(state.history);

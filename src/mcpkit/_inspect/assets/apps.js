@@ -27,18 +27,24 @@ const mcpkitApps = (function () {
   const APP_TOOL_MS = 30000; // how long the view may take to list or run one of its tools
   const SANDBOX_PORT = /*SANDBOX_PORT*/0; // the proxy's port, filled in by the inspector
   const RESERVED = "ui/notifications/sandbox-";
-  const STYLE = ".app-view{border:1px solid #c9d1e0;border-radius:4px;margin:.6em 0;background:#fff}" +
+  // The view's panel in the page's palette (theme.js), readable in either theme.
+  const STYLE = ".app-view{border:1px solid var(--color-border-primary);border-radius:4px;margin:.6em 0;background:var(--color-background-primary)}" +
     ".app-view.borderless{border-color:transparent}" +
-    ".app-view header{display:flex;gap:.6em;align-items:center;padding:.3em .6em;background:#f3f5f9;font-size:12px}" +
+    ".app-view header{display:flex;gap:.6em;align-items:center;padding:.3em .6em;background:var(--color-background-tertiary);color:var(--color-text-primary);font-size:12px}" +
     ".app-view iframe{display:block;width:100%;max-width:100%;border:0;height:150px}" +
-    ".app-view .app-notes:empty{display:none}.app-view .app-notes{padding:.3em .6em;font-size:12px;border-top:1px solid #e3e7ee}" +
-    ".app-view .app-tools:empty{display:none}.app-view .app-tools{padding:.3em .6em;font-size:12px;border-top:1px solid #e3e7ee}" +
-    ".app-view .app-tool{margin:.3em 0}.app-view .app-tool textarea{display:block;width:100%;min-height:3em;font:12px monospace}";
+    ".app-view .app-notes:empty{display:none}.app-view .app-notes{padding:.3em .6em;font-size:12px;border-top:1px solid var(--color-border-secondary)}" +
+    ".app-view .app-tools:empty{display:none}.app-view .app-tools{padding:.3em .6em;font-size:12px;border-top:1px solid var(--color-border-secondary)}" +
+    ".app-view .app-tool{margin:.3em 0}.app-view .app-tool textarea{display:block;width:100%;min-height:3em;font:12px var(--font-mono, monospace)}";
 
   function install(h) {
     document.head.append(h.el("style", { text: STYLE }));
     const views = new Set();
     let seq = 0;
+    // The page's theme changed (its toggle, or the system's while it is followed): each
+    // view that initialized is told (the variables are light-dark() pairs: unchanged).
+    h.theme.subscribe((theme) => {
+      for (const view of views) if (view.initialized && !view.closed) view.notify("ui/notifications/host-context-changed", { theme });
+    });
 
     window.addEventListener("message", (event) => {
       for (const view of views) {
@@ -178,7 +184,8 @@ const mcpkitApps = (function () {
       hostContext() {
         return {
           toolInfo: this.requestId === undefined || this.requestId === null ? { tool: this.tool } : { id: this.requestId, tool: this.tool },
-          theme: "light",
+          theme: h.theme.current(),
+          styles: h.theme.styles(),
           displayMode: "inline",
           availableDisplayModes: ["inline"],
           // No containerDimensions: the view sizes itself (size-changed, up to MAX_HEIGHT);
