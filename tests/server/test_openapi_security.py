@@ -6,6 +6,7 @@ naming 401, the MCP client's own token never forwarded, both eras."""
 from __future__ import annotations
 
 import base64
+import copy
 from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Any
 
@@ -216,6 +217,26 @@ async def test_the_mcp_clients_own_token_is_never_forwarded(api: ThreadServer) -
             assert seen["authorization"] is None
     finally:
         mcp.stop()
+
+
+async def test_a_scheme_given_by_ref_follows_json_pointer_rules(api: ThreadServer) -> None:
+    # A $ref'd scheme resolves as a schema's $ref does: an escaped name ("~1" is "/"), a
+    # chain of bare refs, and a clear error for a ref into another file.
+    doc = copy.deepcopy(DOC)
+    doc["components"]["x-shared"] = {
+        "admin/v1": {"type": "apiKey", "in": "header", "name": "X-Admin"},
+        "alias": {"$ref": "#/components/x-shared/admin~1v1"},
+    }
+    doc["components"]["securitySchemes"]["admin"] = {"$ref": "#/components/x-shared/alias"}
+    server = Server.from_openapi(
+        doc, base_url=api.base, route_maps=[RouteMap("tool")], credentials={"admin": "adm"}
+    )
+    async with Client(server) as client:
+        seen = await _call(client, "admin")
+        assert seen["x-admin"] == "adm"
+    doc["components"]["securitySchemes"]["admin"] = {"$ref": "shared.yaml#/admin"}
+    with pytest.raises(ValueError, match=r"scheme 'admin': only local references"):
+        Server.from_openapi(doc, base_url=api.base, credentials={"admin": "adm"})
 
 
 @pytest.mark.parametrize(

@@ -71,10 +71,14 @@ def _schemes(doc: dict[str, Any]) -> dict[str, Scheme]:
     found = components.get("securitySchemes") if isinstance(components, dict) else None
     if not isinstance(found, dict):
         return {}
+    # Imported here: _openapi imports this module. Its lookup is the one $ref resolver of
+    # the document (escaped names, chains of refs, only local refs).
+    from ._openapi import SchemaConverter
+
     schemes: dict[str, Scheme] = {}
     for name, spec in found.items():
-        if isinstance(spec, dict) and isinstance(spec.get("$ref"), str):
-            spec = _local(doc, spec["$ref"])
+        if isinstance(spec, dict) and "$ref" in spec:
+            spec = SchemaConverter(doc, f"security scheme {name!r}").lookup(spec["$ref"])
         if not isinstance(spec, dict) or not isinstance(spec.get("type"), str):
             raise ValueError(f"security scheme {name!r}: needs a 'type'")
         kind = spec["type"]
@@ -93,13 +97,6 @@ def _schemes(doc: dict[str, Any]) -> dict[str, Scheme]:
         else:
             schemes[name] = Scheme(name, kind, http=str(spec.get("scheme", "")).lower())
     return schemes
-
-
-def _local(doc: dict[str, Any], ref: str) -> Any:
-    node: Any = doc
-    for part in ref.removeprefix("#/").split("/"):
-        node = node.get(part) if isinstance(node, dict) else None
-    return node
 
 
 class Authenticator:
