@@ -255,7 +255,7 @@ class DerivedTool:
     defer_task = False
     at_once = False
 
-    def __init__(self, server: Host, rule: Rule, source: Any) -> None:
+    def __init__(self, server: Host, rule: Transformation, source: Any) -> None:
         self.source = source
         self.name = rule.name
         sdef: dict[str, Any] = source.definition
@@ -350,7 +350,9 @@ class DerivedTool:
         return problems
 
 
-def _fn_tool(server: Host, rule: Rule, plan: _Plan, definition: dict[str, Any]) -> ToolDef:
+def _fn_tool(
+    server: Host, rule: Transformation, plan: _Plan, definition: dict[str, Any]
+) -> ToolDef:
     """``rule.fn`` as a tool of its own, taking the derived tool's arguments (and any of its
     own parameters beyond them): its schema the derived one extended by those."""
     fn = rule.fn
@@ -408,7 +410,7 @@ def _fn_tool(server: Host, rule: Rule, plan: _Plan, definition: dict[str, Any]) 
 
 
 @dataclasses.dataclass(eq=False)
-class Rule:
+class Transformation:
     """One transformation, and what it serves now."""
 
     source: str
@@ -440,9 +442,9 @@ class Rule:
         return self.name == self.source
 
 
-def rules_of(server: Host) -> list[Rule]:
+def rules_of(server: Host) -> list[Transformation]:
     """``server``'s transformations, in the order they were made."""
-    found: list[Rule] = vars(server).setdefault("_tool_rules", [])
+    found: list[Transformation] = vars(server).setdefault("_tool_rules", [])
     return found
 
 
@@ -453,7 +455,7 @@ def reapply(server: Host) -> None:
     First the rules whose derived tool was removed end (the last made first: a rule built
     on another's derived tool ends before it), then each rule is applied in order (a rule
     built on another's derived tool after it)."""
-    rules: list[Rule] | None = vars(server).get("_tool_rules")
+    rules: list[Transformation] | None = vars(server).get("_tool_rules")
     if not rules:
         return
     tools: dict[str, Any] = server.registry.tools
@@ -496,14 +498,14 @@ def reapply(server: Host) -> None:
             _withdraw(server, rule)
 
 
-def _consumed(rule: Rule, rules: list[Rule]) -> bool:
+def _consumed(rule: Transformation, rules: list[Transformation]) -> bool:
     """Whether a later rule serves this one's derived tool in its place (derived from it,
     the original not kept)."""
     later = rules[rules.index(rule) + 1 :] if rule in rules else []
     return any(r.source == rule.name and r.served and not r.keep_original for r in later)
 
 
-def _source(server: Host, rule: Rule, rules: list[Rule]) -> Any:
+def _source(server: Host, rule: Transformation, rules: list[Transformation]) -> Any:
     """What the rule's source is now (None: there is none)."""
     for r in rules:
         if r is rule:
@@ -521,12 +523,12 @@ def _source(server: Host, rule: Rule, rules: list[Rule]) -> Any:
     return next((r.entry for r in rules if r.hid and r.source == rule.source), None)
 
 
-def _listed(rule: Rule) -> Any:
+def _listed(rule: Transformation) -> Any:
     """The entry the rule's mount lists for its source now (None: it lists none)."""
     return rule.mount.entries.get("tools", {}).get(rule.source)
 
 
-def _install(server: Host, rule: Rule, src: Any, rules: list[Rule]) -> None:
+def _install(server: Host, rule: Transformation, src: Any, rules: list[Transformation]) -> None:
     tools: dict[str, Any] = server.registry.tools
     scopes = server.registry.scopes
     derived = rule.derived
@@ -561,7 +563,7 @@ def _install(server: Host, rule: Rule, src: Any, rules: list[Rule]) -> None:
         scopes[("tool", rule.name)] = need
 
 
-def _withdraw(server: Host, rule: Rule) -> None:
+def _withdraw(server: Host, rule: Transformation) -> None:
     """The source is gone: so is the derived tool (the rule waits for the source)."""
     tools: dict[str, Any] = server.registry.tools
     if rule.placed is not None and tools.get(rule.name) is rule.placed:
@@ -571,7 +573,7 @@ def _withdraw(server: Host, rule: Rule) -> None:
     rule.entry = rule.derived = rule.placed = None
 
 
-def _end(server: Host, rule: Rule, rules: list[Rule]) -> None:
+def _end(server: Host, rule: Transformation, rules: list[Transformation]) -> None:
     """The derived tool was removed: the rule ends, and an original it took out of the
     list under another name is served again."""
     rules.remove(rule)
@@ -654,7 +656,7 @@ class ToolTransforms(AsTools):
         taken = new != source and (new in tools or any(r.name == new for r in rules))
         if taken:
             raise ValueError(f"a tool named {new!r} is already registered (remove it first)")
-        rule = Rule(
+        rule = Transformation(
             source,
             new,
             keep_original,
