@@ -46,7 +46,9 @@ from ._proxyshare import (
     CLIENT_REQUESTS,
     SERVER_NOTIFICATIONS,
     SERVER_REQUESTS,
+    TOOLS_CHANGED,
     UPSTREAM_CAPABILITIES,
+    AppOnlyTools,
     LinkBase,
     SharedLink,
     SharedUpstream,
@@ -75,8 +77,6 @@ CHILD_IDLE_TIMEOUT = 300.0
 RETRY_AFTER = 5
 #: Seconds a new client waits for the child of the idle client ended to make room for it.
 EVICT_WAIT = 5.0
-#: Pages of upstream's tools/list read at most to know its app-only tools.
-MAX_LIST_PAGES = 100
 
 
 class ProxyBusy(ConnectionClosed):
@@ -241,7 +241,7 @@ class _AppsGate:
     and serves its views (``ui://`` resources, forwarded as they are). A client that
     declared the extension (a host) gets them all; to one that did not, app-only tools are
     what the apps server itself makes of them: left out of ``tools/list``, and refused on
-    ``tools/call`` as unknown (checked against upstream's list, asked then)."""
+    ``tools/call`` as unknown (checked against upstream's list, kept until it changes)."""
 
     def __init__(self, link: _Link | SharedLink) -> None:
         self.link = link
@@ -272,29 +272,16 @@ class _AppsGate:
             raise InvalidParams(message=f"Unknown tool: {name}", data={"name": name})
         return await self.link.forward(rc, params)
 
-    async def _app_only(self) -> set[str]:
-        """The names of upstream's app-only tools, from its whole list (asked now)."""
+    async def _app_only(self) -> frozenset[str]:
+        """The names of upstream's app-only tools (its list asked once, then again only
+        after it says its tools changed)."""
         link = self.link
         if isinstance(link, SharedLink):
             upstream = await link.shared.connect()
-            timeout = link.shared.request_timeout
-        else:
-            if link.upstream is None:
-                raise ConnectionClosed("the upstream server is not connected")
-            upstream, timeout = link.upstream, link.proxy.request_timeout
-        names: set[str] = set()
-        cursor: str | None = None
-        for _ in range(MAX_LIST_PAGES):
-            page = await upstream.send_request(
-                "tools/list", {"cursor": cursor} if cursor else None, timeout=timeout
-            )
-            for tool in page.get("tools") or ():
-                if isinstance(tool, dict) and not for_model(tool.get("_meta")):
-                    names.add(str(tool.get("name")))
-            cursor = page.get("nextCursor")
-            if not isinstance(cursor, str) or not cursor:
-                break
-        return names
+            return await link.shared.app_only.names(upstream, link.shared.request_timeout)
+        if link.upstream is None:
+            raise ConnectionClosed("the upstream server is not connected")
+        return await link.app_only.names(link.upstream, link.proxy.request_timeout)
 
 
 class _ChildGate:
@@ -390,6 +377,7 @@ class _Link(LinkBase):
         #: The client subscribed to resources: its connection is not idle while it waits.
         self.subscribed = False
         self.upstream: ClientSession | None = None
+        self.app_only = AppOnlyTools()
         #: Being ended to make room for a new client; set once its child is gone.
         self.ending = False
         self.ended = anyio.Event()
@@ -473,6 +461,8 @@ class _Link(LinkBase):
 
     def tell_client(self, method: str) -> Any:
         async def forward(params: dict[str, Any] | None) -> None:
+            if method == TOOLS_CHANGED:
+                self.app_only.changed()
             downstream = self.downstream
             if downstream is None or downstream.negotiated is None:
                 return

@@ -36,6 +36,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from ._exceptions import ConnectionClosed, InvalidParams, MCPError, ProtocolError
+from ._server._apps import for_model
 from ._session._base import RequestContext
 from ._session._client import ClientSession
 from ._session._server import ServerSession
@@ -75,6 +76,7 @@ SERVER_NOTIFICATIONS = (
     "notifications/tasks/status",
     "notifications/elicitation/complete",
 )
+TOOLS_CHANGED = "notifications/tools/list_changed"
 CLIENT_NOTIFICATIONS = ("notifications/roots/list_changed", "notifications/tasks/status")
 #: What the proxy declares upstream: all a client can do (a request the proxy's own client
 #: cannot answer is refused by that client's session, with the reason), MCP Apps included:
@@ -86,6 +88,8 @@ UPSTREAM_CAPABILITIES: dict[str, Any] = {
     "roots": {"listChanged": True},
     "extensions": {APPS_EXTENSION: {"mimeTypes": [APP_MIME_TYPE]}},
 }
+#: Pages of upstream's tools/list read at most to know its app-only tools.
+MAX_LIST_PAGES = 100
 #: Deaths of the shared child within ``RESTART_WINDOW`` seconds past which it is not started
 #: again until the oldest falls out of the window: a server that crashes at once must not
 #: be forked in a loop.
@@ -158,6 +162,7 @@ class SharedUpstream:
         self.level: str | None = None
         #: taskId / elicitationId -> the client that owns it.
         self.owners: dict[str, SharedLink] = {}
+        self.app_only = AppOnlyTools()
 
     @contextlib.asynccontextmanager
     async def hosted(self) -> AsyncIterator[None]:
@@ -408,6 +413,8 @@ class SharedUpstream:
 
     def _tell(self, method: str) -> Callable[[dict[str, Any] | None], Awaitable[None]]:
         async def tell(params: dict[str, Any] | None) -> None:
+            if method == TOOLS_CHANGED:
+                self.app_only.changed()
             await self._send_all(method, params, self._audience(method, params))
 
         return tell
@@ -450,6 +457,42 @@ class SharedUpstream:
         async with anyio.create_task_group() as tg:
             for link in links:
                 tg.start_soon(send, link)
+
+
+class AppOnlyTools:
+    """The names of an upstream's app-only tools (``visibility: ["app"]``), which the proxy
+    refuses to clients that are not hosts: read from its whole tools/list once per upstream
+    session, and again after it says its tools changed (not on every tools/call)."""
+
+    def __init__(self) -> None:
+        self._changes = 0
+        #: (the upstream session, ``_changes`` when its list was asked, the names)
+        self._known: tuple[ClientSession, int, frozenset[str]] | None = None
+
+    def changed(self) -> None:
+        """Upstream said its tools changed: the names are asked again when next needed."""
+        self._changes += 1
+
+    async def names(self, upstream: ClientSession, timeout: float | None) -> frozenset[str]:
+        """The app-only tools of ``upstream``, its list asked only if not known yet."""
+        known, changes = self._known, self._changes
+        if known is not None and known[0] is upstream and known[1] == changes:
+            return known[2]
+        names: set[str] = set()
+        cursor: str | None = None
+        for _ in range(MAX_LIST_PAGES):
+            page = await upstream.send_request(
+                "tools/list", {"cursor": cursor} if cursor else None, timeout=timeout
+            )
+            for tool in page.get("tools") or ():
+                if isinstance(tool, dict) and not for_model(tool.get("_meta")):
+                    names.add(str(tool.get("name")))
+            cursor = page.get("nextCursor")
+            if not isinstance(cursor, str) or not cursor:
+                break
+        # Kept only if upstream's tools did not change while its list was read.
+        self._known = (upstream, changes, frozenset(names))
+        return self._known[2]
 
 
 class LinkBase:

@@ -86,3 +86,34 @@ async def test_one_shared_child_serves_a_host_and_a_plain_client_each_their_own(
             # One child for both: the host's increment is what the plain client sees.
             counted = await plain.call_tool("counter")
             assert counted.structured_content == {"count": 1}
+
+
+@pytest.mark.parametrize("share_child", [False, True], ids=["child-per-client", "shared-child"])
+async def test_a_tool_made_app_only_later_is_refused_after_upstream_says_its_tools_changed(
+    share_child: bool,
+) -> None:
+    """The proxy keeps upstream's app-only names between calls; its list changed, they are
+    asked again: the new app-only ``secret`` is refused to a client that is not a host."""
+    server = Path(__file__).with_name("changing_apps_server.py")
+    app = Proxy(f"{sys.executable} {server}", share_child=share_child).http_app()
+    changed = anyio.Event()
+
+    async def on_change(kind: str) -> None:
+        if kind == "tools":
+            changed.set()
+
+    with anyio.fail_after(TIMEOUT):
+        async with (
+            ASGIClient(app) as asgi,
+            Client(
+                http("http://127.0.0.1/mcp", http_client=asgi), list_changed_handler=on_change
+            ) as plain,
+        ):
+            assert (await plain.call_tool("vault")).content[0].text == "closed"  # type: ignore[union-attr]
+            with pytest.raises(InvalidParams, match="Unknown tool: secret"):
+                await plain.call_tool("secret")  # not there yet: upstream refuses it
+            await plain.call_tool("unlock")
+            await changed.wait()  # the proxy forgot the names it knew before telling us
+            with pytest.raises(InvalidParams, match="Unknown tool: secret"):
+                await plain.call_tool("secret")
+            assert [t.name for t in await plain.list_tools(use_cache=False)] == ["vault", "unlock"]
