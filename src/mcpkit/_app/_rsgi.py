@@ -63,18 +63,6 @@ class HTTPProtocol(Protocol):
     def response_stream(self, status: int, headers: list[tuple[str, str]]) -> Any: ...
 
 
-def require_granian() -> None:
-    """Raise a RuntimeError saying which extra brings granian when it is not installed."""
-    try:
-        import granian  # noqa: F401
-    except ModuleNotFoundError as e:
-        if e.name != "granian":
-            raise
-        raise RuntimeError(
-            "serving with granian needs the [granian] extra: pip install 'mcpkit[granian]'"
-        ) from None
-
-
 class _Body:
     """``receive`` over an RSGI protocol: the body as ASGI ``http.request`` messages, then
     ``http.disconnect`` once the client left (what the streams watch for).
@@ -280,7 +268,6 @@ async def serve_granian(
     line on stderr once the socket listens. On a stop, the sessions and their streams end,
     the stateless requests in flight get ``drain_timeout`` seconds, then granian stops.
     """
-    require_granian()
     from granian.constants import HTTPModes, Interfaces, TaskImpl
     from granian.http import HTTP1Settings
     from granian.log import LogLevels

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import importlib
 import ipaddress
 import logging
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from .._env import ALLOWED_HOSTS, ALLOWED_ORIGINS, HTTP_SERVER
 from .._transports._loop import run as run_loop
 from ._options import DRAIN_TIMEOUT
 from ._registry import SessionFactory
-from ._rsgi import require_granian, serve_granian
+from ._rsgi import serve_granian
 from ._streamable import StreamableHTTPApp, create_http_app
 
 logger = logging.getLogger("mcpkit.http")
@@ -277,28 +279,18 @@ def serve_http(
             raise ValueError("uvicorn_options apply to uvicorn only, not to http_server='granian'")
         if app.legacy is not None:
             raise ValueError("legacy_sse is served by the ASGI app (uvicorn) only")
-        require_granian()
-        run_loop(
-            lambda: serve_granian(
-                app,
-                host=host,
-                port=port,
-                log_level=log_level,
-                header_timeout=header_timeout,
-                announce=announce,
-            )
-        )
-        return
-    require_uvicorn()
+    require_http_server(chosen)  # before any loop starts: a missing extra is one clear line
+    serve: Callable[..., Awaitable[None]] = (
+        serve_granian if chosen == "granian" else functools.partial(serve_app, **opts)
+    )
     run_loop(
-        lambda: serve_app(
+        lambda: serve(
             app,
             host=host,
             port=port,
             log_level=log_level,
             header_timeout=header_timeout,
             announce=announce,
-            **opts,
         )
     )
 
@@ -335,17 +327,33 @@ def serve_sse(
     )
 
 
+def _require(module: str, message: str) -> None:
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name != module:
+            raise
+        raise RuntimeError(message) from None
+
+
 def require_uvicorn() -> None:
     """Raise a RuntimeError saying which extra brings uvicorn when it is not installed."""
-    try:
-        import uvicorn  # noqa: F401
-    except ModuleNotFoundError as e:
-        if e.name != "uvicorn":
-            raise
-        raise RuntimeError(
-            "serving over HTTP needs uvicorn, which the [http] extra brings: "
-            "pip install 'mcpkit[http]'"
-        ) from None
+    _require(
+        "uvicorn",
+        "serving over HTTP needs uvicorn, which the [http] extra brings: "
+        "pip install 'mcpkit[http]'",
+    )
+
+
+def require_http_server(chosen: str) -> None:
+    """Raise a RuntimeError saying which extra brings ``chosen`` (an :data:`HTTP_SERVERS`
+    name) when it is not installed."""
+    if chosen != "granian":
+        require_uvicorn()
+        return
+    _require(
+        "granian", "serving with granian needs the [granian] extra: pip install 'mcpkit[granian]'"
+    )
 
 
 def options_from_env(options: dict[str, Any]) -> dict[str, Any]:
@@ -368,11 +376,6 @@ def run(server: SessionFactory, transport: str = "http", **options: Any) -> None
     """
     options = options_from_env(options)
     if transport in ("http", "streamable-http"):
-        # Before any loop starts: a missing extra is one clear line.
-        if http_server_choice(options.get("http_server")) == "granian":
-            require_granian()
-        else:
-            require_uvicorn()
         serve_http(server, **options)
     elif transport == "sse":
         if options.pop("http_server", None) not in (None, "uvicorn"):
