@@ -1,6 +1,7 @@
 """The server tests/http/test_granian.py serves with granian, started as a user starts it:
-``MCPKIT_HTTP_SERVER=granian python granian_app.py`` (``Server.run``, granian's embeddable
-server), or ``granian --interface rsgi granian_app:app`` (the app as an RSGI application)."""
+``python granian_app.py`` (``Server.run("http", http_server="granian")``, granian's
+embeddable server), or ``granian --interface rsgi granian_app:app`` (the app as an RSGI
+application)."""
 
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ app = server.http_app(max_body_size=MAX_BODY, max_listen_streams=MAX_LISTEN, bod
 if __name__ == "__main__":
     server.run(
         "http",
+        http_server="granian",  # the documented keyword, as a user writes it
         host="127.0.0.1",
         port=0,
         max_body_size=MAX_BODY,

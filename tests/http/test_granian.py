@@ -1,11 +1,11 @@
 """The Streamable HTTP endpoint on granian's RSGI (the ``[granian]`` extra), on real sockets.
 
-One granian server, started as a user starts it (``MCPKIT_HTTP_SERVER=granian python
-granian_app.py``: ``Server.run`` on granian's embeddable server), serves the whole module: a
-real client calls a tool and follows a streamed answer in both eras, a listen stream flows
-and its slot is given back once its client leaves, and a list of hostile requests is
-answered by granian exactly as the ASGI app answers them in process (the one edge,
-``serve_exchange``, decides for both: nothing is skipped). ``granian --interface rsgi
+One granian server, started as a user starts it (``python granian_app.py``:
+``Server.run("http", http_server="granian")`` on granian's embeddable server), serves the
+whole module: a real client calls a tool and follows a streamed answer in both eras, a
+listen stream flows and its slot is given back once its client leaves, and a list of hostile
+requests is answered by granian exactly as the ASGI app answers them in process (the one
+edge, ``serve_exchange``, decides for both: nothing is skipped). ``granian --interface rsgi
 granian_app:app`` (the app as an RSGI application, its lifespan run by granian's worker) has
 one test of its own. Skipped only where granian is not installed (CI installs it: the
 ``[test]`` extra).
@@ -118,10 +118,12 @@ def _env(**extra: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[tuple[str, Process]]:
-    """The module's one granian server (``Server.run`` with ``MCPKIT_HTTP_SERVER``) and its URL."""
-    proc = Process([sys.executable, "granian_app.py"], _env(MCPKIT_HTTP_SERVER="granian"))
+    """The module's one granian server (``Server.run`` with ``http_server="granian"``; no
+    ``MCPKIT_HTTP_SERVER``, so the keyword alone chooses granian) and its URL."""
+    env = {k: v for k, v in _env().items() if k != "MCPKIT_HTTP_SERVER"}
+    proc = Process([sys.executable, "granian_app.py"], env)
     try:
-        url = proc.wait_for(r"^mcpkit: serving .+ at (http://\S+) \(Ctrl-C to stop\)$").group(1)
+        url = proc.wait_for(r"^mcpkit: serving .+ on granian at (http://\S+) \(Ctrl-C").group(1)
         yield url, proc
     finally:
         code = proc.stop(signal.SIGTERM)
