@@ -27,7 +27,8 @@ class Host(Protocol):
 
     registry: Registry
     mask_errors: bool
-    #: Which components a request sees (``_visibility.Visibility``: ``hides``, ``hides_uri``).
+    #: Which components a request sees (``_visibility.Visibility``: ``definitions``,
+    #: ``hides``, ``hides_uri``).
     visibility: Any
 
     def add_tool(
@@ -51,11 +52,10 @@ def _check_scopes(server: Host, ctx: Context, method: str, params: dict[str, Any
         authorize(rc, server.registry.scopes_for(method, params))
 
 
-def _shown(server: Host, ctx: Context, kind: str, items: dict[str, Any]) -> list[Any]:
-    """The definitions of ``items`` the request sees (what its own list would give it)."""
-    rc = ctx._request
-    hides = server.visibility.hides
-    return [d.definition for k, d in items.items() if not hides(rc, kind, k, d.definition)]
+def _shown(server: Host, ctx: Context, kind: str) -> list[Any]:
+    """The definitions of list ``kind`` the request sees (what its own list would give it)."""
+    found: list[Any] = server.visibility.definitions(ctx._request, kind)
+    return found
 
 
 def _block(content: Any) -> dict[str, Any]:
@@ -76,7 +76,7 @@ def prompt_tools(server: Host) -> tuple[Any, Any]:
 
     def list_prompts(ctx: Context) -> dict[str, Any]:
         """List the prompts this server offers: their names, descriptions and arguments."""
-        return {"prompts": _shown(server, ctx, "prompt", server.registry.prompts)}
+        return {"prompts": _shown(server, ctx, "prompts")}
 
     async def get_prompt(
         ctx: Context, name: str, arguments: dict[str, str] | None = None
@@ -93,7 +93,7 @@ def prompt_tools(server: Host) -> tuple[Any, Any]:
         ):
             prompt = None  # hidden: as unknown as through prompts/get
         if prompt is None:
-            shown = _shown(server, ctx, "prompt", server.registry.prompts)
+            shown = _shown(server, ctx, "prompts")
             known = ", ".join(d["name"] for d in shown) or "none"
             raise ToolError(f"Unknown prompt {name!r} (prompts: {known})")
         _check_scopes(server, ctx, "prompts/get", {"name": name})
@@ -114,10 +114,9 @@ def resource_tools(server: Host) -> tuple[Any, Any]:
     def list_resources(ctx: Context) -> dict[str, Any]:
         """List the resources this server offers (URIs, names, descriptions) and its
         resource templates (URI patterns read_resource also reads)."""
-        registry = server.registry
         return {
-            "resources": _shown(server, ctx, "resource", registry.resources),
-            "resourceTemplates": _shown(server, ctx, "resource", registry.templates),
+            "resources": _shown(server, ctx, "resources"),
+            "resourceTemplates": _shown(server, ctx, "templates"),
         }
 
     async def read_resource(ctx: Context, uri: str) -> list[dict[str, Any]]:

@@ -142,6 +142,19 @@ class Visibility:
                 return not shown(rules, "resource", template, entry.definition)
         return False
 
+    def definitions(self, rc: RequestContext | None, kind: str) -> list[dict[str, Any]]:
+        """Every definition of list ``kind`` (``tools``, ``resources``, ``templates``,
+        ``prompts``) that request ``rc`` may see, in registration order (unpaged)."""
+        return self._definitions(self.rules_for(rc), kind)
+
+    def _definitions(self, rules: Sequence[Rule], kind: str) -> list[dict[str, Any]]:
+        component, table = LISTS[kind]
+        return [
+            d.definition
+            for key, d in getattr(self._server.registry, table).items()
+            if not rules or shown(rules, component, key, d.definition)
+        ]
+
     def page(
         self, rc: RequestContext | None, kind: str, params: dict[str, Any] | None
     ) -> dict[str, Any]:
@@ -151,12 +164,7 @@ class Visibility:
         rules = self.rules_for(rc)
         if not rules:  # nothing hidden: the registry's cached pages
             return registry.page(kind, params, keys)
-        component, table = LISTS[kind]
-        items = [
-            d.definition
-            for key, d in getattr(registry, table).items()
-            if shown(rules, component, key, d.definition)
-        ]
+        items = self._definitions(rules, kind)
         cursor = params.get("cursor") if params else None
         start = decode_cursor(kind, cursor, keys) if cursor is not None else 0
         size = registry.page_size
