@@ -281,11 +281,9 @@ async def serve_granian(
         http1 = HTTP1Settings(header_read_timeout=max(1, int(header_timeout * 1000)))
     line = None
     if announce is not None:
-        shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
-        line = (
-            f"mcpkit: serving {announce[0]} on granian at http://{shown}:{port}{announce[1]} "
-            "(Ctrl-C to stop)"
-        )
+        from ._serve import announcement  # it imports this module: resolved at call time
+
+        line = announcement(f"{announce[0]} on granian", host, port, announce[1])
     server: Any = Server(
         _Embedded(app, line),
         address=host.strip("[]"),

@@ -214,6 +214,12 @@ def _announcement(served: Any, host: str, what: str, path: str) -> str:
         for sock in getattr(listener, "sockets", None) or []:
             port = sock.getsockname()[1]
             break
+    return announcement(what, host, port, path)
+
+
+def announcement(what: str, host: str, port: int | None, path: str) -> str:
+    """``mcpkit: serving WHAT at URL (Ctrl-C to stop)``: the line each HTTP server prints
+    once it listens (tests and supervisors wait for it)."""
     shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
     return f"mcpkit: serving {what} at http://{shown}:{port}{path} (Ctrl-C to stop)"
 
