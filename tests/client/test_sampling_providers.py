@@ -347,6 +347,44 @@ async def test_images_and_audio(fake: tuple[FakeProviders, ThreadServer], provid
         assert audio.startswith("maxTokens|hear?|")
 
 
+#: Where each provider's body carries the handler's system prompt, token bound and temperature.
+HANDLER_OPTIONS_SENT = {
+    "openai": lambda b: (b["messages"][0]["content"], b["max_completion_tokens"], b["temperature"]),
+    "anthropic": lambda b: (b["system"], b["max_tokens"], b["temperature"]),
+    "gemini": lambda b: (
+        b["systemInstruction"]["parts"][0]["text"],
+        b["generationConfig"]["maxOutputTokens"],
+        b["generationConfig"]["temperature"],
+    ),
+}
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_the_handlers_own_options_reach_the_provider(
+    fake: tuple[FakeProviders, ThreadServer], provider: str
+) -> None:
+    # The documented handler options: system_prompt, max_tokens (a bound on the request's
+    # 3), temperature (the request gives none), headers= and extra=.
+    providers, srv = fake
+    start = len(providers.seen)
+    sample = handler(
+        provider,
+        srv,
+        system_prompt="Be brief.",
+        max_tokens=2,
+        temperature=0.7,
+        headers={"X-Gateway": "team-a"},
+        extra={"reasoning_effort": "low"},
+    )
+    with anyio.fail_after(20):
+        async with Client(make_server(), sampling_handler=sample) as client:
+            await client.call_tool("look", {"text": "hi", "media": "image"})
+    (seen,) = providers.seen[start:]
+    assert seen.headers["x-gateway"] == "team-a"
+    assert seen.body["reasoning_effort"] == "low"
+    assert HANDLER_OPTIONS_SENT[provider](seen.body) == ("Be brief.", 2, 0.7)
+
+
 async def test_a_provider_that_does_not_answer_in_time(
     fake: tuple[FakeProviders, ThreadServer],
 ) -> None:
