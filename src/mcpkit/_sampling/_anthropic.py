@@ -17,7 +17,7 @@ from ..types import (
     ToolResultContent,
     ToolUseContent,
 )
-from ._base import ProviderHandler, blocks, stop_reason
+from ._base import ProviderHandler, blocks, declaration, stop_reason
 
 #: Anthropic's stop reasons as MCP's (others are passed on as they are).
 STOP_REASONS = {
@@ -69,14 +69,7 @@ class AnthropicHandler(ProviderHandler):
         if params.stop_sequences:
             body["stop_sequences"] = list(params.stop_sequences)
         if params.tools:
-            body["tools"] = [
-                {
-                    "name": t.name,
-                    **({"description": t.description} if t.description else {}),
-                    "input_schema": dict(t.input_schema),
-                }
-                for t in params.tools
-            ]
+            body["tools"] = [declaration(t, "input_schema") for t in params.tools]
             if params.tool_choice is not None and params.tool_choice.mode is not None:
                 body["tool_choice"] = {"type": TOOL_CHOICE[params.tool_choice.mode]}
         return f"{self.base_url}/v1/messages", body

@@ -21,6 +21,7 @@ from ..types import (
     SamplingMessage,
     TextContent,
     TextResourceContents,
+    Tool,
     ToolResultContent,
     ToolUseContent,
 )
@@ -51,6 +52,13 @@ def blocks(message: SamplingMessage | CreateMessageResult) -> list[Any]:
     """A message's content as a list (one block may come bare)."""
     content = message.content
     return list(content) if isinstance(content, list) else [content]
+
+
+def declaration(tool: Tool, schema_key: str) -> dict[str, Any]:
+    """A tool as every provider declares one: its name, its description if any, and its
+    input schema under the provider's ``schema_key``."""
+    described = {"description": tool.description} if tool.description else {}
+    return {"name": tool.name, **described, schema_key: dict(tool.input_schema)}
 
 
 def stop_reason(table: Mapping[str, str], value: Any) -> str | None:

@@ -16,7 +16,7 @@ from ..types import (
     ToolResultContent,
     ToolUseContent,
 )
-from ._base import ProviderHandler, blocks, stop_reason
+from ._base import ProviderHandler, blocks, declaration, stop_reason
 
 #: Gemini's finish reasons as MCP stop reasons (others are passed on as they are).
 STOP_REASONS = {"STOP": "endTurn", "MAX_TOKENS": "maxTokens"}
@@ -62,14 +62,7 @@ class GeminiHandler(ProviderHandler):
         if system:
             body["systemInstruction"] = {"parts": [{"text": system}]}
         if params.tools:
-            declarations = [
-                {
-                    "name": t.name,
-                    **({"description": t.description} if t.description else {}),
-                    "parametersJsonSchema": dict(t.input_schema),
-                }
-                for t in params.tools
-            ]
+            declarations = [declaration(t, "parametersJsonSchema") for t in params.tools]
             body["tools"] = [{"functionDeclarations": declarations}]
             if params.tool_choice is not None and params.tool_choice.mode is not None:
                 mode = TOOL_CHOICE[params.tool_choice.mode]

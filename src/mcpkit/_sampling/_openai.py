@@ -17,7 +17,7 @@ from ..types import (
     ToolResultContent,
     ToolUseContent,
 )
-from ._base import ProviderHandler, blocks, stop_reason
+from ._base import ProviderHandler, blocks, declaration, stop_reason
 
 #: OpenAI's finish reasons as MCP stop reasons (others are passed on as they are).
 STOP_REASONS = {"stop": "endTurn", "length": "maxTokens", "tool_calls": "toolUse"}
@@ -74,11 +74,7 @@ class OpenAIHandler(ProviderHandler):
             body["tools"] = [
                 {
                     "type": "function",
-                    "function": {
-                        "name": t.name,
-                        **({"description": t.description} if t.description else {}),
-                        "parameters": dict(t.input_schema),
-                    },
+                    "function": declaration(t, "parameters"),
                 }
                 for t in params.tools
             ]
