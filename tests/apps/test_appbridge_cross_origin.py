@@ -13,21 +13,14 @@ lists the tools, calls ``counter``, reads its ``ui://`` view and hands it to the
 
 from __future__ import annotations
 
-import http.server
 import os
 import shutil
-import signal
 import subprocess
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
 
 import pytest
-from tests._served import Served
 from tests.apps.test_official_inspector import PREFIX, _cli
 from tests.conftest import BACKEND
-from tests.inspect._browser_harness import ROOT, browser_page, mcpkit_command
+from tests.inspect._browser_harness import ROOT, browser_page, mcpkit_run_http, static_site
 
 pytestmark = [
     pytest.mark.skipif(BACKEND != "asyncio", reason="browser and server are processes"),
@@ -128,51 +121,6 @@ def _bundle() -> bytes:
     return built.read_bytes()
 
 
-@contextmanager
-def _site(pages: dict[str, tuple[str, bytes]]) -> Iterator[int]:
-    """A static server on 127.0.0.1 serving ``pages`` (path -> type, body): its port."""
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            kind, body = pages.get(self.path, ("text/plain", b"not found"))
-            self.send_response(200 if self.path in pages else 404)
-            self.send_header("content-type", kind)
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=site.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield site.server_address[1]
-    finally:
-        site.shutdown()
-        site.server_close()
-        thread.join(10)
-
-
-@contextmanager
-def _apps_server(origin: str) -> Iterator[str]:
-    """``mcpkit run examples/apps_server.py -t http --allowed-origin ORIGIN``: its URL."""
-    example = str(ROOT / "examples" / "apps_server.py")
-    argv = [*mcpkit_command(), "run", example, "-t", "http", "--port", "0"]
-    served = Served.start([*argv, "--allowed-origin", origin], cwd=str(ROOT))
-    try:
-        yield served.url(timeout=60)
-    finally:
-        served.proc.send_signal(signal.SIGTERM)
-        try:
-            served.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            served.proc.kill()
-            served.proc.wait(timeout=15)
-        served.close()
-
-
 def test_appbridge_on_another_origin_renders_the_counter_and_increments_in_both_eras() -> None:
     from playwright.sync_api import expect
 
@@ -181,10 +129,11 @@ def test_appbridge_on_another_origin_renders_the_counter_and_increments_in_both_
         "/host.js": ("text/javascript", _bundle()),
     }
     frame_pages = {f"/frame?{era}": ("text/html", FRAME) for era in ERAS}
-    with _site(host_pages) as host_port, _site(frame_pages) as frame_port:
+    with static_site(host_pages) as host_port, static_site(frame_pages) as frame_port:
         origin = f"http://127.0.0.1:{host_port}"
         frame_origin = f"http://localhost:{frame_port}"
-        with _apps_server(origin) as url, browser_page(f"{origin}/") as (page, _):
+        apps = ROOT / "examples" / "apps_server.py"
+        with mcpkit_run_http(apps, origin, ROOT) as url, browser_page(f"{origin}/") as (page, _):
             count = 0  # one server: the count goes on from one era to the next
             for era in ERAS:
                 shown = page.evaluate(

@@ -8,6 +8,7 @@ page may fetch nothing but the inspector itself, which each test checks.
 from __future__ import annotations
 
 import contextlib
+import http.server
 import os
 import queue
 import shutil
@@ -18,6 +19,8 @@ import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+from tests._served import Served
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -168,3 +171,49 @@ def shot(page: Any, name: str) -> Path:
 def tab(page: Any, name: str) -> None:
     """Open a panel of the inspector's page by its tab."""
     page.click(f'nav button[data-tab="{name}"]')
+
+
+@contextlib.contextmanager
+def static_site(pages: Mapping[str, tuple[str, bytes]]) -> Iterator[int]:
+    """A static server on 127.0.0.1 serving ``pages`` (path -> type, body): its port. Where
+    a test's page comes from, an origin other than the MCP server's."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            kind, body = pages.get(self.path, ("text/plain", b"not found"))
+            self.send_response(200 if self.path in pages else 404)
+            self.send_header("content-type", kind)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=site.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield site.server_address[1]
+    finally:
+        site.shutdown()
+        site.server_close()
+        thread.join(10)
+
+
+@contextlib.contextmanager
+def mcpkit_run_http(source: Path, origin: str, cwd: Path) -> Iterator[str]:
+    """``mcpkit run SOURCE -t http --port 0 --allowed-origin ORIGIN`` as a user runs it: its
+    URL; ended by SIGTERM (killed if it does not end)."""
+    argv = [*mcpkit_command(), "run", str(source), "-t", "http", "--port", "0"]
+    served = Served.start([*argv, "--allowed-origin", origin], cwd=str(cwd))
+    try:
+        yield served.url(timeout=60)
+    finally:
+        served.proc.send_signal(signal.SIGTERM)
+        try:
+            served.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            served.proc.kill()
+            served.proc.wait(timeout=15)
+        served.close()

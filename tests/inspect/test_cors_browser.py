@@ -8,19 +8,11 @@ fetch failed.
 
 from __future__ import annotations
 
-import http.server
-import signal
-import subprocess
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
-from tests._served import Served
 from tests.http._http_helpers import running
-from tests.inspect._browser_harness import browser_page, mcpkit_command
+from tests.inspect._browser_harness import browser_page, mcpkit_run_http, static_site
 
 from mcpkit import Server
 from mcpkit.auth import ResourceServer, StaticTokenVerifier
@@ -106,55 +98,15 @@ DISCOVER = """async (url) => {
 }"""
 
 
-class _Page(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/html")
-        self.send_header("content-length", str(len(PAGE)))
-        self.end_headers()
-        self.wfile.write(PAGE)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-@contextmanager
-def static_site() -> Iterator[int]:
-    """A tiny static server on 127.0.0.1 (its port): where the page comes from."""
-    site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Page)
-    thread = threading.Thread(target=site.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield site.server_address[1]
-    finally:
-        site.shutdown()
-        site.server_close()
-        thread.join(10)
-
-
-@contextmanager
-def mcp_server(tmp_path: Path, origin: str) -> Iterator[str]:
-    """``mcpkit run SERVER -t http --port 0 --allowed-origin ORIGIN``: its URL."""
+def test_a_page_on_an_allowed_origin_lists_the_tools_in_both_eras(tmp_path: Path) -> None:
     source = tmp_path / "cors_server.py"
     source.write_text(SERVER)
-    argv = [*mcpkit_command(), "run", str(source), "-t", "http", "--port", "0"]
-    served = Served.start([*argv, "--allowed-origin", origin], cwd=str(tmp_path))
-    try:
-        yield served.url(timeout=60)
-    finally:
-        served.proc.send_signal(signal.SIGTERM)
-        try:
-            served.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            served.proc.kill()
-            served.proc.wait(timeout=15)
-        served.close()
-
-
-def test_a_page_on_an_allowed_origin_lists_the_tools_in_both_eras(tmp_path: Path) -> None:
-    with static_site() as port:
+    with static_site({"/": ("text/html", PAGE)}) as port:
         origin = f"http://127.0.0.1:{port}"
-        with mcp_server(tmp_path, origin) as url, browser_page(f"{origin}/") as (page, _):
+        with (
+            mcpkit_run_http(source, origin, tmp_path) as url,
+            browser_page(f"{origin}/") as (page, _),
+        ):
             assert page.evaluate("location.origin") == origin
             assert not url.startswith(origin)  # another origin: the fetch is cross-origin
             now = page.evaluate(LIST_TOOLS, [url, "2026-07-28"])
@@ -178,7 +130,7 @@ def test_a_page_finds_how_to_log_in_and_calls_with_its_token() -> None:
         """Says the text back."""
         return text
 
-    with static_site() as port:
+    with static_site({"/": ("text/html", PAGE)}) as port:
         origin = f"http://127.0.0.1:{port}"
         app = server.http_app(allowed_origins=[origin], json_response=True)
         with running(app) as srv, browser_page(f"{origin}/") as (page, _):
