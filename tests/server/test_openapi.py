@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 import yaml
 from starlette.applications import Starlette
@@ -384,6 +385,22 @@ async def test_route_maps_make_resources_and_templates(api: ThreadServer, revisi
         api, route_maps=[RouteMap("exclude", tags=[]), RouteMap("tool")], exclude=["slow"]
     )
     assert only.tools == []
+
+
+async def test_a_client_of_ones_own_and_a_uri_scheme(api: ThreadServer) -> None:
+    # The documented http_client= and uri_scheme=: the given client sends every call (its
+    # own headers go along) and is left open for its owner; resources are under the scheme.
+    async with httpx2.AsyncClient(headers={"x-client": "mine"}) as own:
+        server = _server(api, http_client=own, uri_scheme="petstore", exclude=["slow"])
+        async with Client(server) as client:
+            resources = await client.list_resources()
+            assert [r.uri for r in resources] == ["petstore://status"]
+            status = await client.read_resource("petstore://status")
+            assert status.contents[0].text == "all good"  # type: ignore[union-attr]
+            result = await client.call_tool("listPets", {})
+            assert result.structured_content is not None
+            assert result.structured_content["headers"]["x-client"] == "mine"
+        assert not own.is_closed
 
 
 async def test_a_request_hook_forwards_the_servers_own_token(api: ThreadServer) -> None:
