@@ -356,6 +356,19 @@ def test_the_server_choice_is_checked_before_anything_listens(
         serve_http(server, port=0, http_server="granian", legacy_sse=True)
 
 
+def test_mcpkit_run_refuses_a_wrong_http_server_variable_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``MCPKIT_HTTP_SERVER`` naming no server: ``mcpkit run -t http`` says so in one line
+    and exits 2 before loading the file, as for any other wrong setting."""
+    from mcpkit._server._cli import main
+
+    monkeypatch.setenv("MCPKIT_HTTP_SERVER", "hypercorn")
+    assert main("run", [str(ROOT / "examples" / "everything.py"), "-t", "http"]) == 2
+    err = capsys.readouterr().err
+    assert err == "mcpkit run: MCPKIT_HTTP_SERVER='hypercorn': use uvicorn or granian\n"
+
+
 def test_a_slow_body_gets_408_and_a_slow_head_is_cut(served: tuple[str, Process]) -> None:
     """Slowloris under granian: a body slower than ``body_timeout`` is answered 408 by the
     edge (as under uvicorn), a head slower than ``header_timeout`` ends the connection

@@ -11,7 +11,7 @@ import logging
 import signal
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 from .._env import ALLOWED_HOSTS, ALLOWED_ORIGINS, HTTP_SERVER
@@ -229,10 +229,10 @@ def announcement(what: str, host: str, port: int | None, path: str) -> str:
 HTTP_SERVERS = ("uvicorn", "granian")
 
 
-def http_server_choice(given: str | None) -> str:
-    """``given`` (``http_server=``), else ``MCPKIT_HTTP_SERVER``, else uvicorn; refused when
-    it names another server."""
-    chosen = (given or HTTP_SERVER.value() or "uvicorn").strip().lower()
+def http_server_choice(given: str | None, environ: Mapping[str, str] | None = None) -> str:
+    """``given`` (``http_server=``), else ``MCPKIT_HTTP_SERVER`` (in ``environ``, default
+    this process's environment), else uvicorn; refused when it names another server."""
+    chosen = (given or HTTP_SERVER.value(environ) or "uvicorn").strip().lower()
     if chosen not in HTTP_SERVERS:
         where = "http_server" if given else HTTP_SERVER.name
         raise ValueError(f"{where}={chosen!r}: use {' or '.join(HTTP_SERVERS)}")

@@ -155,7 +155,13 @@ def run_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[s
     if getattr(args, "http_server", None):  # a Namespace made by hand may lack it
         if transport == "sse":
             raise ValueError("--http-server: the legacy sse transport is served by uvicorn only")
-        out["http_server"] = args.http_server  # else MCPKIT_HTTP_SERVER, read where it serves
+        out["http_server"] = args.http_server
+    if transport == "http":
+        from .._app._serve import http_server_choice
+
+        # Else MCPKIT_HTTP_SERVER, read where it serves: a wrong name is refused here
+        # already, with the other settings (exit 2), before the file is loaded.
+        http_server_choice(out.get("http_server"), environ)
     auth = auth_settings(args)
     if auth is not None:
         out["auth"] = auth
@@ -421,7 +427,4 @@ def main(command: str, argv: list[str]) -> int:
         # The [http] or [redis] extra missing, a Redis that refuses: one line.
         print(f"mcpkit {command}: {e}", file=sys.stderr)
         return 1
-    except ValueError as e:  # a setting refused where it is used (MCPKIT_HTTP_SERVER=...)
-        print(f"mcpkit {command}: {e}", file=sys.stderr)
-        return 2
     return 0
