@@ -364,7 +364,7 @@ async def _watch(
 
 
 #: Python 3.11+: the stdlib's timeout context manager.
-_ASYNCIO_TIMEOUT: Callable[[float], AbstractAsyncContextManager[Any]] | None = getattr(
+_ASYNCIO_TIMEOUT: Callable[[float | None], AbstractAsyncContextManager[Any]] | None = getattr(
     asyncio, "timeout", None
 )
 
@@ -572,7 +572,7 @@ class LightCancelScope:
         self._timeout: Any = None
         self._scope: anyio.CancelScope | None = None
         if _ASYNCIO_TIMEOUT is not None and sniffio.current_async_library() == "asyncio":
-            self._timeout = getattr(asyncio, "timeout")(None)  # noqa: B009  (3.11+, typed on 3.10 too)
+            self._timeout = _ASYNCIO_TIMEOUT(None)
         else:
             self._scope = anyio.CancelScope()
 
