@@ -53,13 +53,12 @@ from ._proxyshare import (
     SharedLink,
     SharedUpstream,
 )
-from ._server._apps import for_model
 from ._server._extensions import client_supports
 from ._session._base import RequestContext
 from ._session._client import ClientSession
 from ._session._server import ServerSession
 from ._transports._base import Transport
-from .types._appconst import APPS_EXTENSION
+from .types._appconst import APPS_EXTENSION, callable_by
 from .types._revisions import HANDSHAKE_PROTOCOL_VERSIONS
 
 logger = logging.getLogger("mcpkit.proxy")
@@ -262,7 +261,9 @@ class _AppsGate:
         tools = result.get("tools")
         if not isinstance(tools, list):
             return result
-        shown = [t for t in tools if not isinstance(t, dict) or for_model(t.get("_meta"))]
+        shown = [
+            t for t in tools if not isinstance(t, dict) or callable_by(t.get("_meta"), "model")
+        ]
         return {**result, "tools": shown}
 
     async def tools_call(self, rc: RequestContext, params: dict[str, Any] | None) -> Any:

@@ -36,12 +36,11 @@ import anyio
 from anyio.abc import TaskGroup
 
 from ._exceptions import ConnectionClosed, InvalidParams, MCPError, ProtocolError
-from ._server._apps import for_model
 from ._session._base import RequestContext
 from ._session._client import ClientSession
 from ._session._server import ServerSession
 from ._transports._base import Transport
-from .types._appconst import APP_MIME_TYPE, APPS_EXTENSION
+from .types._appconst import APP_MIME_TYPE, APPS_EXTENSION, callable_by
 from .types._levels import LOG_LEVELS
 
 logger = logging.getLogger("mcpkit.proxy")
@@ -485,7 +484,7 @@ class AppOnlyTools:
                 "tools/list", {"cursor": cursor} if cursor else None, timeout=timeout
             )
             for tool in page.get("tools") or ():
-                if isinstance(tool, dict) and not for_model(tool.get("_meta")):
+                if isinstance(tool, dict) and not callable_by(tool.get("_meta"), "model"):
                     names.add(str(tool.get("name")))
             cursor = page.get("nextCursor")
             if not isinstance(cursor, str) or not cursor:

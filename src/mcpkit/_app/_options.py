@@ -145,3 +145,10 @@ class HTTPAppKeywords(TypedDict, total=False):
     max_stateless_requests_per_principal: int
     max_listen_streams: int
     max_listen_streams_per_principal: int
+
+
+def announcement(what: str, host: str, port: int | None, path: str) -> str:
+    """``mcpkit: serving WHAT at URL (Ctrl-C to stop)``: the line each HTTP server prints
+    once it listens (tests and supervisors wait for it)."""
+    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return f"mcpkit: serving {what} at http://{shown}:{port}{path} (Ctrl-C to stop)"

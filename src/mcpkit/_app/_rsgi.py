@@ -38,7 +38,7 @@ import anyio
 from .._backend import asyncio_loop
 from .._http._asgi import ASGIMessage, text_header_map
 from ._edge import Exchange, serve_exchange, write_answer
-from ._options import DRAIN_TIMEOUT
+from ._options import DRAIN_TIMEOUT, announcement
 
 if TYPE_CHECKING:
     from granian.rsgi import Scope
@@ -281,8 +281,6 @@ async def serve_granian(
         http1 = HTTP1Settings(header_read_timeout=max(1, int(header_timeout * 1000)))
     line = None
     if announce is not None:
-        from ._serve import announcement  # it imports this module: resolved at call time
-
         line = announcement(f"{announce[0]} on granian", host, port, announce[1])
     server: Any = Server(
         _Embedded(app, line),

@@ -16,7 +16,7 @@ from typing import Any
 
 from .._env import ALLOWED_HOSTS, ALLOWED_ORIGINS, HTTP_SERVER
 from .._transports._loop import run as run_loop
-from ._options import DRAIN_TIMEOUT
+from ._options import DRAIN_TIMEOUT, announcement
 from ._registry import SessionFactory
 from ._rsgi import serve_granian
 from ._streamable import StreamableHTTPApp, create_http_app
@@ -215,13 +215,6 @@ def _announcement(served: Any, host: str, what: str, path: str) -> str:
             port = sock.getsockname()[1]
             break
     return announcement(what, host, port, path)
-
-
-def announcement(what: str, host: str, port: int | None, path: str) -> str:
-    """``mcpkit: serving WHAT at URL (Ctrl-C to stop)``: the line each HTTP server prints
-    once it listens (tests and supervisors wait for it)."""
-    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
-    return f"mcpkit: serving {what} at http://{shown}:{port}{path} (Ctrl-C to stop)"
 
 
 #: The HTTP servers ``serve_http`` can run the app on: uvicorn (the default, ASGI) and

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .._exceptions import InvalidApp, InvalidParams
 from .._session._base import RequestContext, RequestHandlerFn
-from ..types._appconst import APP_MIME_TYPE, APPS_EXTENSION
+from ..types._appconst import APP_MIME_TYPE, APPS_EXTENSION, callable_by
 from ._extensions import Extension, client_supports
 
 if TYPE_CHECKING:
@@ -240,23 +240,12 @@ def tool_meta(
 
 def for_model(meta: Any) -> bool:
     """Whether the model may see a tool with this ``_meta`` (else only views may call it)."""
-    return _visible_to(meta, "model")
+    return callable_by(meta, "model")
 
 
 def _for_app(meta: Any) -> bool:
     """Whether a view may call a tool with this ``_meta`` (no ``visibility``: both may)."""
-    return _visible_to(meta, "app")
-
-
-def _visible_to(meta: Any, audience: str) -> bool:
-    """``_meta.ui.visibility`` read as it is, not through the model: a mounted server's
-    malformed ``visibility`` must not fail the listing, and one that is not a list naming
-    ``audience`` keeps the tool from it. No ``visibility``: both see it."""
-    ui = meta.get("ui") if isinstance(meta, Mapping) else None
-    if not isinstance(ui, Mapping) or "visibility" not in ui:
-        return True
-    visibility = ui["visibility"]
-    return isinstance(visibility, list) and audience in visibility
+    return callable_by(meta, "app")
 
 
 def check_tool_ui(name: str, ui: Any) -> None:
