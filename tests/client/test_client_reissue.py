@@ -311,3 +311,91 @@ async def test_a_server_cannot_forge_the_mark_that_sends_a_request_again() -> No
             with pytest.raises(ProtocolError, match="closed the response stream"):
                 await client.call_tool("echo", {"text": "once"})
     assert len(forger.ids) == 1  # an error the server sent is its answer: sent once
+
+
+class Gateway(Dropper):
+    """A gateway that loses the server under the first POSTs of ``method``: the real app
+    runs each (its answer goes nowhere), and the client gets ``status`` with a text body,
+    as nginx answers when its upstream dies mid-request."""
+
+    def __init__(self, app: Any, method: str, drops: int, status: int) -> None:
+        super().__init__(app, method, drops)
+        self.status = status
+        self.scope: Any = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        self.scope = scope
+        await super().__call__(scope, receive, send)
+
+    async def _drop(self, msg: dict[str, Any], send: Any) -> None:
+        async def nowhere(message: Any) -> None:
+            pass
+
+        await self.app(self.scope, replaying(json.dumps(msg).encode(), _nothing), nowhere)
+        headers = [(b"content-type", b"text/plain")]
+        await send({"type": "http.response.start", "status": self.status, "headers": headers})
+        await send({"type": "http.response.body", "body": b"upstream lost", "more_body": False})
+
+
+async def _nothing() -> dict[str, Any]:
+    return {"type": "http.disconnect"}
+
+
+def counted_server(runs: list[str]) -> Server:
+    """``put`` (idempotent) and ``wipe`` (destructive), each noting every run of its body."""
+    server = Server("counted")
+
+    @server.tool(annotations=ToolAnnotations(idempotent_hint=True, read_only_hint=False))
+    def put(text: str) -> str:
+        """Set something: twice is the same as once."""
+        runs.append(f"put {text}")
+        return text
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
+    def wipe(text: str) -> str:
+        """Change something for good."""
+        runs.append(f"wipe {text}")
+        return text
+
+    return server
+
+
+@pytest.mark.req("HTTP-2026-CLIENT-REISSUE-LOST-REQUEST")
+@pytest.mark.parametrize("status", [502, 504])
+async def test_a_gateway_that_lost_the_server_is_a_lost_answer(status: int) -> None:
+    # 502/504 from a load balancer whose worker died mid-call: the server may have acted.
+    runs: list[str] = []
+    gateway = Gateway(counted_server(runs).http_app(), "tools/call", drops=1, status=status)
+    with anyio.fail_after(TIMEOUT):
+        async with asgi_client(gateway, protocol_version=REV) as client:
+            await client.list_tools()
+            # Known safe: sent again, and answered.
+            assert (await client.call_tool("put", {"text": "a"})).content[0].text == "a"  # type: ignore[union-attr]
+            assert runs == ["put a", "put a"] and len(gateway.ids) == 2
+            gateway.ids.clear()
+            runs.clear()
+            # Not known safe: told it may have taken effect (it did), not sent again.
+            with pytest.raises(TransportError) as caught:
+                await client.call_tool("wipe", {"text": "b"})
+            said = str(caught.value)
+            assert f"HTTP {status}" in said and "upstream lost" in said
+            assert "may or may not have taken effect" in said and "not sent again" in said
+            assert runs == ["wipe b"] and len(gateway.ids) == 1
+
+
+@pytest.mark.req("HTTP-2026-CLIENT-REISSUE-LOST-REQUEST")
+@pytest.mark.parametrize(
+    ("status", "rev"),
+    [(503, REV), (500, REV), (502, "2025-11-25")],
+    ids=["503", "500", "502-handshake-era"],
+)
+async def test_other_error_statuses_are_answers_not_lost_answers(status: int, rev: str) -> None:
+    # A 503/500 is the server's (or a gateway's) refusal; a 2025 request has no re-sending.
+    runs: list[str] = []
+    gateway = Gateway(counted_server(runs).http_app(), "tools/call", drops=1, status=status)
+    with anyio.fail_after(TIMEOUT):
+        async with asgi_client(gateway, protocol_version=rev) as client:
+            await client.list_tools()
+            with pytest.raises(ProtocolError, match=f"HTTP {status}: upstream lost"):
+                await client.call_tool("put", {"text": "a"})
+            assert runs == ["put a"] and len(gateway.ids) == 1

@@ -26,6 +26,7 @@ from .._transports._stream import DEFAULT_MAX_MESSAGE_SIZE
 from ..types._metakeys import PROTOCOL_VERSION_META_KEY
 from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
 from ._client_common import (
+    GATEWAY_LOST,
     AuthLike,
     _client,
     _error,
@@ -37,6 +38,7 @@ from ._client_common import (
     _Sink,
     broken_stream_error,
     content_encoding,
+    gateway_lost_error,
     lost_server_error,
     read_limited,
     refusal_of,
@@ -338,7 +340,7 @@ class StreamableHTTPClientTransport:
                 await self._switch_to_legacy(message, first)
                 return None
             if status >= 400:
-                await self._answer_refusal(resp, rid, status)
+                await self._answer_refusal(resp, rid, status, _stateless_version(message))
                 return None
             if 300 <= status < 400:
                 await self._sink.put(_error(rid, _redirect_text(resp), status))
@@ -380,12 +382,17 @@ class StreamableHTTPClientTransport:
                 await self._resume(rid, last_id, retry)
         return None
 
-    async def _answer_refusal(self, resp: Any, rid: RequestId, status: int) -> None:
+    async def _answer_refusal(
+        self, resp: Any, rid: RequestId, status: int, stateless: str | None
+    ) -> None:
         """A 4xx/5xx answer: its JSON-RPC error when the body is one for this request (a
-        stateless server refuses that way), else an error naming the HTTP status."""
+        stateless server refuses that way), else an error naming the HTTP status -- marked
+        as a lost answer when a gateway lost the server under a 2026-07-28 request."""
         own, refusal = await refusal_of(resp, rid, status)
         if own:
             await self._incoming(refusal)
+        elif stateless is not None and status in GATEWAY_LOST:
+            await self._sink.put(gateway_lost_error(refusal))
         else:
             await self._sink.put(refusal)
 

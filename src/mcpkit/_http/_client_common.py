@@ -48,6 +48,19 @@ def broken_stream_error(rid: RequestId) -> dict[str, Any]:
     return msg
 
 
+#: The statuses a gateway answers when it lost the server behind it mid-exchange (502 Bad
+#: Gateway, 504 Gateway Timeout, RFC 9110 15.6): the request may or may not have reached a
+#: server and taken effect -- to a 2026-07-28 caller, a lost answer like a broken stream.
+GATEWAY_LOST = frozenset({502, 504})
+
+
+def gateway_lost_error(refusal: dict[str, Any]) -> dict[str, Any]:
+    """``refusal`` (a gateway's 502/504 naming its status) marked as a lost answer, so the
+    session sends it again when that is safe, and otherwise says it may have taken effect."""
+    refusal["error"].setdefault("data", {})[ANSWER_LOST] = LOST
+    return refusal
+
+
 class _TransportMark(str):
     """A mark's value in an error the HTTP transport makes itself: a ``str`` (it serializes
     as one), of a type no JSON parser makes, so a server cannot forge it to pass its own
