@@ -32,6 +32,7 @@ docs/architecture.md (a map of the internals), docs/performance.md and docs/perf
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
@@ -279,6 +280,42 @@ def all_blocks() -> list[Block]:
 BLOCKS = all_blocks()
 
 
+#: The errors of a process start that are the machine's, not the block's: once in a CI run
+#: of ~150 blocks started from 4 threads at once, the child's ``execve`` failed with EFAULT
+#: ("Bad address", under vfork); the block had not run at all, so it is started again.
+_START_AGAIN = {errno.EFAULT, errno.EAGAIN}
+
+
+def _start(argv: list[str], where: Path) -> subprocess.Popen[str]:
+    """Start a block's interpreter in ``where``, a start that failed for the machine's
+    reasons (:data:`_START_AGAIN`) tried twice more."""
+    for _ in range(2):
+        proc = _popen(argv, where, again=True)
+        if proc is not None:
+            return proc
+    proc = _popen(argv, where, again=False)
+    assert proc is not None
+    return proc
+
+
+def _popen(argv: list[str], where: Path, *, again: bool) -> subprocess.Popen[str] | None:
+    """The started process; None when it failed for the machine's reasons and ``again``."""
+    try:
+        return subprocess.Popen(
+            argv,
+            cwd=where,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,  # a timeout ends the servers the block started, too
+        )
+    except OSError as e:
+        if again and e.errno in _START_AGAIN:
+            return None
+        raise
+
+
 def run_block(block: Block) -> tuple[int | str, str, str]:
     """Run ``block`` in a fresh interpreter in a scratch directory: (exit code, out, err)."""
     with tempfile.TemporaryDirectory(prefix="mcpkit-docs-") as tmp:
@@ -292,15 +329,10 @@ def run_block(block: Block) -> tuple[int | str, str, str]:
         driver.write_text(DRIVER, encoding="utf-8")
         path = where / f"{block.page.removesuffix('.md')}_{block.line}.py"
         path.write_text(block.program, encoding="utf-8")
-        proc = subprocess.Popen(
+        proc = _start(
             [sys.executable, "-W", "error", str(driver), str(path)]
             + (["http-server"] if block.http_server else []),
-            cwd=where,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,  # a timeout ends the servers the block started, too
+            where,
         )
         try:
             out, err = proc.communicate(timeout=TIMEOUT)
