@@ -9,6 +9,7 @@ One its author runs on the loop (``inline=True``) has the same context rules.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import functools
 import threading
@@ -215,3 +216,39 @@ async def test_a_base_exception_leaves_any_caller_as_the_calls_failure() -> None
     for unwinding in (_threads.make_caller(asks), _threads.make_caller(asks, inline=True)):
         with pytest.raises(Asks):
             await unwinding({})
+
+
+def test_no_worker_thread_starts_once_the_loop_shuts_down() -> None:
+    # The loop's shutdown cancels the tasks hosting the pool's threads; each leaves a note
+    # in the job queue telling its thread to leave. That note once looked like a job
+    # waiting behind a busy worker: the spawn check started one more thread while the loop
+    # closed, nobody cancelled its host, and the process waited IDLE_TIMEOUT (10 s) to
+    # exit (seen under load as a stdio server slow to exit at EOF).
+    release = threading.Event()
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        started = threading.Event()
+
+        def hold() -> None:
+            started.set()
+            assert release.wait(10)
+
+        blocked = asyncio.ensure_future(run_sync(hold, {}))
+        assert await loop.run_in_executor(None, started.wait, 10)  # the only worker holds
+        pool = _threads._pools[loop]
+        hosts = set(_threads._hosts)
+        assert pool.threads == 1 and len(hosts) == 1
+        for host in hosts:  # what the loop's shutdown does to them
+            host.cancel()
+        await asyncio.wait(hosts, timeout=10)
+        assert pool.closing and pool.jobs.qsize() == 1  # the leave note
+        pool._check_waiting()  # the spawn check, due while the loop closes
+        queued = pool.submit(contextvars.copy_context(), int, {})  # a late job
+        assert set(_threads._hosts) == set() and pool.threads == 1  # no thread started
+        release.set()
+        await asyncio.wait_for(blocked, 10)  # the held job still finishes
+        queued.cancel()
+
+    asyncio.run(main())
+    assert release.is_set()

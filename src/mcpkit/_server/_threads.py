@@ -82,6 +82,11 @@ class _Pool:
         self.busy = 0
         self.lock = threading.Lock()
         self.spawn_pending = False
+        # Set once the loop's shutdown has cancelled a worker's host: from then on no
+        # thread starts. Before, the leave note in the queue looked like a job waiting to
+        # _check_waiting, which started one more thread while the loop closed; nobody
+        # cancelled its host, and the process waited IDLE_TIMEOUT for it to exit.
+        self.closing = False
         # Our workers hold these tokens, not those of anyio's default limiter (which the
         # program's own to_thread calls use).
         self.limiter = anyio.CapacityLimiter(MAX_THREADS)
@@ -101,6 +106,8 @@ class _Pool:
         return fut
 
     def _spawn(self) -> None:
+        if self.closing:
+            return
         with self.lock:
             self.threads += 1
         # Not _backend.start_detached: that asks sniffio which loop runs, and from the timer
@@ -129,9 +136,12 @@ class _Pool:
         except anyio.get_cancelled_exc_class():
             # Only the loop's shutdown cancels this task. anyio's threads are not daemons:
             # tell our worker to leave now rather than at its idle timeout, so the process
-            # can exit (a job still running finishes first).
-            if state[0] is True:
-                self.jobs.put(None)
+            # can exit (a job still running finishes first). Always, whatever ``state``
+            # says here: the thread may take its work just after this line reads None (the
+            # lock is not held across the two), and a leave note no thread takes only
+            # stays in the queue of a pool whose loop is gone.
+            self.closing = True
+            self.jobs.put(None)
             raise
         finally:
             with self.lock:
@@ -141,6 +151,8 @@ class _Pool:
 
     def _check_waiting(self) -> None:
         self.spawn_pending = False
+        if self.closing:
+            return
         if self.jobs.qsize() and self.threads < MAX_THREADS:
             # Jobs are still queued behind busy workers: one more thread, and look again.
             self._spawn()
