@@ -503,6 +503,14 @@ def _parser(command: str) -> Any:
         help="HTTP: a Host value to accept (repeatable; default: loopback names only)",
     )
     p.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=None,
+        metavar="ORIGIN",
+        help="HTTP: an Origin to accept, scheme://host[:port] (repeatable; default: the "
+        "allowed hosts); a browser host there gets CORS answers",
+    )
+    p.add_argument(
         "--header",
         action="append",
         default=[],
@@ -569,6 +577,8 @@ def _serve_http(proxy: Proxy, ns: Any) -> None:
         options["path"] = ns.path
     if ns.allowed_host:
         options["allowed_hosts"] = list(ns.allowed_host)
+    if ns.allowed_origin:
+        options["allowed_origins"] = list(ns.allowed_origin)
     app = proxy.http_app(**options_from_env(options))
     host = ns.host or "127.0.0.1"
     where = (f"Streamable HTTP proxy of {describe(proxy.target)}", ns.path or "/mcp")
@@ -597,6 +607,7 @@ def main(command: str, argv: list[str]) -> int:
             ("--path", ns.path is not None),
             ("--sessionless", ns.sessionless),
             ("--allowed-host", bool(ns.allowed_host)),
+            ("--allowed-origin", bool(ns.allowed_origin)),
             ("--share-child", ns.share_child),
         )
         if given
@@ -609,6 +620,14 @@ def main(command: str, argv: list[str]) -> int:
     except (TypeError, ValueError) as e:
         print(f"mcpkit {command}: {e}", file=sys.stderr)
         return 2
+    if ns.transport == "http":
+        from ._app._serve import allow_list_problem
+
+        lists = {"allowed_hosts": ns.allowed_host, "allowed_origins": ns.allowed_origin}
+        problem = allow_list_problem({k: v for k, v in lists.items() if v})
+        if problem is not None:
+            print(f"mcpkit {command}: {problem}", file=sys.stderr)
+            return 2
     try:
         if ns.transport == "stdio":
             from ._transports._loop import run

@@ -142,3 +142,45 @@ def test_header_and_env_refused_where_they_cannot_apply(tmp_path: Path) -> None:
         timeout=60,
     )
     assert stdio_only.returncode == 2 and "--path" in stdio_only.stderr
+
+
+async def test_allowed_origin_opens_cors_to_that_origin_only(tmp_path: Path) -> None:
+    # A browser host on another origin reaches a proxied stdio server (docs/http.md, CORS).
+    (tmp_path / "up.py").write_text(UPSTREAM)
+    command = f"{sys.executable} -m mcpkit run {tmp_path / 'up.py'}"
+    with _start(command, "--allowed-origin", "https://host.example") as proc:
+        try:
+            url = await anyio.to_thread.run_sync(Served(proc).url, 30)
+            ask = {"access-control-request-method": "POST"}
+            with anyio.fail_after(60):
+                async with httpx2.AsyncClient(timeout=30) as http:
+                    ok = await http.options(url, headers={"origin": "https://host.example", **ask})
+                    other = await http.options(
+                        url, headers={"origin": "https://evil.example", **ask}
+                    )
+            assert ok.status_code == 204, ok.text
+            assert ok.headers["access-control-allow-origin"] == "https://host.example"
+            assert other.status_code == 403
+            assert "access-control-allow-origin" not in other.headers
+        finally:
+            await _stop(proc)
+
+
+def test_a_malformed_allowed_origin_is_refused_before_serving() -> None:
+    done = subprocess.run(
+        [MCPKIT, "proxy", f"{sys.executable} x.py", "-t", "http", "--allowed-origin", "bad"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "mcpkit proxy: --allowed-origin: allowed origin 'bad' is not scheme://host[:port]"
+    ]
+    stdio = subprocess.run(
+        [MCPKIT, "proxy", f"{sys.executable} x.py", "--allowed-origin", "https://a.example"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert stdio.returncode == 2 and "--allowed-origin apply to -t http only" in stdio.stderr

@@ -99,3 +99,40 @@ async def test_a_deployment_configured_from_the_environment() -> None:
         await anyio.to_thread.run_sync(proc.wait, 10)
         served.close()
     assert "Uvicorn running" in served.stderr()  # --log-level info reached uvicorn too
+
+
+@pytest.mark.parametrize(
+    ("given", "env", "source"),
+    [
+        ({"allowed_origin": ["bad origin"]}, {}, "--allowed-origin"),
+        ({}, {"MCPKIT_ALLOWED_ORIGINS": "nope"}, "MCPKIT_ALLOWED_ORIGINS"),
+        ({"allowed_host": ["a:b:c"]}, {}, "--allowed-host"),
+        ({}, {"MCPKIT_ALLOWED_HOSTS": "a:b:c"}, "MCPKIT_ALLOWED_HOSTS"),
+    ],
+)
+def test_a_malformed_allow_list_is_refused_with_the_settings(
+    given: dict[str, object], env: dict[str, str], source: str
+) -> None:
+    with pytest.raises(ValueError, match=f"^{source}: ") as caught:
+        run_settings(_args(transport="http", **given), env)
+    assert (
+        "bad origin" in str(caught.value)
+        or "nope" in str(caught.value)
+        or "a:b:c" in str(caught.value)
+    )
+
+
+def test_a_malformed_allowed_origin_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    # Before: a traceback from inside the serving code, exit 1.
+    (tmp_path / "app.py").write_text('from mcpkit import Server\nserver = Server("x")\n')
+    argv = [MCPKIT, "run", str(tmp_path / "app.py"), "-t", "http", "--port", "0"]
+    done = subprocess.run(
+        [*argv, "--allowed-origin", "bad origin"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "mcpkit run: --allowed-origin: allowed origin 'bad origin' is not scheme://host[:port]"
+    ]

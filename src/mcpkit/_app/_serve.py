@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 from .._env import ALLOWED_HOSTS, ALLOWED_ORIGINS, HTTP_SERVER
+from .._http._security import HostOriginPolicy
 from .._transports._loop import run as run_loop
 from ._options import DRAIN_TIMEOUT, announcement
 from ._registry import SessionFactory
@@ -364,6 +365,35 @@ def options_from_env(options: dict[str, Any]) -> dict[str, Any]:
         if opt not in out and items:
             out[opt] = items
     return out
+
+
+def allow_list_problem(
+    options: Mapping[str, Any], environ: Mapping[str, str] | None = None
+) -> str | None:
+    """What is wrong with the Host/Origin allow-lists an HTTP entry point will use (the
+    ``allowed_hosts``/``allowed_origins`` options, else ``MCPKIT_ALLOWED_HOSTS``/
+    ``_ORIGINS``), in one line naming the flag or variable; None when they are usable. The
+    CLI refuses a wrong one with its other settings (exit 2), not with a traceback once it
+    serves."""
+    lists = []
+    for key, flag, variable in (
+        ("allowed_hosts", "--allowed-host", ALLOWED_HOSTS),
+        ("allowed_origins", "--allowed-origin", ALLOWED_ORIGINS),
+    ):
+        given = options.get(key)
+        lists.append(
+            (flag, given) if given is not None else (variable.name, variable.items(environ))
+        )
+    (host_source, hosts), (origin_source, origins) = lists
+    try:
+        HostOriginPolicy(hosts, None)
+    except ValueError as e:
+        return f"{host_source}: {e}"
+    try:
+        HostOriginPolicy(hosts, origins)
+    except ValueError as e:
+        return f"{origin_source}: {e}"
+    return None
 
 
 def run(server: SessionFactory, transport: str = "http", **options: Any) -> None:

@@ -156,6 +156,12 @@ def run_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[s
         if transport == "sse":
             raise ValueError("--http-server: the legacy sse transport is served by uvicorn only")
         out["http_server"] = args.http_server
+    if transport in ("http", "sse"):
+        from .._app._serve import allow_list_problem
+
+        problem = allow_list_problem(out, environ)
+        if problem is not None:
+            raise ValueError(problem)
     if transport == "http":
         from .._app._serve import http_server_choice
 
