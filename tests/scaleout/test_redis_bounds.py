@@ -3,7 +3,7 @@
 Two workers (two apps on :class:`RedisBackend` sharing one real redis-server, called in
 process):
 
-- the sessions Redis keeps for the deployment are bounded (``RedisBackend(max_sessions)``):
+- the sessions Redis keeps for the deployment are bounded (``RedisBackend(max_shared_sessions)``):
   past it a new session ends the least recently used one idle long enough, or is refused
   with 503 when every one was in use lately; the clock of the sessions' last use is a fake
   one, moved by hand;
@@ -119,7 +119,7 @@ async def test_sessions_past_the_bound_end_the_least_recently_used_idle_one_or_a
 ) -> None:
     prefix = f"b{secrets.token_hex(4)}:"
     wall = Wall()
-    async with _workers(redis, prefix, max_sessions=3, session_ttl=40) as (a, b):
+    async with _workers(redis, prefix, max_shared_sessions=3, session_ttl=40) as (a, b):
         for app in (a, b):
             _registry(app).bound.wall = wall
         idle_for = _registry(a).bound.idle_for()
@@ -171,7 +171,7 @@ async def test_workers_making_the_last_sessions_at_once_never_overshoot_the_boun
     redis: RedisServer, db: Redis
 ) -> None:
     prefix = f"r{secrets.token_hex(4)}:"
-    async with _workers(redis, prefix, max_sessions=2) as (a, b):
+    async with _workers(redis, prefix, max_shared_sessions=2) as (a, b):
         await _session(a)
         answers: list[tuple[int, Any, dict[str, str]]] = []
 
@@ -258,3 +258,14 @@ async def test_a_subscribe_writes_and_tells_that_subscription_only(
         assert (await asgi_call(b, "DELETE", h))[0] == 200
         assert [k async for k in db.scan_iter(f"{prefix}sub:*")] == []
         assert await db.exists(f"{prefix}s:{sid}:subs") == 0
+
+
+def test_the_deployments_bound_has_its_own_name_and_the_old_one_warns() -> None:
+    # "max_sessions" is one process's bound everywhere else (docs/architecture.md).
+    assert RedisBackend("redis://127.0.0.1:1/0").max_shared_sessions == 10_000
+    assert RedisBackend("redis://127.0.0.1:1/0", max_shared_sessions=7).max_shared_sessions == 7
+    with pytest.warns(DeprecationWarning, match="use max_shared_sessions="):
+        old = RedisBackend("redis://127.0.0.1:1/0", max_sessions=5)
+    assert old.max_shared_sessions == 5
+    with pytest.raises(ValueError, match="max_shared_sessions must be at least 1"):
+        RedisBackend("redis://127.0.0.1:1/0", max_shared_sessions=0)

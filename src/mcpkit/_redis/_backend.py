@@ -18,6 +18,7 @@ import contextlib
 import logging
 import secrets
 import time
+import warnings
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
@@ -92,11 +93,13 @@ class RedisBackend:
         max_events_per_stream: SSE events kept per stream for resumption.
         session_ttl: seconds an unused session is kept (None: the app's
             ``session_idle_timeout``, or one day when that is None).
-        max_sessions: sessions this Redis keeps for the whole deployment (every worker);
+        max_shared_sessions: sessions this Redis keeps for the whole deployment (every
+            worker's together; ``max_sessions`` of the HTTP app bounds one process's);
             past it a new session ends the least recently used one idle for two renewals
             of the sessions (two minutes by default), or is refused (503) when every one
-            was in use lately. What Redis keeps is about ``max_sessions`` times what one
-            session may keep (its events: 2 MiB by default).
+            was in use lately. What Redis keeps is about ``max_shared_sessions`` times what
+            one session may keep (its events: 2 MiB by default). ``max_sessions=``, its
+            old name, is deprecated (it warns, and works for one release).
         state_key_rotation: seconds between two keys sealing 2026-07-28 ``requestState``,
             shared by every worker of this Redis (:class:`RedisStateKeys`; unused when the
             server has a key of its own: ``MCPKIT_STATE_KEY``).
@@ -120,8 +123,9 @@ class RedisBackend:
         heartbeat: float = 1.0,
         max_events_per_stream: int = 1000,
         session_ttl: float | None = None,
-        max_sessions: int = MAX_SESSIONS,
+        max_shared_sessions: int = MAX_SESSIONS,
         state_key_rotation: float = 86400.0,
+        max_sessions: int | None = None,
     ) -> None:
         try:
             import redis.asyncio  # noqa: F401
@@ -135,9 +139,19 @@ class RedisBackend:
         self.heartbeat = heartbeat
         self.max_events_per_stream = max_events_per_stream
         self.session_ttl = session_ttl
-        if max_sessions < 1:
-            raise ValueError(f"max_sessions must be at least 1, not {max_sessions}")
-        self.max_sessions = max_sessions
+        if max_sessions is not None:
+            # One word, one meaning (docs/architecture.md): "max_sessions" bounds one
+            # process's sessions everywhere else.
+            warnings.warn(
+                "RedisBackend(max_sessions=) is deprecated: use max_shared_sessions= (the "
+                "sessions of every worker together; max_sessions is one process's bound)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            max_shared_sessions = max_sessions
+        if max_shared_sessions < 1:
+            raise ValueError(f"max_shared_sessions must be at least 1, not {max_shared_sessions}")
+        self.max_shared_sessions = max_shared_sessions
         #: This worker's id: in its channel, its stream ids and its server-to-client
         #: request ids, so the others know where to send what belongs to it.
         self.worker_id = secrets.token_hex(4)

@@ -2,8 +2,8 @@
 
 Each worker bounds its own replicas (the app's ``max_sessions``), and each session bounds
 what it keeps (its events: ``RedisEventStore.max_bytes_per_session``); this bounds how many
-sessions Redis holds for the whole deployment (``RedisBackend(max_sessions=...)``), so what
-Redis keeps is at most about ``max_sessions`` times what one session may keep.
+sessions Redis holds for the whole deployment (``RedisBackend(max_shared_sessions=...)``), so what
+Redis keeps is at most about ``max_shared_sessions`` times what one session may keep.
 
 The sessions are indexed in one sorted set (``<prefix>sessions``), scored by when each was
 last in use (wall-clock seconds, comparable between workers): set when a session is made,
@@ -88,7 +88,7 @@ class SessionBound:
 
     Args:
         backend: the Redis.
-        most: the bound (``RedisBackend(max_sessions=...)``).
+        most: the bound (``RedisBackend(max_shared_sessions=...)``).
         idle_for: seconds a session must have been idle to be ended for a new one.
         ttl: the sessions' TTL in seconds (the index lives as long as the last renewed).
         wall: the wall clock, in seconds (tests move it); comparable between workers.
@@ -150,13 +150,13 @@ class SessionBound:
         if not int(found[0]):
             raise BackendUnavailable(
                 f"too many sessions in {b.where}: {self.most}, the deployment's bound "
-                "(RedisBackend max_sessions), each in use lately; retry later"
+                "(RedisBackend max_shared_sessions), each in use lately; retry later"
             )
         rest = found[3:]
         ended = [(_text(rest[i]), _bytes(rest[i + 1])) for i in range(0, len(rest) - 1, 2)]
         for sid_ended, _ in ended:
             logger.info(
-                "session %s… ended to make room (max_sessions=%d)", sid_ended[:6], self.most
+                "session %s… ended to make room (max_shared_sessions=%d)", sid_ended[:6], self.most
             )
         return ended
 

@@ -102,7 +102,7 @@ class SharingBackend(Bus, Protocol):
     parts, handed to the server it hosts, and its serving loop (the registry runs it)."""
 
     #: Sessions this Redis keeps for the deployment (``_bound``).
-    max_sessions: int
+    max_shared_sessions: int
 
     async def serve(self) -> None: ...
 
@@ -166,7 +166,7 @@ class RedisSessionRegistry:
         #: The bound on the sessions Redis keeps for every worker (``_bound``); a session
         #: is ended for a new one once idle for two renewals.
         self.bound = SessionBound(
-            backend, backend.max_sessions, lambda: 2 * self.renew_every, lambda: self.ttl
+            backend, backend.max_shared_sessions, lambda: 2 * self.renew_every, lambda: self.ttl
         )
         for kind, handler in (
             ("in", self._on_in),
