@@ -21,6 +21,7 @@ __all__ = [
     "HTTP_SERVER",
     "JSON_RESPONSE",
     "LOG_LEVEL",
+    "MAX_SESSIONS",
     "PATH",
     "PORT",
     "REDIS_URL",
@@ -115,6 +116,13 @@ HTTP_SERVER = Variable(
     "the server the `http` transport runs on: `uvicorn`, or `granian` (RSGI; the `[granian]` extra)",
     "`uvicorn`",
 )
+MAX_SESSIONS = Variable(
+    "MCPKIT_MAX_SESSIONS",
+    "--max-sessions",
+    "the handshake-era sessions one HTTP process holds at once; past it the least recently "
+    "active idle one makes room, else `503` (with Redis, also `RedisBackend(max_shared_sessions=)`)",
+    "`10000`",
+)
 LOG_LEVEL = Variable(
     "MCPKIT_LOG_LEVEL", "--log-level", "the server's own log level on stderr", "`warning`"
 )
@@ -165,6 +173,7 @@ VARIABLES: tuple[Variable, ...] = (
     SESSIONLESS,
     STATELESS,
     HTTP_SERVER,
+    MAX_SESSIONS,
     LOG_LEVEL,
     ALLOWED_HOSTS,
     ALLOWED_ORIGINS,

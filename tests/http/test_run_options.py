@@ -63,6 +63,8 @@ def test_options_win_over_the_environment() -> None:
         ({"MCPKIT_SESSIONLESS": "maybe"}, "MCPKIT_SESSIONLESS"),
         ({"MCPKIT_STATELESS": "maybe"}, "MCPKIT_STATELESS"),  # the deprecated name too
         ({"MCPKIT_TRANSPORT": "carrier-pigeon"}, "MCPKIT_TRANSPORT"),
+        ({"MCPKIT_MAX_SESSIONS": "0"}, "MCPKIT_MAX_SESSIONS='0': a whole number of at least 1"),
+        ({"MCPKIT_MAX_SESSIONS": "many"}, "MCPKIT_MAX_SESSIONS"),
     ],
 )
 def test_bad_variables_name_themselves(env: dict[str, str], message: str) -> None:
@@ -136,3 +138,45 @@ def test_a_malformed_allowed_origin_is_one_line_and_exit_2(tmp_path: Path) -> No
     assert done.stderr.strip().splitlines() == [
         "mcpkit run: --allowed-origin: allowed origin 'bad origin' is not scheme://host[:port]"
     ]
+
+
+def test_max_sessions_from_the_option_or_the_environment() -> None:
+    env = {"MCPKIT_MAX_SESSIONS": "50"}
+    assert run_settings(_args(transport="http"), env)["max_sessions"] == 50
+    assert run_settings(_args(transport="http", max_sessions=7), env)["max_sessions"] == 7
+
+
+@pytest.mark.anyio
+async def test_max_sessions_bounds_the_sessions_of_the_process(tmp_path: Path) -> None:
+    # One session at most: a second client's session makes room by ending the idle first.
+    (tmp_path / "app.py").write_text('from mcpkit import Server\nserver = Server("x")\n')
+    argv = [MCPKIT, "run", str(tmp_path / "app.py"), "-t", "http", "--port", "0"]
+    argv += ["--json-response", "--max-sessions", "1"]
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    served = Served(proc)
+    try:
+        url = await anyio.to_thread.run_sync(served.url)
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+        with anyio.fail_after(20):
+            async with httpx.AsyncClient(timeout=10) as c:
+                first = (await c.post(url, json=INIT, headers=ACCEPT)).headers["mcp-session-id"]
+                old = {**ACCEPT, "mcp-session-id": first, "mcp-protocol-version": "2025-11-25"}
+                assert (await c.post(url, json=ping, headers=old)).status_code == 200
+                second = await c.post(url, json=INIT, headers=ACCEPT)
+                assert second.status_code == 200 and second.headers["mcp-session-id"] != first
+                assert (await c.post(url, json=ping, headers=old)).status_code == 404
+    finally:
+        proc.terminate()
+        await anyio.to_thread.run_sync(proc.wait, 10)
+        served.close()
+
+
+def test_a_max_sessions_under_one_is_refused() -> None:
+    done = subprocess.run(
+        [MCPKIT, "run", "app.py", "-t", "http", "--max-sessions", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "--max-sessions='0': a whole number of at least 1" in done.stderr

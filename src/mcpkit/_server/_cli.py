@@ -102,8 +102,28 @@ ENVIRONMENT: tuple[tuple[_env.Variable, str, Callable[[str], Any]], ...] = (
     (_env.PATH, "path", str),
     (_env.JSON_RESPONSE, "json_response", lambda v: _env.parse_flag(_env.JSON_RESPONSE.name, v)),
     (_env.SESSIONLESS, "sessionless", lambda v: _env.parse_flag(_env.SESSIONLESS.name, v)),
+    (_env.MAX_SESSIONS, "max_sessions", lambda v: _at_least_one(_env.MAX_SESSIONS.name, v)),
     (_env.LOG_LEVEL, "log_level", str),
 )
+
+
+def _at_least_one(name: str, value: str) -> int:
+    """``value`` as a whole number of at least 1, or ValueError naming ``name``."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise ValueError(f"{name}={value!r}: a whole number of at least 1") from None
+    if n < 1:
+        raise ValueError(f"{name}={value!r}: a whole number of at least 1")
+    return n
+
+
+def _count(value: str) -> int:
+    """argparse's reader of ``--max-sessions``."""
+    try:
+        return _at_least_one("--max-sessions", value)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 #: The options that only an HTTP transport takes.
@@ -114,6 +134,7 @@ _HTTP_OPTIONS = (
     "json_response",
     "sessionless",
     "stateless",  # the deprecated spelling of --sessionless
+    "max_sessions",
     "allowed_host",
     "allowed_origin",
     "redis",
@@ -297,6 +318,14 @@ def _parser(command: str) -> argparse.ArgumentParser:
     )
     # The old spelling of --sessionless, for one release (warns; not in --help).
     parser.add_argument("--stateless", action="store_true", default=None, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--max-sessions",
+        type=_count,
+        default=None,
+        metavar="N",
+        help="HTTP: handshake-era sessions this process holds at once; past it the least "
+        "recently active idle one makes room, else 503 (default 10000)",
+    )
     parser.add_argument(
         "--allowed-host",
         action="append",
