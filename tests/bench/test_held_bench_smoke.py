@@ -3,24 +3,11 @@ calls, answers them all, and prints the memory and speed rows the page quotes.""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.bench._bench import bench
 
 
 def test_the_held_bench_prints_its_rows() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "bench", "held", "50"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
+    out = bench("held", "50")
     assert "50 calls each waiting for its answer" in out
     held = next(line for line in out.splitlines() if line.startswith("held (default)"))
     # Held calls keep their suspended functions: far more bytes per call than none held.

@@ -3,24 +3,11 @@ hop (mcpkit's pool and the maintained ways), sequential and 64 in flight, in µs
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.bench._bench import bench
 
 
 def test_the_threads_bench_prints_a_row_per_hop() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "bench", "threads", "640"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+    lines = bench("threads", "640").splitlines()
     assert lines[0].startswith("a sync function's hop to a worker thread and back, 640 calls")
     rows = {line[:28].strip(): line[28:].split() for line in lines[2:] if line.strip()}
     assert {"mcpkit's pool", "anyio.to_thread.run_sync", "loop.run_in_executor"} <= set(rows)

@@ -127,21 +127,16 @@ async def test_header_reaches_an_http_upstream() -> None:
             await _stop(proc)
 
 
+def _refused(*argv: str) -> subprocess.CompletedProcess[str]:
+    """``mcpkit proxy ARGV``, expected to be refused before anything starts (exit 2)."""
+    done = subprocess.run([MCPKIT, "proxy", *argv], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    return done
+
+
 def test_header_and_env_refused_where_they_cannot_apply(tmp_path: Path) -> None:
-    url_target = subprocess.run(
-        [MCPKIT, "proxy", "http://127.0.0.1:9/mcp", "--env", "A=1"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert url_target.returncode == 2 and "--env applies to a command" in url_target.stderr
-    stdio_only = subprocess.run(
-        [MCPKIT, "proxy", f"{sys.executable} x.py", "--path", "/x"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert stdio_only.returncode == 2 and "--path" in stdio_only.stderr
+    assert "--env applies to a command" in _refused("http://127.0.0.1:9/mcp", "--env", "A=1").stderr
+    assert "--path" in _refused(f"{sys.executable} x.py", "--path", "/x").stderr
 
 
 async def test_allowed_origin_opens_cors_to_that_origin_only(tmp_path: Path) -> None:
@@ -167,20 +162,10 @@ async def test_allowed_origin_opens_cors_to_that_origin_only(tmp_path: Path) -> 
 
 
 def test_a_malformed_allowed_origin_is_refused_before_serving() -> None:
-    done = subprocess.run(
-        [MCPKIT, "proxy", f"{sys.executable} x.py", "-t", "http", "--allowed-origin", "bad"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == [
+    command = f"{sys.executable} x.py"
+    malformed = _refused(command, "-t", "http", "--allowed-origin", "bad")
+    assert malformed.stderr.strip().splitlines() == [
         "mcpkit proxy: --allowed-origin: allowed origin 'bad' is not scheme://host[:port]"
     ]
-    stdio = subprocess.run(
-        [MCPKIT, "proxy", f"{sys.executable} x.py", "--allowed-origin", "https://a.example"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert stdio.returncode == 2 and "--allowed-origin apply to -t http only" in stdio.stderr
+    stdio = _refused(command, "--allowed-origin", "https://a.example")
+    assert "--allowed-origin apply to -t http only" in stdio.stderr

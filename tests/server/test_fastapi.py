@@ -12,7 +12,7 @@ import pytest
 from fastapi import FastAPI, Form, Header, HTTPException, Request, UploadFile
 from pydantic import BaseModel
 from tests._schema import schema_errors
-from tests.http._http_helpers import ThreadServer
+from tests.http._http_helpers import running
 
 from mcpkit import Client, Context, ResourceNotFound, RouteMap, Server
 
@@ -176,14 +176,10 @@ def test_from_fastapi_needs_an_app() -> None:
 
 async def test_over_a_real_transport() -> None:
     """The MCP server under uvicorn on 127.0.0.1; the app it fronts still called in process."""
-    mcp = ThreadServer(Server.from_fastapi(app).http_app())
-    mcp.start()
-    try:
+    with running(Server.from_fastapi(app).http_app()) as mcp:
         async with Client(mcp.url) as client:
             result = await client.call_tool("put_item", {"item_id": 2, "name": "cup"})
             assert result.structured_content is not None
             assert result.structured_content["item"] == {"name": "cup", "price": 0.0}
             read = await client.read_resource("api://health")
             assert read.contents[0].text == '{"ok":true}'  # type: ignore[union-attr]
-    finally:
-        mcp.stop()

@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from tests._schema import schema_errors
-from tests.http._http_helpers import ThreadServer
+from tests.http._http_helpers import ThreadServer, running
 
 from mcpkit import Client, ResourceNotFound, RouteMap, Server
 
@@ -222,13 +222,11 @@ AS_TOOL = [RouteMap("tool", methods=["GET"], pattern=r"^/pets/\{pet_id\}$")]
 
 @pytest.fixture(scope="module")
 def api() -> Iterator[ThreadServer]:
-    server = ThreadServer(API)
-    server.start()
-    try:
-        yield server
-    finally:
-        RELEASE.set()
-        server.stop()
+    with running(API) as server:
+        try:
+            yield server
+        finally:
+            RELEASE.set()  # a call still held ends before the server stops
 
 
 def _server(api: ThreadServer, **kw: Any) -> Server:

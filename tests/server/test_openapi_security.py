@@ -18,7 +18,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
-from tests.http._http_helpers import ThreadServer
+from tests.http._http_helpers import ThreadServer, running
 
 from mcpkit import Client, RouteMap, Server
 
@@ -116,12 +116,8 @@ CREDENTIALS: dict[str, str | tuple[str, str]] = {
 
 @pytest.fixture(scope="module")
 def api() -> Iterator[ThreadServer]:
-    server = ThreadServer(API)
-    server.start()
-    try:
+    with running(API) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def _server(api: ThreadServer, **kw: Any) -> Server:

@@ -26,7 +26,6 @@ from .._transports._stream import DEFAULT_MAX_MESSAGE_SIZE
 from ..types._metakeys import PROTOCOL_VERSION_META_KEY
 from ..types._revisions import STATELESS_PROTOCOL_VERSIONS
 from ._client_common import (
-    GATEWAY_LOST,
     AuthLike,
     _client,
     _error,
@@ -38,7 +37,6 @@ from ._client_common import (
     _Sink,
     broken_stream_error,
     content_encoding,
-    gateway_lost_error,
     lost_server_error,
     read_limited,
     refusal_of,
@@ -386,15 +384,9 @@ class StreamableHTTPClientTransport:
         self, resp: Any, rid: RequestId, status: int, stateless: str | None
     ) -> None:
         """A 4xx/5xx answer: its JSON-RPC error when the body is one for this request (a
-        stateless server refuses that way), else an error naming the HTTP status -- marked
-        as a lost answer when a gateway lost the server under a 2026-07-28 request."""
-        own, refusal = await refusal_of(resp, rid, status)
-        if own:
-            await self._incoming(refusal)
-        elif stateless is not None and status in GATEWAY_LOST:
-            await self._sink.put(gateway_lost_error(refusal))
-        else:
-            await self._sink.put(refusal)
+        stateless server refuses that way), else an error naming the HTTP status."""
+        own, refusal = await refusal_of(resp, rid, status, stateless=stateless is not None)
+        await (self._incoming(refusal) if own else self._sink.put(refusal))
 
     async def _sse_body(
         self, body: bytes, rid: RequestId | None

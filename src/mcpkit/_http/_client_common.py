@@ -51,14 +51,7 @@ def broken_stream_error(rid: RequestId) -> dict[str, Any]:
 #: The statuses a gateway answers when it lost the server behind it mid-exchange (502 Bad
 #: Gateway, 504 Gateway Timeout, RFC 9110 15.6): the request may or may not have reached a
 #: server and taken effect -- to a 2026-07-28 caller, a lost answer like a broken stream.
-GATEWAY_LOST = frozenset({502, 504})
-
-
-def gateway_lost_error(refusal: dict[str, Any]) -> dict[str, Any]:
-    """``refusal`` (a gateway's 502/504 naming its status) marked as a lost answer, so the
-    session sends it again when that is safe, and otherwise says it may have taken effect."""
-    refusal["error"].setdefault("data", {})[ANSWER_LOST] = LOST
-    return refusal
+_GATEWAY_LOST = frozenset({502, 504})
 
 
 class _TransportMark(str):
@@ -223,10 +216,14 @@ async def _error_text(resp: Any) -> str:
     return text or str(resp.reason_phrase)
 
 
-async def refusal_of(resp: Any, rid: RequestId, status: int) -> tuple[bool, dict[str, Any]]:
+async def refusal_of(
+    resp: Any, rid: RequestId, status: int, *, stateless: bool = False
+) -> tuple[bool, dict[str, Any]]:
     """What a 4xx/5xx answer to request ``rid`` tells: (True, its JSON-RPC error) when its
     body is one for this request (a stateless server refuses that way), else (False, an
-    error naming the HTTP status). At most :data:`MAX_ERROR_BODY` bytes of it are read."""
+    error naming the HTTP status; for a ``stateless`` (2026-07-28) request, a gateway's
+    502/504 is marked as a lost answer, :data:`_GATEWAY_LOST`). At most
+    :data:`MAX_ERROR_BODY` bytes of it are read."""
     if "application/json" in resp.headers.get("content-type", ""):
         body, _ = await read_at_most(resp, MAX_ERROR_BODY)
         try:
@@ -247,6 +244,8 @@ async def refusal_of(resp: Any, rid: RequestId, status: int) -> tuple[bool, dict
     challenge = resp.headers.get("www-authenticate")
     if challenge is not None:
         refusal["error"]["data"]["wwwAuthenticate"] = challenge
+    if stateless and status in _GATEWAY_LOST:
+        refusal["error"]["data"][ANSWER_LOST] = LOST
     return False, refusal
 
 
