@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import math
+import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -135,6 +136,11 @@ def _tasks_for(impl: str, tg: TaskGroup) -> HandlerTasks[Any]:
 Work = Callable[[], Coroutine[Any, Any, object]]
 
 
+def _eager(tasks: HandlerTasks[Any]) -> bool:
+    """Whether ``tasks`` start eagerly: asyncio's, on Python 3.12+."""
+    return isinstance(tasks, AsyncioHandlerTasks) and sys.version_info >= (3, 12)
+
+
 class Handlers:
     """Runs handlers the way the engine does: a guarded call, then the code after it.
 
@@ -156,7 +162,8 @@ class Handlers:
     def start(self, key: str, work: Work) -> None:
         self.started[key] = anyio.Event()
         self.finished[key] = anyio.Event()
-        self.handles[key] = self.tasks.start(self._serve, key, work)
+        handle = self.tasks.start(self._serve, key, work)
+        assert self.handles.setdefault(key, handle) is handle  # what an eager task adopted
 
     def cancel(self, key: str) -> None:
         self.cancelled.add(key)
@@ -168,9 +175,12 @@ class Handlers:
 
     async def _serve(self, key: str, work: Work) -> None:
         try:
-            # Stored when start() returned: a handler task must not run before that (the
-            # engine keeps the handle on the request the task serves).
-            handle = self.handles[key]
+            # Stored when start() returned, unless the task runs its first step in start()
+            # itself (an eager task, asyncio on Python 3.12+): then it adopts itself, as the
+            # engine's handlers do.
+            handle = self.handles.get(key)
+            if handle is None:
+                handle = self.handles[key] = self.tasks.adopt()
             self.started[key].set()
             try:
                 result = await self.tasks.guard(handle, work())
@@ -214,9 +224,34 @@ async def test_handlers_start_later_and_run_concurrently(impl: str) -> None:
             handlers = Handlers(_tasks_for(impl, tg))
             handlers.start("a", waits_for_gate)  # would hang unless "b" runs meanwhile
             handlers.start("b", opens_gate)
-            assert not handlers.started["a"].is_set()  # start() returned before it ran
+            # An eager task (asyncio, 3.12+) ran its first step in start(); any other one
+            # runs after start() returned.
+            assert handlers.started["a"].is_set() is _eager(handlers.tasks)
             await handlers.finished["a"].wait()
     assert sorted(handlers.log) == [("a", "first"), ("b", "second")]
+
+
+@pytest.mark.anyio
+async def test_a_handler_that_ends_without_waiting_is_served_and_not_kept(impl: str) -> None:
+    """An eager task that ends in its first step (asyncio, 3.12+) has run by the time
+    start() returns, as its own current task, and is not kept; elsewhere it runs next."""
+    ran_in: list[object] = []
+
+    async def at_once() -> object:
+        ran_in.append(asyncio.current_task() if BACKEND == "asyncio" else None)
+        return "now"
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tasks = _tasks_for(impl, tg)
+            handlers = Handlers(tasks)
+            handlers.start("a", at_once)
+            if _eager(tasks):
+                assert handlers.finished["a"].is_set()
+                assert ran_in == [handlers.handles["a"]]  # its own task, not the starter's
+                assert not tasks._tasks  # type: ignore[attr-defined]
+            await handlers.finished["a"].wait()
+    assert handlers.log == [("a", "now")]
 
 
 @pytest.mark.anyio
@@ -389,8 +424,12 @@ async def test_handlers_cancelled_before_their_first_step_never_run_and_join_ret
             await tasks.join()  # and again
     # Elsewhere a handler's task runs until its guarded call, where the cancellation waits.
     assert all(handlers.finished[k].is_set() for k, e in handlers.started.items() if e.is_set())
-    if isinstance(tasks, AsyncioHandlerTasks):
+    if _eager(tasks):
+        # Each ran its first step in start(), up to its wait: none is cancelled before it.
+        assert all(e.is_set() for e in handlers.started.values())
+    elif isinstance(tasks, AsyncioHandlerTasks):
         assert not any(e.is_set() for e in handlers.started.values())
+    if isinstance(tasks, AsyncioHandlerTasks):
         assert not tasks._tasks  # nothing kept alive
 
 

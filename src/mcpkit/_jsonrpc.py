@@ -511,6 +511,10 @@ class JSONRPCEngine:
 
     async def _serve(self, req: IncomingRequest, batch: _Batch | None) -> None:
         # `_serving` was counted up when the request was dispatched (before its task ran).
+        if req._handle is None:
+            # A task started eagerly (asyncio, Python 3.12+) runs its first step before
+            # start() returns the handle: the task is the calling one, so it adopts itself.
+            req._handle = self._tasks.adopt()
         try:
             response = await self._run_handler(req)
             if req.cancelled:

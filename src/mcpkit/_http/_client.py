@@ -107,7 +107,9 @@ class StreamableHTTPClientTransport:
         # Each request's exchange runs as a handler task (a plain task on asyncio: an anyio
         # child task and a cancel scope per request cost ~8% of a call's client CPU); its
         # handle cancels it (notifications/cancelled, or closing a stateless stream).
-        self._requests = handler_tasks(tg, name="mcpkit.http.client")
+        # Not eager: each request's task must start after send() returned (it reads the
+        # handle send() stores); its first step is a network exchange anyway.
+        self._requests = handler_tasks(tg, name="mcpkit.http.client", eager=False)
         self._request_handles: dict[Any, Any] = {}
         self._get_started = False
         self._closed = False
