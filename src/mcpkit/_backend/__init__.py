@@ -158,7 +158,7 @@ class AsyncioHandlerTasks:
     On Python 3.12+ a task starts eagerly (the stdlib's ``eager_start``): its first step
     runs at once, inside :meth:`start`, as the current task; a handler that ends without
     waiting (an ``async def`` tool that returns at once) never waits for a loop iteration,
-    and its task is never kept. Measured over stdio with 64 calls in flight: +10% calls/s
+    and its task is never kept. Measured over stdio with 64 calls in flight: +11% calls/s
     (docs/performance-notes.md). Before 3.12, or with ``eager=False``, a task's first step
     waits for the loop.
     """
