@@ -479,6 +479,8 @@ class _Link(LinkBase):
 def _parser(command: str) -> Any:
     import argparse
 
+    from ._server._cli import _count  # the reader of `mcpkit run --max-sessions`
+
     p = argparse.ArgumentParser(
         prog=f"mcpkit {command}",
         description="Serve any MCP server (a command, a .py file or a URL) over another transport.",
@@ -509,6 +511,25 @@ def _parser(command: str) -> Any:
         metavar="ORIGIN",
         help="HTTP: an Origin to accept, scheme://host[:port] (repeatable; default: the "
         "allowed hosts); a browser host there gets CORS answers",
+    )
+    p.add_argument(
+        "--json-response",
+        action="store_true",
+        help="HTTP: answer each request with one JSON body instead of an SSE stream",
+    )
+    p.add_argument(
+        "--max-sessions",
+        type=_count,
+        default=None,
+        metavar="N",
+        help="HTTP: handshake-era sessions held at once; past it the least recently active "
+        "idle one makes room, else 503 (default 10000)",
+    )
+    p.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default=None,
+        help="the proxy's own log level on stderr (default: warning)",
     )
     p.add_argument(
         "--header",
@@ -575,6 +596,10 @@ def _serve_http(proxy: Proxy, ns: Any) -> None:
     options: dict[str, Any] = {"sessionless": bool(ns.sessionless)}
     if ns.path is not None:
         options["path"] = ns.path
+    if ns.json_response:
+        options["json_response"] = True
+    if ns.max_sessions is not None:
+        options["max_sessions"] = ns.max_sessions
     if ns.allowed_host:
         options["allowed_hosts"] = list(ns.allowed_host)
     if ns.allowed_origin:
@@ -583,7 +608,8 @@ def _serve_http(proxy: Proxy, ns: Any) -> None:
     host = ns.host or "127.0.0.1"
     where = (f"Streamable HTTP proxy of {describe(proxy.target)}", ns.path or "/mcp")
     port = 8000 if ns.port is None else ns.port  # 0: any free port, as `mcpkit run` takes it
-    run(lambda: serve_app(app, host=host, port=port, announce=where))
+    level = ns.log_level or "warning"
+    run(lambda: serve_app(app, host=host, port=port, log_level=level, announce=where))
 
 
 def main(command: str, argv: list[str]) -> int:
@@ -609,6 +635,8 @@ def main(command: str, argv: list[str]) -> int:
             ("--allowed-host", bool(ns.allowed_host)),
             ("--allowed-origin", bool(ns.allowed_origin)),
             ("--share-child", ns.share_child),
+            ("--json-response", ns.json_response),
+            ("--max-sessions", ns.max_sessions is not None),
         )
         if given
     ]
@@ -620,6 +648,10 @@ def main(command: str, argv: list[str]) -> int:
     except (TypeError, ValueError) as e:
         print(f"mcpkit {command}: {e}", file=sys.stderr)
         return 2
+    if ns.log_level is not None:
+        from ._server._cli import _configure_logging
+
+        _configure_logging(ns.log_level)
     if ns.transport == "http":
         from ._app._serve import allow_list_problem
 
@@ -643,7 +675,8 @@ def main(command: str, argv: list[str]) -> int:
         else:
             from ._app import run as run_http
 
-            options = {k: v for k, v in (("host", ns.host), ("port", ns.port)) if v is not None}
+            given = (("host", ns.host), ("port", ns.port), ("log_level", ns.log_level))
+            options = {k: v for k, v in given if v is not None}
             run_http(proxy, ns.transport, **options)
     except KeyboardInterrupt:
         return 130

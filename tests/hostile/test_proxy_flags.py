@@ -1,7 +1,8 @@
 """``mcpkit proxy`` has the options ``mcpkit run`` and ``mcpkit call`` have: ``--env`` (a
 command upstream's environment), ``--header`` (an HTTP upstream's headers), ``--path``,
-``--allowed-host`` and ``--sessionless`` (the HTTP side; ``--stateless``, its deprecated
-spelling, still works for one release and says so). Real ``mcpkit proxy`` processes.
+``--allowed-host``, ``--allowed-origin``, ``--sessionless`` (``--stateless``, its deprecated
+spelling, still works for one release and says so), ``--json-response`` and
+``--max-sessions`` (the HTTP side), ``--log-level``. Real ``mcpkit proxy`` processes.
 
 Before: each of these was refused as an unknown option (exit status 2).
 """
@@ -169,3 +170,62 @@ def test_a_malformed_allowed_origin_is_refused_before_serving() -> None:
     ]
     stdio = _refused(command, "--allowed-origin", "https://a.example")
     assert "--allowed-origin apply to -t http only" in stdio.stderr
+
+
+async def test_json_response_and_max_sessions_reach_the_http_side(tmp_path: Path) -> None:
+    # `mcpkit run`'s HTTP options, on the proxy's HTTP side: one JSON body per answer, and
+    # one session held at once (a second one makes the idle first one room: it is gone).
+    (tmp_path / "up.py").write_text(UPSTREAM)
+    command = f"{sys.executable} -m mcpkit run {tmp_path / 'up.py'}"
+    with _start(command, "--json-response", "--max-sessions", "1") as proc:
+        try:
+            url = await anyio.to_thread.run_sync(Served(proc).url, 30)
+            init = orjson.dumps(
+                {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS}
+            )
+            ping = orjson.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+            headers = {**HEADERS, "mcp-protocol-version": "2025-11-25"}
+            with anyio.fail_after(60):
+                async with httpx2.AsyncClient(timeout=30) as http:
+                    first = await http.post(url, headers=HEADERS, content=init)
+                    assert first.status_code == 200, first.text
+                    assert first.headers["content-type"].startswith("application/json")
+                    a = {**headers, "mcp-session-id": first.headers["mcp-session-id"]}
+                    assert (await http.post(url, headers=a, content=ping)).status_code == 200
+                    second = await http.post(url, headers=HEADERS, content=init)
+                    assert second.status_code == 200, second.text
+                    b = {**headers, "mcp-session-id": second.headers["mcp-session-id"]}
+                    assert (await http.post(url, headers=b, content=ping)).status_code == 200
+                    assert (await http.post(url, headers=a, content=ping)).status_code == 404
+        finally:
+            await _stop(proc)
+
+
+async def test_log_level_shows_the_proxys_own_log(tmp_path: Path) -> None:
+    # One child at most: a second client makes the proxy end the first (idle) one, which it
+    # logs at info; uvicorn's own lines follow the same level.
+    (tmp_path / "up.py").write_text(UPSTREAM)
+    command = f"{sys.executable} -m mcpkit run {tmp_path / 'up.py'}"
+    for level, shown in (("info", True), (None, False)):
+        flags = ("--log-level", level) if level else ()
+        argv = [MCPKIT, "proxy", command, "--max-children", "1", *flags, "-t", "http"]
+        served = Served.start([*argv, "--port", "0"])
+        try:
+            url = await anyio.to_thread.run_sync(served.url, 30)
+            with anyio.fail_after(60):
+                # The first client stays open and idle: the proxy ends it for the second.
+                async with Client(url), Client(url) as second:
+                    await second.call_tool("greeting")
+        finally:
+            await _stop(served.proc)
+            served.close()  # all it wrote, read to the end
+        said = served.stderr()
+        assert ("proxy: all 1 children in use" in said) is shown, said
+        assert ("Uvicorn running" in said) is shown, said
+
+
+def test_http_side_options_are_refused_elsewhere() -> None:
+    command = f"{sys.executable} x.py"
+    for flag in (("--json-response",), ("--max-sessions", "2")):
+        assert f"{flag[0]} apply to -t http only" in _refused(command, *flag).stderr
+    assert "at least 1" in _refused(command, "-t", "http", "--max-sessions", "0").stderr
