@@ -9,7 +9,8 @@ from typing import Any
 
 import anyio
 
-from mcpkit._jsonrpc import IncomingRequest, JSONRPCEngine
+from mcpkit._incoming import IncomingRequest
+from mcpkit._jsonrpc import JSONRPCEngine
 from mcpkit._transports import stdio_server
 
 

@@ -61,7 +61,8 @@ def _server_args(script: str) -> list[str]:
 
 @contextlib.asynccontextmanager
 async def engine_memory() -> AsyncIterator[Call]:
-    from mcpkit._jsonrpc import IncomingRequest, JSONRPCEngine
+    from mcpkit._incoming import IncomingRequest
+    from mcpkit._jsonrpc import JSONRPCEngine
     from mcpkit._transports import memory_pair
 
     async def echo(req: IncomingRequest) -> Any:
@@ -85,7 +86,8 @@ async def engine_memory() -> AsyncIterator[Call]:
 
 @contextlib.asynccontextmanager
 async def engine_stdio() -> AsyncIterator[Call]:
-    from mcpkit._jsonrpc import IncomingRequest, JSONRPCEngine
+    from mcpkit._incoming import IncomingRequest
+    from mcpkit._jsonrpc import JSONRPCEngine
     from mcpkit._transports import spawn_stdio
 
     async def refuse(req: IncomingRequest) -> Any:

@@ -487,7 +487,10 @@ async def test_cancelled_error_raised_by_the_handler_itself_is_told_apart() -> N
             handlers = Handlers(_tasks_for("for the backend", tg))
             handlers.start("a", awaits_a_cancelled_future)
             await handlers.finished["a"].wait()
-    assert handlers.log == [("a", None)]  # absorbed, though nobody cancelled it
+    # Absorbed, though nobody cancelled it. Before 3.11 a task keeps no count of its
+    # cancellations: the error is taken for one, and ends the task (HandlerTasks.absorbs).
+    told_apart = sys.version_info >= (3, 11)
+    assert handlers.log == [("a", None if told_apart else "ended")]
 
 
 # ---------------------------------------------------------------------- response waiters

@@ -27,13 +27,12 @@ from ._exceptions import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
-    UNAVAILABLE,
-    BackendUnavailable,
     ConnectionClosed,
     InternalError,
     ProtocolError,
     RequestTimeout,
 )
+from ._incoming import IncomingRequest, error_response, response_of
 from ._logrepeats import install as _limit_repeats
 from ._transports._base import (
     Incoming,
@@ -69,112 +68,10 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _error(rid: RequestId | None, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
-
-
-class IncomingRequest:
-    """A request from the peer, as seen by the handler that serves it.
-
-    ``cancelled`` turns true when the peer sent ``notifications/cancelled`` for it; the
-    handler is cancelled at the same time and no response will be sent.
-    """
-
-    __slots__ = (
-        "_engine",
-        "_handle",
-        "cancelled",
-        "done",
-        "id",
-        "last_progress",
-        "method",
-        "params",
-        "state",
-    )
-
-    def __init__(
-        self,
-        engine: JSONRPCEngine | None,
-        id: RequestId,
-        method: str,
-        params: dict[str, Any] | None,
-    ) -> None:
-        self._engine = engine
-        self.id = id
-        self.method = method
-        self.params = params
-        #: Names the handler in the engine's HandlerTasks (set when the request is dispatched).
-        self._handle: Any = None
-        self.cancelled = False
-        #: True once the handler returned (or was cancelled): nothing more may be sent for it.
-        self.done = False
-        #: The last progress value reported for this request (progress must increase).
-        self.last_progress: float | None = None
-        #: Free slot for the layer above (the negotiated context of this request, ...).
-        self.state: Any = None
-
-    def _cancel(self) -> None:
-        self.cancelled = True
-        if self._engine is not None:
-            self._engine._tasks.cancel(self._handle)
-
-    @property
-    def engine(self) -> JSONRPCEngine:
-        """The engine (connection) this request came in on (a request a transport served
-        without one, a 2026-07-28 HTTP request, has none: RuntimeError)."""
-        if self._engine is None:
-            raise RuntimeError(f"request {self.id!r} was not received by an engine")
-        return self._engine
-
-    @property
-    def meta(self) -> dict[str, Any] | None:
-        """The request's ``params._meta``, if any."""
-        p = self.params
-        if p is None:
-            return None
-        m = p.get("_meta")
-        return m if isinstance(m, dict) else None
-
-    @property
-    def progress_token(self) -> str | int | None:
-        """The ``progressToken`` the peer asked progress to be reported under."""
-        m = self.meta
-        if m is None:
-            return None
-        t = m.get("progressToken")
-        return t if isinstance(t, (str, int)) and not isinstance(t, bool) else None
-
-    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        """Send a notification that belongs to this request (routed with it by HTTP)."""
-        await self.engine.notify(method, params, related_request_id=self.id)
-
-    async def request(self, method: str, params: dict[str, Any] | None = None, **kw: Any) -> Any:
-        """Send a request to the peer on behalf of this one (e.g. sampling during a tool call)."""
-        return await self.engine.request(method, params, related_request_id=self.id, **kw)
-
-
-async def response_of(req: IncomingRequest, serving: Awaitable[Any], name: str) -> dict[str, Any]:
-    """The JSON-RPC response to ``req``: what ``serving`` (the handler's awaitable) gave,
-    its :class:`ProtocolError` as the error, :class:`BackendUnavailable` as -32603
-    :data:`UNAVAILABLE`, any other exception as -32603 (logged, never shown to the peer).
-    For transports that serve a request without an engine too."""
-    try:
-        result = await serving
-        return {"jsonrpc": "2.0", "id": req.id, "result": result}
-    except ProtocolError as e:
-        return {"jsonrpc": "2.0", "id": req.id, "error": e.to_error()}
-    except BackendUnavailable as e:
-        logger.warning("%s: %r not served: %s", name, req.method, e)
-        return _error(req.id, INTERNAL_ERROR, UNAVAILABLE)
-    except Exception as e:
-        logger.exception("%s: handler for %r failed", name, req.method)
-        return _error(req.id, INTERNAL_ERROR, f"Internal error: {type(e).__name__}")
-
-
 def _handler_cancelled(req: IncomingRequest) -> dict[str, Any]:
     logger.error("%s: handler for %r raised CancelledError on its own", req.engine.name, req.method)
     why = "the handler was cancelled (CancelledError) though the request was not"
-    return _error(req.id, INTERNAL_ERROR, f"Internal error: {why}")
+    return error_response(req.id, INTERNAL_ERROR, f"Internal error: {why}")
 
 
 class _Pending:
@@ -631,7 +528,9 @@ class JSONRPCEngine:
                     batch.remaining += 1
             else:
                 batch.responses.append(
-                    _error(None, INVALID_REQUEST, "Invalid Request: a batch item must be an object")
+                    error_response(
+                        None, INVALID_REQUEST, "Invalid Request: a batch item must be an object"
+                    )
                 )
         batch.sealed = True
         if batch.remaining == 0:
@@ -673,14 +572,14 @@ class JSONRPCEngine:
     async def _reply_error(
         self, rid: RequestId | None, code: int, message: str, batch: _Batch | None
     ) -> None:
-        err = _error(rid, code, message)
+        err = error_response(rid, code, message)
         if batch is not None:
             batch.responses.append(err)
         else:
             await self._send_quietly(err)
 
     async def _send_error(self, rid: RequestId | None, code: int, message: str) -> None:
-        await self._send_quietly(_error(rid, code, message))
+        await self._send_quietly(error_response(rid, code, message))
 
     async def _send_quietly(self, msg: dict[str, Any]) -> None:
         try:

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._jsonrpc import IncomingRequest, JSONRPCEngine
+from ._incoming import IncomingRequest
+from ._jsonrpc import JSONRPCEngine
 from ._server._hosting import ServerHosting
 from ._session import ClientSession, Kernel, Negotiated, RequestContext, ServerSession, ServerSpec
 from ._transports import (

@@ -14,7 +14,8 @@ import anyio
 import pytest
 from tests.engine.test_engine import Blocking, Raw
 
-from mcpkit._jsonrpc import IncomingRequest, JSONRPCEngine
+from mcpkit._incoming import IncomingRequest
+from mcpkit._jsonrpc import JSONRPCEngine
 
 pytestmark = pytest.mark.anyio
 

@@ -16,7 +16,8 @@ from mcpkit._exceptions import (
     ProtocolError,
     RequestTimeout,
 )
-from mcpkit._jsonrpc import IncomingRequest, JSONRPCEngine
+from mcpkit._incoming import IncomingRequest
+from mcpkit._jsonrpc import JSONRPCEngine
 from mcpkit._transports import MemoryTransport
 
 pytestmark = pytest.mark.anyio
@@ -593,7 +594,7 @@ async def test_a_handler_meeting_the_shared_state_down_says_to_retry() -> None:
     one-request answer carrying it is 503 with Retry-After)."""
     from mcpkit._app._answers import status_of
     from mcpkit._exceptions import UNAVAILABLE, BackendUnavailable
-    from mcpkit._jsonrpc import response_of
+    from mcpkit._incoming import response_of
 
     async def serving() -> Any:
         raise BackendUnavailable("cannot reach 127.0.0.1:6379/0: connection refused")

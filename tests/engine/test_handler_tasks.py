@@ -10,7 +10,8 @@ import anyio
 import orjson
 import pytest
 
-from mcpkit._jsonrpc import IncomingRequest, JSONRPCEngine
+from mcpkit._incoming import IncomingRequest
+from mcpkit._jsonrpc import JSONRPCEngine
 from mcpkit._transports import MemoryTransport, memory_pair
 
 pytestmark = pytest.mark.anyio

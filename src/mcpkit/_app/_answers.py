@@ -41,7 +41,7 @@ from .._http._asgi import (
 )
 from .._http._sse import encode_event
 from .._http._transport import CONNECTION_BUFFER
-from .._jsonrpc import IncomingRequest, response_of
+from .._incoming import IncomingRequest, response_of
 from .._session._base import RequestContext
 from .._session._kernel import Kernel
 

@@ -43,7 +43,7 @@ from .._http._asgi import (
 )
 from .._http._headers import NAMED_MEMBER, decode_header_value, value_at
 from .._http._sse import encode_event
-from .._jsonrpc import IncomingRequest
+from .._incoming import IncomingRequest
 from .._session._base import RequestContext
 from .._session._kernel import Kernel
 from .._transports._base import TransportInfo

@@ -28,7 +28,7 @@ from anyio.abc import TaskGroup
 
 from .._auth._principal import Principal
 from .._exceptions import INTERNAL_ERROR, ProtocolError
-from .._jsonrpc import IncomingRequest
+from .._incoming import IncomingRequest
 from .._session._base import RequestContext
 from .._transports._base import TransportInfo
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._exceptions import CapabilityError
-from .._jsonrpc import IncomingRequest
+from .._incoming import IncomingRequest
 from .._transports._base import LOCAL, TransportInfo
 from ..types._metakeys import (
     CLIENT_CAPABILITIES_META_KEY,

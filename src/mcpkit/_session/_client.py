@@ -13,7 +13,7 @@ from .._exceptions import (
     UnsupportedProtocolVersion,
     VersionError,
 )
-from .._jsonrpc import IncomingRequest
+from .._incoming import IncomingRequest
 from .._transports._base import RequestId, Transport, answer_lost
 from ..types._revisions import (
     HANDSHAKE_PROTOCOL_VERSIONS,

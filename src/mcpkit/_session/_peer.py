@@ -16,7 +16,8 @@ from typing import Any
 import anyio
 
 from .._exceptions import CapabilityError
-from .._jsonrpc import IncomingRequest, JSONRPCEngine
+from .._incoming import IncomingRequest
+from .._jsonrpc import JSONRPCEngine
 from .._transports._base import LOCAL, RequestId, Transport, TransportInfo
 from ..types._revisions import adapt_params
 from ._base import Negotiated, NotificationHandlerFn

@@ -17,7 +17,7 @@ import anyio
 
 from .. import _telemetry
 from .._exceptions import CapabilityError, InvalidParams, InvalidRequest
-from .._jsonrpc import IncomingRequest
+from .._incoming import IncomingRequest
 from .._transports._base import RequestId, Transport
 from ..types._revisions import SUPPORTED_PROTOCOL_VERSIONS, adapt_result
 from ._base import (
