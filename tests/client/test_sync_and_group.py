@@ -68,12 +68,12 @@ def test_sync_client_connect_failure_leaves_no_thread() -> None:
     # Compared by identity, not by count: the suite's own background runner (tests/_early.py,
     # threads named "early") may start its worker meanwhile; it is not the client's.
     left = [t for t in set(threading.enumerate()) - before if not t.name.startswith("early")]
-    # Before 3.12 asyncio reaps each child from a "waitpid-N" thread of its own (the stdlib's
-    # ThreadedChildWatcher); it hands the exit status to the loop and only then returns, so it
+    # Before 3.12 asyncio reaps each child from a thread of its own (the stdlib's
+    # ThreadedChildWatcher, named "waitpid-N" on 3.10, "asyncio-waitpid-N" on 3.11); it hands the exit status to the loop and only then returns, so it
     # may still be finishing when the client is done. It must end, bounded; anything else left
     # behind is the client's and fails at once.
     for t in left:
-        if t.name.startswith("waitpid-"):
+        if t.name.startswith(("waitpid-", "asyncio-waitpid-")):
             t.join(timeout=10)
     assert [t for t in left if t.is_alive()] == []
 
