@@ -47,6 +47,7 @@ from ._common import (
 from ._edge import exchange_of, serve_exchange, write_answer
 from ._legacy import SSEApp
 from ._options import DRAIN_TIMEOUT, HTTPAppOptions, stateless_keyword
+from ._pipelining import PipelinedRequests
 from ._post import PostHandler
 from ._registry import (
     MemorySessionRegistry,
@@ -115,6 +116,9 @@ class StreamableHTTPApp:
                 session_owner=opts.session_owner,
                 auth=opts.auth,
             )
+        #: The pipelined requests of each HTTP/1.x connection (``_pipelining.py``: what
+        #: bounds a client that pipelines and never reads).
+        self.pipelined = PipelinedRequests()
         self._tg: TaskGroup | None = None
         self._host_started: anyio.Event | None = None
         self._stop: anyio.Event | None = None
@@ -241,8 +245,16 @@ class StreamableHTTPApp:
             await self.ensure_host()  # the server's lifespan covers legacy clients too
             await legacy(scope, receive, send)
             return
+        conn = self.pipelined.begin(scope)
         answer = await serve_exchange(self, exchange_of(scope, receive))
-        await write_answer(answer, send, scope["method"], self.options.path or "")
+        if conn is None:
+            await write_answer(answer, send, scope["method"], self.options.path or "")
+            return
+        send, serial = self.pipelined.sender(conn, send)
+        try:
+            await write_answer(answer, send, scope["method"], self.options.path or "")
+        finally:
+            self.pipelined.end(conn, serial)
 
     # ------------------------------------------------------------------ RSGI
 

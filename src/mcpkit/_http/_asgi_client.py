@@ -9,6 +9,7 @@ dropped, as an ASGI server drops them).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import (
     AsyncGenerator,
@@ -302,6 +303,11 @@ class _ReadResponse:
         pass
 
 
+#: The client port of each exchange: in process there are no connections, so each exchange
+#: is one of its own (the app tells a connection by its client's address and port).
+_ports = itertools.cycle(range(50000, 60000))
+
+
 def _scope(method: str, url: str, content: bytes, headers: RequestHeaders | None) -> dict[str, Any]:
     parts = urlsplit(url)
     host = parts.hostname or "127.0.0.1"
@@ -324,7 +330,7 @@ def _scope(method: str, url: str, content: bytes, headers: RequestHeaders | None
         "query_string": parts.query.encode("latin-1"),
         "root_path": "",
         "headers": raw,
-        "client": ("127.0.0.1", 50000),
+        "client": ("127.0.0.1", next(_ports)),
         "server": (host, port),
     }
 
