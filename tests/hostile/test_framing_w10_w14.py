@@ -80,7 +80,13 @@ async def steps(ctx: Context) -> str:
     return "stepped"
 
 
-serve_http(server, port=int(sys.argv[1]), log_level="info", uvicorn_options={"http": sys.argv[2]})
+serve_http(
+    server,
+    port=int(sys.argv[1]),
+    log_level="info",
+    uvicorn_options={"http": sys.argv[2]},
+    legacy_sse=True,  # the HTTP+SSE transport beside, for its POSTs pipelined
+)
 """
 
 
@@ -491,3 +497,26 @@ def test_a_client_that_does_not_pipeline_is_never_closed(served: Served) -> None
             answer = wire.response()
             assert answer_text(answer) == "stepped"
             assert b"connection" not in answer.headers
+
+
+def test_the_legacy_transports_posts_pipelined_are_closed_after_a_few_too(served: Served) -> None:
+    """The HTTP+SSE transport (``legacy_sse=True``) answers its POSTs 202 and sends the
+    answer on the GET stream: pipelined, they are bounded the same way."""
+    with Wire(served.port) as stream:
+        stream.send(b"GET /sse HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+        while b"\n\n" not in stream.buf.partition(b"\r\n\r\n")[2]:
+            stream._fill()
+        event = stream.buf.partition(b"\r\n\r\n")[2]
+        endpoint = next(
+            line[5:].strip().decode() for line in event.split(b"\n") if line.startswith(b"data:")
+        )
+        ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+        post = (
+            f"POST {endpoint} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(ping)}\r\n\r\n"
+        ).encode() + ping
+        with Wire(served.port) as wire:
+            wire.send(post * 24)
+            got = wire.responses_until_end()
+    assert [r.status for r in got] == [202] * (PIPELINED_IN_A_ROW + 1)
+    assert got[-1].headers.get(b"connection") == b"close"

@@ -34,15 +34,50 @@ def free_port() -> int:
 
 
 def wait_port(port: int, proc: subprocess.Popen[bytes] | None = None, timeout: float = 30) -> None:
-    """Until ``port`` accepts connections (bounded; fails at once if ``proc`` exited)."""
+    """Until ``port`` accepts connections (bounded; fails at once if ``proc`` exited).
+
+    Given ``proc``, until ``proc`` (or a child of it) is what listens there: ``free_port``
+    only found the port free a moment ago, and under a parallel run another test's server
+    may take it meanwhile (a worker that waits 5 s on a Redis that never answers before it
+    listens was once answered by another test's server)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"process exited with {proc.returncode} before listening")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return
+        if proc is not None:
+            if _listens(proc.pid, port):
+                return
+        else:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                return
         time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on port {port} after {timeout} s")
+    raise TimeoutError(f"nothing of ours listens on port {port} after {timeout} s")
+
+
+def _listens(pid: int, port: int) -> bool:
+    """Whether process ``pid`` or one of its children holds a socket listening on ``port``
+    (Linux: /proc/net/tcp{,6} name the socket's inode, /proc/PID/fd the holder's)."""
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                # local address "HEXIP:HEXPORT", state 0A = LISTEN, inode in column 10
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add(f"socket:[{fields[9]}]")
+    if not inodes:
+        return False
+    pids = [pid]
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            pids += [int(c) for c in (task / "children").read_text().split()]
+    for p in pids:
+        with contextlib.suppress(OSError):
+            for fd in Path(f"/proc/{p}/fd").iterdir():
+                with contextlib.suppress(OSError):
+                    if os.readlink(fd) in inodes:
+                        return True
+    return False
 
 
 def redis_binary() -> str:

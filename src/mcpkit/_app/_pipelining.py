@@ -30,9 +30,9 @@ HTTP/2 and later have flow control per stream.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
+from .._backend import soon_on_asyncio
 from .._http._asgi import ASGIMessage, Scope, Send
 
 #: Pipelined requests in a row one connection is served before its next answer closes it.
@@ -108,13 +108,9 @@ class PipelinedRequests:
 
     def end(self, conn: Connection, serial: int) -> None:
         """After the answer ``serial`` on ``conn`` is written (also when writing it failed)."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # not asyncio (trio): nothing is told apart
-            self._answered(conn, serial)
-            return
-        # Later than any task the server started inside the last send (scheduled before).
-        loop.call_soon(self._answered, conn, serial)
+        # Later than any task the server started inside the last send (scheduled before);
+        # on trio at once: nothing is told apart there.
+        soon_on_asyncio(self._answered, conn, serial)
 
     def _answered(self, conn: Connection, serial: int) -> None:
         if self._answering.get(conn) == serial:

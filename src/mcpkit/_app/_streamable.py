@@ -235,6 +235,7 @@ class StreamableHTTPApp:
         # A thin adapter: the request read into an Exchange, served by the one edge, its
         # Answer written. The legacy HTTP+SSE transport (an ASGI app of its own) is mounted
         # beside the endpoint.
+        conn = self.pipelined.begin(scope)  # before the first await (see _pipelining.py)
         legacy = self.legacy
         if (
             legacy is not None
@@ -243,9 +244,15 @@ class StreamableHTTPApp:
             and (self.gate is None or not self.gate.is_metadata(scope))
         ):
             await self.ensure_host()  # the server's lifespan covers legacy clients too
-            await legacy(scope, receive, send)
+            if conn is None:
+                await legacy(scope, receive, send)
+                return
+            send, serial = self.pipelined.sender(conn, send)
+            try:
+                await legacy(scope, receive, send)
+            finally:
+                self.pipelined.end(conn, serial)
             return
-        conn = self.pipelined.begin(scope)
         answer = await serve_exchange(self, exchange_of(scope, receive))
         if conn is None:
             await write_answer(answer, send, scope["method"], self.options.path or "")

@@ -44,6 +44,23 @@ def asyncio_loop() -> asyncio.AbstractEventLoop | None:
     return asyncio.get_running_loop()
 
 
+def soon_on_asyncio(callback: Callable[..., object], *args: Any) -> None:
+    """``callback(*args)`` after what the asyncio loop already has scheduled (a task started
+    before this call takes its first step first: ``loop.call_soon``); at once when no asyncio
+    loop runs this thread (trio, or no loop at all).
+
+    Example::
+
+        soon_on_asyncio(marks.discard, key)  # after tasks started inside the last send
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        callback(*args)
+        return
+    loop.call_soon(callback, *args)
+
+
 def start_detached(fn: Callable[[], Coroutine[Any, Any, Any]], *, why: str) -> asyncio.Task[Any]:
     """Start ``fn()`` as a task that outlives its caller. asyncio only: structured backends
     (trio) have no such thing, and get a :class:`RuntimeError` saying ``why`` it was needed.
