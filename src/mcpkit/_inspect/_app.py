@@ -262,6 +262,13 @@ def _dict(body: dict[str, Any], key: str) -> dict[str, Any]:
     return value
 
 
+#: How much of a body over MAX_BODY is read (and dropped) before it is refused: answered
+#: while the client still sends, with the connection closed after (urllib asks for that),
+#: the client's rest of the body makes the kernel reset the connection, and the client may
+#: see the reset instead of the answer.
+DRAIN_AT_MOST = 4 * MAX_BODY
+
+
 async def _body(receive: Any) -> dict[str, Any]:
     chunks: list[bytes] = []
     size = 0
@@ -269,10 +276,14 @@ async def _body(receive: Any) -> dict[str, Any]:
         message = await receive()
         chunk = message.get("body", b"")
         size += len(chunk)
+        more = message.get("more_body", False)
         if size > MAX_BODY:
-            raise ValueError("body too large")
+            chunks.clear()
+            if not more or size > DRAIN_AT_MOST:
+                raise ValueError("body too large")
+            continue
         chunks.append(chunk)
-        if not message.get("more_body"):
+        if not more:
             break
     data = json.loads(b"".join(chunks) or b"{}")
     if not isinstance(data, dict):
