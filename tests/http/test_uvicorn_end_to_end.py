@@ -253,6 +253,33 @@ def test_100mb_body_rejected_early(serve: Any) -> None:
     assert sent < 20 * 1024 * 1024
 
 
+def test_an_oversize_body_sent_whole_before_reading_gets_its_413(serve: Any) -> None:
+    """A client that sends all of a body over the limit and only then reads, asking for
+    ``Connection: close`` (urllib does): it reads the 413. Answered while the rest of the
+    body was still coming, then closed, the connection was reset by the kernel and the
+    client saw the reset instead."""
+    import socket
+
+    srv = serve()  # default limit: 4 MiB
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "x": "' + b"x" * (5 << 20) + b'"}'
+    for framing in (f"Content-Length: {len(body)}\r\n", "Transfer-Encoding: chunked\r\n"):
+        payload = (
+            body if framing.startswith("Content") else b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+        )
+        head = (
+            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{srv.port}\r\n"
+            "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+            f"{framing}Connection: close\r\n\r\n"
+        ).encode()
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=20) as sock:
+            sock.sendall(head + payload)
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 413 "), (framing, answer[:200])
+        assert b"the limit is 4194304 bytes" in answer
+
+
 @anyio_test
 async def test_custom_headers_and_auth_hooks(demo: DemoServer) -> None:
     rec = Recorder(create_http_app(demo))

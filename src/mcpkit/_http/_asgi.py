@@ -159,9 +159,17 @@ class BodyTimeout(Exception):
     """The request body did not arrive within the allowed time."""
 
 
+#: A body over the limit is still read, and dropped, up to this many times the limit before
+#: it is refused: answered while the client still sends, and then closed (a client that
+#: asked for ``Connection: close``), the rest of the body makes the kernel reset the
+#: connection, and the client may see the reset instead of the 413.
+DRAIN_FACTOR = 2
+
+
 async def read_body(receive: Receive, limit: int, timeout: float = BODY_TIMEOUT) -> bytes:
-    """The whole request body, refusing (without buffering) anything over ``limit`` bytes,
-    and anything not complete within ``timeout`` seconds (:class:`BodyTimeout`)."""
+    """The whole request body, refusing (without buffering) anything over ``limit`` bytes
+    (:class:`BodyTooLarge`, once the body ended or :data:`DRAIN_FACTOR` times ``limit`` was
+    read), and anything not complete within ``timeout`` seconds (:class:`BodyTimeout`)."""
     try:
         async with fail_after(timeout):  # not anyio's: on every POST (see fail_after)
             return await _read_body(receive, limit)
@@ -178,11 +186,15 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
             raise ClientGone
         chunk = msg.get("body", b"")
         size += len(chunk)
+        more = msg.get("more_body", False)
         if size > limit:
-            raise BodyTooLarge
+            chunks.clear()  # read on and dropped (DRAIN_FACTOR), then refused
+            if not more or size > DRAIN_FACTOR * limit:
+                raise BodyTooLarge
+            continue
         if chunk:
             chunks.append(chunk)
-        if not msg.get("more_body", False):
+        if not more:
             return b"".join(chunks)
 
 
