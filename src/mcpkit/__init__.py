@@ -60,6 +60,7 @@ _LAZY: dict[str, str] = {
     "InsufficientScope": "._exceptions",
     "InvalidToken": "._exceptions",
     "CapabilityError": "._exceptions",
+    "InputFailed": "._exceptions",
     "InvalidApp": "._exceptions",
     "ConnectionClosed": "._exceptions",
     "InternalError": "._exceptions",
@@ -154,6 +155,7 @@ if _TYPE_CHECKING:
     from ._exceptions import HTTPProtocolError as HTTPProtocolError
     from ._exceptions import HTTPReadTimeout as HTTPReadTimeout
     from ._exceptions import HTTPStatusError as HTTPStatusError
+    from ._exceptions import InputFailed as InputFailed
     from ._exceptions import InsufficientScope as InsufficientScope
     from ._exceptions import InternalError as InternalError
     from ._exceptions import InvalidApp as InvalidApp
@@ -232,6 +234,7 @@ __all__ = [
     "HeaderMismatch",
     "Image",
     "InMemoryEventStore",
+    "InputFailed",
     "InsufficientScope",
     "InternalError",
     "InvalidApp",

@@ -32,6 +32,8 @@
     ├── RequestTimeout               no answer within the time allowed (also a ``TimeoutError``)
     ├── ToolError                    raised by a tool: its message is the tool's error result
     ├── CapabilityError              we tried to use something the peer did not declare
+    ├── InputFailed                  our handler could not answer a server's input request
+    │                                under 2026-07-28: the request ends (``method``)
     ├── VersionError                 no protocol revision both sides speak
     ├── InvalidApp                   an MCP App no host could render: a tool naming a view the
     │                                server does not serve, a malformed CSP origin (also a
@@ -367,6 +369,27 @@ class ToolError(MCPError):
 
 class CapabilityError(MCPError):
     """We tried to use a feature the peer did not declare during initialization."""
+
+
+class InputFailed(MCPError):
+    """Our own handler (sampling, elicitation, roots) raised instead of answering an input
+    request the server made under 2026-07-28 (an ``InputRequiredResult``): the revision has
+    no way to tell the server, so the request it belongs to is not retried and ends here,
+    as the spec lets a client do. ``method`` is the input request's (e.g.
+    ``"sampling/createMessage"``); what the handler raised is ``__cause__``. Under the
+    handshake era the server is sent that error instead, and its tool decides.
+
+    Example::
+
+        try:
+            result = await client.call_tool("summarize", {"text": text})
+        except InputFailed as e:
+            print(f"our {e.method} handler failed: {e.__cause__!r}")
+    """
+
+    def __init__(self, message: str = "", *, method: str = "") -> None:
+        super().__init__(message)
+        self.method = method
 
 
 class VersionError(MCPError):

@@ -16,7 +16,7 @@ from tests._schema import schema_errors
 from tests.client._fake_llm import KEYS, SIGNATURE, FakeProviders, Seen
 from tests.http._http_helpers import ThreadServer, free_port, running
 
-from mcpkit import Client, Context, InvalidParams, ProtocolError, Server
+from mcpkit import Client, Context, InputFailed, InvalidParams, ProtocolError, Server
 from mcpkit.sampling import AnthropicHandler, GeminiHandler, OpenAIHandler, ProviderHandler
 from mcpkit.types import CreateMessageRequestParams, CreateMessageResult
 
@@ -242,15 +242,18 @@ async def test_a_provider_error_comes_back_clear(
             sampling_tools=True,
         ) as client:
             out = text(await client.call_tool("solve", {"question": question}))
-        # 2026-07-28: an input round has no error answer; the host's call fails with it.
+        # 2026-07-28: an input round has no error answer; the host's call ends with
+        # InputFailed, the provider's error its cause.
         async with Client(make_server(), sampling_handler=sample, sampling_tools=True) as client:
-            with pytest.raises(ProtocolError) as caught:
+            with pytest.raises(InputFailed) as failed:
                 await client.call_tool("solve", {"question": question})
     assert out.startswith(f"sampling failed: {NAMES[provider]} API error {status}")
     assert ("Rate limit reached" if status == 429 else "had an error") in out
-    assert caught.value.code == -32603
-    assert f"{NAMES[provider]} API error {status}" in caught.value.message
-    for said in (out, caught.value.message, repr(sample)):
+    assert failed.value.method == "sampling/createMessage"
+    caught = failed.value.__cause__
+    assert isinstance(caught, ProtocolError) and caught.code == -32603
+    assert f"{NAMES[provider]} API error {status}" in caught.message
+    for said in (out, caught.message, str(failed.value), repr(sample)):
         assert KEYS[provider] not in said
     if provider == "openai" and status == 429:
         assert out.endswith("(retry after 20 s)")
@@ -312,10 +315,12 @@ async def test_images_and_audio(fake: tuple[FakeProviders, ThreadServer], provid
             image = text(await client.call_tool("look", {"text": "what?", "media": "image"}))
             if provider == "anthropic":
                 # The Messages API takes no audio: refused before any call, clearly (under
-                # 2026-07-28 the host's call fails: an input round has no error answer).
-                with pytest.raises(InvalidParams) as refused:
+                # 2026-07-28 the host's call ends: an input round has no error answer).
+                with pytest.raises(InputFailed) as failed:
                     await client.call_tool("look", {"text": "hear?", "media": "audio"})
-                audio = refused.value.message
+                refused = failed.value.__cause__
+                assert isinstance(refused, InvalidParams)
+                audio = refused.message
             else:
                 audio = text(await client.call_tool("look", {"text": "hear?", "media": "audio"}))
     # The fake echoes the text, stopping at the 3-token limit; the model is the one it names.

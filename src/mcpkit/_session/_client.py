@@ -8,6 +8,7 @@ from typing import Any
 
 from .._exceptions import (
     CapabilityError,
+    InputFailed,
     MethodNotFound,
     ProtocolError,
     UnsupportedProtocolVersion,
@@ -417,7 +418,16 @@ class ClientSession:
             req = IncomingRequest(
                 self.engine, f"input:{key}", method, params if isinstance(params, dict) else None
             )
-            answers[key] = await self._serve(req)
+            try:
+                answers[key] = await self._serve(req)
+            except Exception as e:
+                # No InputResponse carries an error: the server cannot be told, and the
+                # request is not retried (the spec's sampling and roots "Error Handling").
+                raise InputFailed(
+                    f"{method}: our handler could not answer the server's input request "
+                    f"({type(e).__name__}: {e}); the request ends here",
+                    method=method,
+                ) from e
         return answers
 
     # ------------------------------------------------------------------ incoming
