@@ -18,7 +18,7 @@ import pytest
 from tests.conftest import BACKEND
 from tests.inspect._browser_harness import browser_page, inspected, tab
 
-from mcpkit import Client, InvalidParams, URLElicitationRequired
+from mcpkit import Client, InputFailed, InvalidParams, URLElicitationRequired
 
 SERVER = """
 from mcpkit import Context, Server, URLElicitationRequired
@@ -69,16 +69,24 @@ async def test_the_client_refuses_urls_that_are_not_web_pages(
         return {"action": "accept"}
 
     # A -32042 error: its elicitations go to the callback before it is raised (handshake
-    # era); 2026-07-28 asks them as input instead, and the refusal ends the call.
-    required: type[Exception] = URLElicitationRequired if version else InvalidParams
+    # era); 2026-07-28 asks them as input instead, and the refusal ends the call
+    # (InputFailed, the refusal its cause: an input round has no error answer).
     argv = [sys.executable, "-m", "mcpkit", "run", str(server_file)]
     with anyio.fail_after(60):
         async with Client(argv, url_elicitation_handler=show, protocol_version=version) as c:
             for url in HOSTILE:
-                with pytest.raises(InvalidParams, match="URL-mode elicitation refused"):
-                    await c.call_tool("open_page", {"url": url})
-                with pytest.raises(required):
-                    await c.call_tool("needs_page", {"url": url})
+                if version:
+                    with pytest.raises(InvalidParams, match="URL-mode elicitation refused"):
+                        await c.call_tool("open_page", {"url": url})
+                    with pytest.raises(URLElicitationRequired):
+                        await c.call_tool("needs_page", {"url": url})
+                    continue
+                for tool in ("open_page", "needs_page"):
+                    with pytest.raises(InputFailed) as failed:
+                        await c.call_tool(tool, {"url": url})
+                    assert failed.value.method == "elicitation/create"
+                    assert isinstance(failed.value.__cause__, InvalidParams)
+                    assert "URL-mode elicitation refused" in str(failed.value.__cause__)
             assert shown == []
             # A web page is still shown, and answered.
             answer = await c.call_tool("open_page", {"url": "https://example.com/pay"})
