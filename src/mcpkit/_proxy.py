@@ -479,7 +479,7 @@ class _Link(LinkBase):
 def _parser(command: str) -> Any:
     import argparse
 
-    from ._server._cli import _count  # the reader of `mcpkit run --max-sessions`
+    from ._server._cli import add_http_options
 
     p = argparse.ArgumentParser(
         prog=f"mcpkit {command}",
@@ -487,9 +487,7 @@ def _parser(command: str) -> Any:
     )
     p.add_argument("target", help="the server: a command line (one quoted string), a file or a URL")
     p.add_argument("--transport", "-t", choices=("stdio", "http", "sse"), default="stdio")
-    p.add_argument("--host", default=None, help="HTTP: address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=None, help="HTTP: port (default 8000)")
-    p.add_argument("--path", default=None, help="HTTP: the MCP endpoint (default /mcp)")
+    add_http_options(p, whose="the proxy's")
     p.add_argument(
         "--sessionless",
         action="store_true",
@@ -497,40 +495,6 @@ def _parser(command: str) -> Any:
     )
     # The old spelling of --sessionless, for one release (warns; not in --help).
     p.add_argument("--stateless", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument(
-        "--allowed-host",
-        action="append",
-        default=None,
-        metavar="HOST",
-        help="HTTP: a Host value to accept (repeatable; default: loopback names only)",
-    )
-    p.add_argument(
-        "--allowed-origin",
-        action="append",
-        default=None,
-        metavar="ORIGIN",
-        help="HTTP: an Origin to accept, scheme://host[:port] (repeatable; default: the "
-        "allowed hosts); a browser host there gets CORS answers",
-    )
-    p.add_argument(
-        "--json-response",
-        action="store_true",
-        help="HTTP: answer each request with one JSON body instead of an SSE stream",
-    )
-    p.add_argument(
-        "--max-sessions",
-        type=_count,
-        default=None,
-        metavar="N",
-        help="HTTP: handshake-era sessions held at once; past it the least recently active "
-        "idle one makes room, else 503 (default 10000)",
-    )
-    p.add_argument(
-        "--log-level",
-        choices=("debug", "info", "warning", "error"),
-        default=None,
-        help="the proxy's own log level on stderr (default: warning)",
-    )
     p.add_argument(
         "--header",
         action="append",
@@ -649,9 +613,9 @@ def main(command: str, argv: list[str]) -> int:
         print(f"mcpkit {command}: {e}", file=sys.stderr)
         return 2
     if ns.log_level is not None:
-        from ._server._cli import _configure_logging
+        from ._server._cli import configure_logging
 
-        _configure_logging(ns.log_level)
+        configure_logging(ns.log_level)
     if ns.transport == "http":
         from ._app._serve import allow_list_problem
 

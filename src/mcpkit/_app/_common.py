@@ -12,7 +12,7 @@ import anyio
 
 from .._exceptions import INVALID_REQUEST
 from .._http._asgi import (
-    DRAIN_FACTOR,
+    DISCARD_FACTOR,
     Answer,
     BodyTimeout,
     BodyTooLarge,
@@ -76,12 +76,12 @@ async def post_body(
     headers: dict[str, str], receive: Receive, limit: int, timeout: float
 ) -> bytes | Answer:
     """A POST's whole body, or the answer refusing it: 413 (over ``limit``; refused before
-    reading when the size declared is over ``DRAIN_FACTOR`` times it, else once read and
+    reading when the size declared is over ``DISCARD_FACTOR`` times it, else once read and
     dropped, so that a client closing after its request reads the 413) or 408 (slower than
     ``timeout``: slowloris)."""
     too_large = f"Payload Too Large: the limit is {limit} bytes"
     length = headers.get("content-length")
-    if length is not None and length.isdigit() and int(length) > DRAIN_FACTOR * limit:
+    if length is not None and length.isdigit() and int(length) > DISCARD_FACTOR * limit:
         return Answer.error(413, INVALID_REQUEST, too_large)
     try:
         return await read_body(receive, limit, timeout)

@@ -30,6 +30,7 @@ HTTP/2 and later have flow control per stream.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .._backend import soon_on_asyncio
@@ -38,7 +39,7 @@ from .._http._asgi import ASGIMessage, Scope, Send
 #: Pipelined requests in a row one connection is served before its next answer closes it.
 PIPELINED_IN_A_ROW = 4
 
-#: Connections whose runs are kept (the oldest forgotten first): the ASGI app never hears
+#: Connections whose counts are kept (the oldest forgotten first): the ASGI app never hears
 #: that a connection closed.
 KEPT_CONNECTIONS = 4096
 
@@ -54,16 +55,12 @@ class PipelinedRequests:
     Example (what the ASGI app does with each request)::
 
         pipelined = PipelinedRequests()
-        conn = pipelined.begin(scope)
-        ...  # serve it
-        send, serial = pipelined.sender(conn, send)
-        try:
-            ...  # write the answer through send
-        finally:
-            pipelined.end(conn, serial)
+        conn = pipelined.begin(scope)  # before the request's first await
+        answer = ...  # serve it
+        await pipelined.write(conn, send, partial(write_answer, answer))
     """
 
-    __slots__ = ("_answering", "_runs", "_serial", "kept", "limit")
+    __slots__ = ("_answering", "_in_a_row", "_serial", "kept", "limit")
 
     def __init__(self, limit: int = PIPELINED_IN_A_ROW, kept: int = KEPT_CONNECTIONS) -> None:
         if limit < 1 or kept < 1:
@@ -76,7 +73,7 @@ class PipelinedRequests:
         self._answering: dict[Connection, int] = {}
         self._serial = 0
         #: Pipelined requests in a row, per connection.
-        self._runs: dict[Connection, int] = {}
+        self._in_a_row: dict[Connection, int] = {}
 
     def begin(self, scope: Scope) -> Connection | None:
         """Note a request's start (call it before the request's first ``await``); its
@@ -85,15 +82,30 @@ class PipelinedRequests:
         if not client or not client[1] or scope.get("http_version", "1.1") not in ("1.1", "1.0"):
             return None
         conn: Connection = (client[0], client[1])
-        runs = self._runs
+        counts = self._in_a_row
         if conn in self._answering:  # started inside the previous answer's last send
-            n = runs.get(conn)
-            if n is None and len(runs) >= self.kept:
-                del runs[next(iter(runs))]
-            runs[conn] = (n or 0) + 1
+            n = counts.get(conn)
+            if n is None and len(counts) >= self.kept:
+                del counts[next(iter(counts))]
+            counts[conn] = (n or 0) + 1
         else:
-            runs.pop(conn, None)
+            counts.pop(conn, None)
         return conn
+
+    async def write(
+        self, conn: Connection | None, send: Send, writer: Callable[[Send], Awaitable[object]]
+    ) -> None:
+        """``writer(send)``: the answer of a request that began on ``conn`` (None: a
+        connection not told apart), written through :meth:`sender`'s ``send``, marked while
+        it is written and until :meth:`end`."""
+        if conn is None:
+            await writer(send)
+            return
+        send, serial = self.sender(conn, send)
+        try:
+            await writer(send)
+        finally:
+            self.end(conn, serial)
 
     def sender(self, conn: Connection, send: Send) -> tuple[Send, int]:
         """The ``send`` to write the answer of a request on ``conn`` with (``send`` itself,
@@ -101,9 +113,9 @@ class PipelinedRequests:
         the answer's serial number for :meth:`end`."""
         self._serial = serial = self._serial + 1
         self._answering[conn] = serial
-        if self._runs.get(conn, 0) < self.limit:
+        if self._in_a_row.get(conn, 0) < self.limit:
             return send, serial
-        del self._runs[conn]
+        del self._in_a_row[conn]
         return _Closing(send), serial
 
     def end(self, conn: Connection, serial: int) -> None:
@@ -116,9 +128,9 @@ class PipelinedRequests:
         if self._answering.get(conn) == serial:
             del self._answering[conn]
 
-    def run(self, conn: Connection) -> int:
+    def in_a_row(self, conn: Connection) -> int:
         """Pipelined requests in a row on ``conn`` so far."""
-        return self._runs.get(conn, 0)
+        return self._in_a_row.get(conn, 0)
 
 
 class _Closing:

@@ -18,6 +18,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from contextlib import AsyncExitStack
+from functools import partial
 from typing import Any
 
 import anyio
@@ -244,24 +245,11 @@ class StreamableHTTPApp:
             and (self.gate is None or not self.gate.is_metadata(scope))
         ):
             await self.ensure_host()  # the server's lifespan covers legacy clients too
-            if conn is None:
-                await legacy(scope, receive, send)
-                return
-            send, serial = self.pipelined.sender(conn, send)
-            try:
-                await legacy(scope, receive, send)
-            finally:
-                self.pipelined.end(conn, serial)
+            await self.pipelined.write(conn, send, partial(legacy, scope, receive))
             return
         answer = await serve_exchange(self, exchange_of(scope, receive))
-        if conn is None:
-            await write_answer(answer, send, scope["method"], self.options.path or "")
-            return
-        send, serial = self.pipelined.sender(conn, send)
-        try:
-            await write_answer(answer, send, scope["method"], self.options.path or "")
-        finally:
-            self.pipelined.end(conn, serial)
+        writer = partial(write_answer, answer, method=scope["method"], path=self.options.path or "")
+        await self.pipelined.write(conn, send, writer)
 
     # ------------------------------------------------------------------ RSGI
 

@@ -163,12 +163,12 @@ class BodyTimeout(Exception):
 #: it is refused: answered while the client still sends, and then closed (a client that
 #: asked for ``Connection: close``), the rest of the body makes the kernel reset the
 #: connection, and the client may see the reset instead of the 413.
-DRAIN_FACTOR = 2
+DISCARD_FACTOR = 2
 
 
 async def read_body(receive: Receive, limit: int, timeout: float = BODY_TIMEOUT) -> bytes:
     """The whole request body, refusing (without buffering) anything over ``limit`` bytes
-    (:class:`BodyTooLarge`, once the body ended or :data:`DRAIN_FACTOR` times ``limit`` was
+    (:class:`BodyTooLarge`, once the body ended or :data:`DISCARD_FACTOR` times ``limit`` was
     read), and anything not complete within ``timeout`` seconds (:class:`BodyTimeout`)."""
     try:
         async with fail_after(timeout):  # not anyio's: on every POST (see fail_after)
@@ -188,8 +188,8 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
         size += len(chunk)
         more = msg.get("more_body", False)
         if size > limit:
-            chunks.clear()  # read on and dropped (DRAIN_FACTOR), then refused
-            if not more or size > DRAIN_FACTOR * limit:
+            chunks.clear()  # read on and discarded (DISCARD_FACTOR), then refused
+            if not more or size > DISCARD_FACTOR * limit:
                 raise BodyTooLarge
             continue
         if chunk:

@@ -26,7 +26,14 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from .._exceptions import MCPError
-from .._http._asgi import header_map, serve_lifespan
+from .._http._asgi import (
+    BodyTimeout,
+    BodyTooLarge,
+    ClientGone,
+    header_map,
+    read_body,
+    serve_lifespan,
+)
 from .._http._security import LOCAL_HOSTS, HostOriginPolicy
 from ..types import app_csp_header
 from ._apps import approved_from_wire, load_app
@@ -151,6 +158,8 @@ class InspectorApp:
         try:
             body = await _body(receive) if scope["method"] == "POST" else {}
             result = await self.route(scope["method"], path[5:], scope, body)
+        except ClientGone:
+            return  # left before its body was read: nobody to answer
         except MCPError as e:
             error = {
                 "code": getattr(e, "code", None),
@@ -262,30 +271,16 @@ def _dict(body: dict[str, Any], key: str) -> dict[str, Any]:
     return value
 
 
-#: How much of a body over MAX_BODY is read (and dropped) before it is refused: answered
-#: while the client still sends, with the connection closed after (urllib asks for that),
-#: the client's rest of the body makes the kernel reset the connection, and the client may
-#: see the reset instead of the answer.
-DRAIN_AT_MOST = 4 * MAX_BODY
-
-
 async def _body(receive: Any) -> dict[str, Any]:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        more = message.get("more_body", False)
-        if size > MAX_BODY:
-            chunks.clear()
-            if not more or size > DRAIN_AT_MOST:
-                raise ValueError("body too large")
-            continue
-        chunks.append(chunk)
-        if not more:
-            break
-    data = json.loads(b"".join(chunks) or b"{}")
+    # The endpoint's reader: a body over the bound is read on and dropped before it is
+    # refused (a client that closes after its request then reads the 400, not a reset).
+    try:
+        raw = await read_body(receive, MAX_BODY)
+    except BodyTooLarge:
+        raise ValueError("body too large") from None
+    except BodyTimeout:
+        raise ValueError("body too slow") from None
+    data = json.loads(raw or b"{}")
     if not isinstance(data, dict):
         raise ValueError("the body must be a JSON object")
     return data

@@ -257,7 +257,7 @@ def auth_settings(args: argparse.Namespace) -> ResourceServer | None:
         raise ValueError(f"--auth-resource: {e}") from None
 
 
-def _configure_logging(level: str) -> None:
+def configure_logging(level: str) -> None:
     """The server's own log messages (``mcpkit.*`` loggers) on stderr, at ``level``."""
     import logging
 
@@ -285,21 +285,10 @@ def _reloading(command: str, argv: list[str], target: str, transport: str) -> in
     return supervise(child, watch)
 
 
-def _parser(command: str) -> argparse.ArgumentParser:
-    """The options of ``mcpkit run`` (``command``: the name it was called by)."""
-    parser = argparse.ArgumentParser(
-        prog=f"mcpkit {command}", description="Serve an mcpkit server from a Python file."
-    )
-    parser.add_argument(
-        "target", metavar="FILE[:OBJECT]", help="a .py file or module, and the server object in it"
-    )
-    parser.add_argument(
-        "--transport",
-        "-t",
-        choices=("stdio", "http", "sse"),
-        default=None,
-        help="how to serve (default: stdio)",
-    )
+def add_http_options(parser: argparse.ArgumentParser, *, whose: str) -> None:
+    """The serving options ``mcpkit run`` and ``mcpkit proxy`` share (one definition, one
+    help text): where and how the HTTP endpoint listens, its bounds and allow-lists, and
+    the log level (``whose``: "the server's", "the proxy's")."""
     parser.add_argument("--host", default=None, help="HTTP: address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=None, help="HTTP: port (default 8000)")
     parser.add_argument("--path", default=None, help="HTTP: the MCP endpoint (default /mcp)")
@@ -309,15 +298,6 @@ def _parser(command: str) -> argparse.ArgumentParser:
         default=None,
         help="HTTP: answer each request with one JSON body instead of an SSE stream",
     )
-    parser.add_argument(
-        "--sessionless",
-        action="store_true",
-        default=None,
-        help="HTTP: keep no sessions for handshake-era clients (each POST served on its own; "
-        "no GET stream); 2026-07-28 requests need none either way",
-    )
-    # The old spelling of --sessionless, for one release (warns; not in --help).
-    parser.add_argument("--stateless", action="store_true", default=None, help=argparse.SUPPRESS)
     parser.add_argument(
         "--max-sessions",
         type=_count,
@@ -338,8 +318,42 @@ def _parser(command: str) -> argparse.ArgumentParser:
         action="append",
         default=None,
         metavar="ORIGIN",
-        help="HTTP: an Origin to accept (repeatable; default: the allowed hosts)",
+        help="HTTP: an Origin to accept, scheme://host[:port] (repeatable; default: the "
+        "allowed hosts); a browser host there gets CORS answers",
     )
+    parser.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default=None,
+        help=f"{whose} own log level on stderr (default: warning)",
+    )
+
+
+def _parser(command: str) -> argparse.ArgumentParser:
+    """The options of ``mcpkit run`` (``command``: the name it was called by)."""
+    parser = argparse.ArgumentParser(
+        prog=f"mcpkit {command}", description="Serve an mcpkit server from a Python file."
+    )
+    parser.add_argument(
+        "target", metavar="FILE[:OBJECT]", help="a .py file or module, and the server object in it"
+    )
+    parser.add_argument(
+        "--transport",
+        "-t",
+        choices=("stdio", "http", "sse"),
+        default=None,
+        help="how to serve (default: stdio)",
+    )
+    add_http_options(parser, whose="the server's")
+    parser.add_argument(
+        "--sessionless",
+        action="store_true",
+        default=None,
+        help="HTTP: keep no sessions for handshake-era clients (each POST served on its own; "
+        "no GET stream); 2026-07-28 requests need none either way",
+    )
+    # The old spelling of --sessionless, for one release (warns; not in --help).
+    parser.add_argument("--stateless", action="store_true", default=None, help=argparse.SUPPRESS)
     parser.add_argument(
         "--redis",
         default=None,
@@ -377,12 +391,6 @@ def _parser(command: str) -> argparse.ArgumentParser:
         help="HTTP: with --auth-issuer, a scope every request needs (repeatable)",
     )
     parser.add_argument(
-        "--log-level",
-        choices=("debug", "info", "warning", "error"),
-        default=None,
-        help="the server's own log level on stderr (default: warning)",
-    )
-    parser.add_argument(
         "--reload",
         action="store_true",
         help="HTTP: restart when a .py file beside FILE changes (for development)",
@@ -405,7 +413,7 @@ def main(command: str, argv: list[str]) -> int:
         return _reloading(command, argv, args.target, settings["transport"])
     level = settings.get("log_level")
     if level is not None:
-        _configure_logging(level)  # and uvicorn's own, over HTTP
+        configure_logging(level)  # and uvicorn's own, over HTTP
     try:
         server = load_server(args.target)
     except LookupError as e:
