@@ -80,6 +80,33 @@ async def test_a_blocked_job_does_not_hold_the_others() -> None:
     assert results == ["released"]
 
 
+def _negated(x: int) -> int:
+    return -x
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the pool exists on asyncio only
+async def test_jobs_the_workers_get_through_start_no_more_threads(anyio_backend: str) -> None:
+    # 64 callers at once keep the queue full for as long as the test runs; the workers
+    # finish job after job, so no thread is needed beyond the first few. Jobs waiting was
+    # once taken for workers being stuck: a thread per 2 ms, 40 threads taking the GIL
+    # from each other (a fifth fewer calls per second over stdio, 64 in flight).
+    loop = asyncio.get_running_loop()
+    done = 0
+
+    async def caller() -> None:
+        nonlocal done
+        for _ in range(400):
+            assert await run_sync(_negated, {"x": -1}) == 1
+            done += 1
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            for _ in range(64):
+                tg.start_soon(caller)
+    assert done == 64 * 400  # ~0.2 s: the old rule had started its 40 threads by then
+    assert _threads._pools[loop].threads <= 4
+
+
 async def test_many_jobs_at_once_all_finish_and_leave_the_default_limiter_alone() -> None:
     gate = threading.Barrier(8, timeout=10)
     default = anyio.to_thread.current_default_thread_limiter()
