@@ -45,9 +45,55 @@ IMPLS = ("mcpkit", "official", "fastmcp", "ts", "floor")
 #: The implementations whose servers speak 2026-07-28 (the `http/<impl>-modern` cases).
 MODERN_IMPLS = ("mcpkit", "official", "fastmcp")
 # Port of each implementation's HTTP server with --port-base: base plus this offset.
-PORT_OFFSET = {"official": 1, "fastmcp": 2, "ts": 3, "floor": 10, "mcpkit": 20}
+PORT_OFFSET = {
+    "official": 1,
+    "fastmcp": 2,
+    "ts": 3,
+    "floor": 10,
+    "floor-httptools": 11,
+    "mcpkit": 20,
+    "mcpkit-async": 21,
+}
 
-# (what, case, metric, against case, comparison, factor): the targets of issue 7.
+# (what, case, metric, against case, comparison, factor): the issues' targets, each named
+# by its issue. Issue 42's are checked twice: with the harness's plain `def` tools (each
+# call hops to a worker thread, as issue 42 asks) and with `async def` ones (`--async-tools`,
+# the `mcpkit-async` cases), against the floors and the TypeScript SDK in the same run.
+ISSUE_42: list[tuple[str, str, str, str, str, float]] = [
+    (f"issue 42: {what}{tools}", case.format(v=v), metric, other, op, factor)
+    for v, tools in (("", ", `def` tools"), ("-async", ", `async def` tools"))
+    for what, case, metric, other, op, factor in (
+        (
+            "HTTP JSON sequential",
+            "http/mcpkit{v}-json",
+            "seq_calls_s",
+            "http/official-json",
+            ">=",
+            2.5,
+        ),
+        (
+            "HTTP JSON 32 sessions",
+            "http/mcpkit{v}-json",
+            "sess32_calls_s",
+            "http/official-json",
+            ">=",
+            3.5,
+        ),
+        (
+            "HTTP JSON sequential",
+            "http/mcpkit{v}-json",
+            "seq_calls_s",
+            "http/floor-httptools",
+            ">=",
+            0.7,
+        ),
+        ("stdio sequential", "stdio/mcpkit{v}", "seq_calls_s", "stdio/floor", ">=", 0.75),
+        ("stdio sequential", "stdio/mcpkit{v}", "seq_calls_s", "stdio/ts", ">=", 1.8),
+        ("stdio 64 in flight", "stdio/mcpkit{v}", "conc64_calls_s", "stdio/floor", ">=", 0.62),
+        ("stdio 64 in flight", "stdio/mcpkit{v}", "conc64_calls_s", "stdio/ts", ">=", 2.6),
+    )
+]
+
 TARGETS: list[tuple[str, str, str, str, str, float]] = [
     ("stdio sequential tools/call", "stdio/mcpkit", "seq_calls_s", "stdio/official", ">=", 15),
     ("stdio sequential tools/call", "stdio/mcpkit", "seq_calls_s", "stdio/ts", ">=", 2),
@@ -133,6 +179,7 @@ TARGETS: list[tuple[str, str, str, str, str, float]] = [
         ">=",
         5,
     ),
+    *ISSUE_42,
 ]
 
 # (row title, case template ({i} = implementation), metric or (metric, metric)).
@@ -235,12 +282,14 @@ def build_cases(a: argparse.Namespace) -> list[tuple[str, str, list[str]]]:
     url = {i: f"http://127.0.0.1:{port[i]}/mcp" for i in port}
     server = {
         "mcpkit": f"{me} {REPO / 'bench' / 'servers' / 'mcpkit_server.py'}",
+        "mcpkit-async": f"{me} {REPO / 'bench' / 'servers' / 'mcpkit_server.py'} --async-tools",
         "official": f"{p['mcp_py']} {h / 'peers' / 'official_server.py'}",
         "fastmcp": f"{p['fastmcp_py']} {h / 'peers' / 'fastmcp_server.py'}",
         "ts": f"node {h / 'ts' / 'server.mjs'}",
     }
     floor_stdio = f"{p['floor_py']} {h / 'floor' / 'stdio_server.py'}"
-    floor_http = f"{p['floor_py']} {h / 'floor' / 'asgi_server.py'} --port {port['floor']}"
+    floor_asgi = f"{p['floor_py']} {h / 'floor' / 'asgi_server.py'}"
+    floor_http = f"{floor_asgi} --port {port['floor']}"  # uvicorn's h11, as the peers get
     if a.quick:
         d_opts = [
             "--n",
@@ -261,15 +310,22 @@ def build_cases(a: argparse.Namespace) -> list[tuple[str, str, list[str]]]:
     else:
         d_opts, t_opts, c_opts = [], ["--n", "50"], []
     impls = a.impls
+    # Our server with `async def` tools too, in the stdio and HTTP JSON cases (issue 42's rows).
+    stdio_impls = [*impls, "mcpkit-async"] if "mcpkit" in impls else impls
     cases: list[tuple[str, str, list[str]]] = []
-    for i in impls:  # stdio, neutral driver
+    for i in stdio_impls:  # stdio, neutral driver
         cmd = floor_stdio if i == "floor" else server[i]
         cases.append(
             (f"stdio/{i}", "stdio", [*drive, "stdio", *log, *d_opts, "--label", i, "--cmd", cmd])
         )
-    for i in impls:  # Streamable HTTP, neutral driver: SSE and JSON responses, stateless
+    http_impls = [*stdio_impls, "floor-httptools"] if "floor" in impls else stdio_impls
+    for i in http_impls:  # Streamable HTTP, neutral driver: SSE and JSON responses, stateless
         if i == "floor":
             variants = {"json": floor_http, "sse": f"{floor_http} --sse"}
+        elif i == "floor-httptools":  # the bare ASGI app on uvicorn with httptools
+            variants = {"": f"{floor_asgi} --port {port[i]} --http httptools"}
+        elif i == "mcpkit-async":
+            variants = {"json": f"{server[i]} --http {port[i]} --json"}
         else:
             base = f"{server[i]} --http {port[i]}"
             variants = {
@@ -283,7 +339,7 @@ def build_cases(a: argparse.Namespace) -> list[tuple[str, str, list[str]]]:
         for v, cmd in variants.items():
             cases.append(
                 (
-                    f"http/{i}-{v}",
+                    f"http/{i}-{v}" if v else f"http/{i}",
                     "http",
                     [
                         *(modern_drive if v == "modern" else drive),
@@ -291,7 +347,7 @@ def build_cases(a: argparse.Namespace) -> list[tuple[str, str, list[str]]]:
                         *log,
                         *d_opts,
                         "--label",
-                        f"{i}/{v}",
+                        f"{i}/{v}" if v else i,
                         "--url",
                         url[i],
                         "--server-cmd",
@@ -469,7 +525,8 @@ def _fmt(v: Any) -> str:
 
 def tables(summary: dict[str, Any], impls: list[str]) -> str:
     med = summary["medians"]
-    cols = [i for i in ("mcpkit", "official", "fastmcp", "ts", "floor") if i in impls]
+    ours = ["mcpkit", "mcpkit-async"] if "mcpkit" in impls else []
+    cols = ours + [i for i in ("official", "fastmcp", "ts", "floor") if i in impls]
     lines = ["| metric | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
 
     def case_of(template: str, impl: str) -> str:
@@ -501,7 +558,7 @@ def tables(summary: dict[str, Any], impls: list[str]) -> str:
         "",
         *lines,
         "",
-        "## Targets (issue 7; median of same-repetition ratios)",
+        "## Targets (issues 7, 14 and 42; median of same-repetition ratios)",
         "",
         "| target | case / metric | mcpkit | peer | ratio | target | met |",
         "|---|---|---|---|---|---|---|",

@@ -56,6 +56,8 @@ def test_harness_quick_mcpkit_only(tmp_path: Path) -> None:
     med = summary["medians"]
     expected = {
         "stdio/mcpkit",
+        "stdio/mcpkit-async",  # the same server with `async def` tools (issue 42's rows)
+        "http/mcpkit-async-json",
         "http/mcpkit-sse",
         "http/mcpkit-json",
         "http/mcpkit-stateless",
@@ -69,6 +71,8 @@ def test_harness_quick_mcpkit_only(tmp_path: Path) -> None:
     assert med["stdio/mcpkit"]["seq_calls_s"] > 0
     assert med["stdio/mcpkit"]["conc64_calls_s"] > 0
     assert med["stdio/mcpkit"]["big_out_resp_kb"] >= 1024  # the 1 MiB result arrived whole
+    assert med["stdio/mcpkit-async"]["conc64_calls_s"] > 0
+    assert med["http/mcpkit-async-json"]["response_mode"] == "json"
     assert med["http/mcpkit-sse"]["response_mode"] == "sse"
     assert med["http/mcpkit-json"]["response_mode"] == "json"
     # Revision 2026-07-28: the driver probed server/discover and sent stateless requests.
@@ -108,6 +112,9 @@ def test_case_list_covers_the_issue() -> None:
         "sdk/mcpkit-http",
         "sdk/official-legacy-stdio",
         "sdk/ts-http",
+        "stdio/mcpkit-async",
+        "http/mcpkit-async-json",
+        "http/floor-httptools",  # issue 42's HTTP floor
     } <= names
     # Every target refers to cases the harness runs.
     for _, case, _, other, _, _ in run.TARGETS:
