@@ -128,17 +128,24 @@ class IncomingRequest:
 
 async def response_of(req: IncomingRequest, serving: Awaitable[Any], name: str) -> dict[str, Any]:
     """The JSON-RPC response to ``req``: what ``serving`` (the handler's awaitable) gave,
-    its :class:`ProtocolError` as the error, :class:`BackendUnavailable` as -32603
-    :data:`UNAVAILABLE`, any other exception as -32603 (logged, never shown to the peer).
-    For transports that serve a request without an engine too."""
+    or what it raised as :func:`failure_response` answers it. For transports that serve a
+    request without an engine (the engine does the same in its own task's step)."""
     try:
         result = await serving
-        return {"jsonrpc": "2.0", "id": req.id, "result": result}
-    except ProtocolError as e:
-        return {"jsonrpc": "2.0", "id": req.id, "error": e.to_error()}
-    except BackendUnavailable as e:
-        logger.warning("%s: %r not served: %s", name, req.method, e)
-        return error_response(req.id, INTERNAL_ERROR, UNAVAILABLE)
     except Exception as e:
-        logger.exception("%s: handler for %r failed", name, req.method)
-        return error_response(req.id, INTERNAL_ERROR, f"Internal error: {type(e).__name__}")
+        return failure_response(req, e, name)
+    return {"jsonrpc": "2.0", "id": req.id, "result": result}
+
+
+def failure_response(req: IncomingRequest, exc: Exception, name: str) -> dict[str, Any]:
+    """The JSON-RPC response to ``req`` whose handler raised ``exc``: a
+    :class:`ProtocolError` as its error, :class:`BackendUnavailable` as -32603
+    :data:`UNAVAILABLE`, any other exception as -32603 (logged with its traceback, never
+    shown to the peer). Called while ``exc`` is being handled."""
+    if isinstance(exc, ProtocolError):
+        return {"jsonrpc": "2.0", "id": req.id, "error": exc.to_error()}
+    if isinstance(exc, BackendUnavailable):
+        logger.warning("%s: %r not served: %s", name, req.method, exc)
+        return error_response(req.id, INTERNAL_ERROR, UNAVAILABLE)
+    logger.exception("%s: handler for %r failed", name, req.method)
+    return error_response(req.id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}")

@@ -32,7 +32,7 @@ from ._exceptions import (
     ProtocolError,
     RequestTimeout,
 )
-from ._incoming import IncomingRequest, error_response, response_of
+from ._incoming import IncomingRequest, error_response, failure_response
 from ._logrepeats import install as _limit_repeats
 from ._transports._base import (
     Incoming,
@@ -408,12 +408,47 @@ class JSONRPCEngine:
 
     async def _serve(self, req: IncomingRequest, batch: _Batch | None) -> None:
         # `_serving` was counted up when the request was dispatched (before its task ran).
+        # One coroutine from the task down to the session's handler: each layer is one more
+        # object per request, kept while the request waits (what the cyclic GC goes through).
         if req._handle is None:
             # A task started eagerly (asyncio, Python 3.12+) runs its first step before
             # start() returns the handle: the task is the calling one, so it adopts itself.
             req._handle = self._tasks.adopt()
+        response: dict[str, Any] | None = None
+        slots: Slots | None = None if req.method in self._prompt else self._slots
         try:
-            response = await self._run_handler(req)
+            try:
+                # Uncontended, the slot is taken without a checkpoint (a loop iteration).
+                if slots is None:
+                    pass
+                elif slots.free > 0 and not slots.waiters:
+                    slots.free -= 1
+                else:
+                    await slots.acquire()
+                try:
+                    # On trio, None when the peer's notifications/cancelled ended the
+                    # handler (then req.cancelled: no answer below).
+                    result = await self._tasks.guard(req._handle, self._on_request(req))
+                    response = {"jsonrpc": "2.0", "id": req.id, "result": result}
+                except Exception as exc:
+                    response = failure_response(req, exc, self.name)
+                except BaseException as exc:
+                    # That cancellation ends the handler only; any other (shutdown) ends
+                    # the task serving it too.
+                    if not self._tasks.absorbs(
+                        req._handle, exc, cancelled=req.cancelled, closing=self._closed
+                    ):
+                        raise
+                    if not req.cancelled:
+                        # A CancelledError though nobody cancelled it (it awaited a future
+                        # someone else cancelled): the request still deserves an answer.
+                        response = _handler_cancelled(req)
+                finally:
+                    if slots is not None:
+                        slots.release()
+            finally:
+                req.done = True
+                self._in_flight.pop(req.id, None)
             if req.cancelled:
                 # The peer cancelled: the spec says the receiver SHOULD NOT respond.
                 response = None
@@ -425,42 +460,6 @@ class JSONRPCEngine:
             self._serving -= 1
             if not self._serving and self._drained is not None:
                 self._drained.set()
-
-    async def _run_handler(self, req: IncomingRequest) -> dict[str, Any] | None:
-        """The handler's answer, within a slot (none for prompt methods) and its cancellation."""
-        response: dict[str, Any] | None = None
-        slots: Slots | None = None if req.method in self._prompt else self._slots
-        try:
-            # Uncontended, the slot is taken without a checkpoint (a loop iteration).
-            if slots is None:
-                pass
-            elif slots.free > 0 and not slots.waiters:
-                slots.free -= 1
-            else:
-                await slots.acquire()
-            try:
-                # None when the peer's notifications/cancelled ended the handler.
-                response = await self._tasks.guard(
-                    req._handle, response_of(req, self._on_request(req), self.name)
-                )
-            except BaseException as exc:
-                # That cancellation ends the handler only; any other (shutdown) ends the
-                # task serving it too.
-                if not self._tasks.absorbs(
-                    req._handle, exc, cancelled=req.cancelled, closing=self._closed
-                ):
-                    raise
-                if not req.cancelled:
-                    # A CancelledError though nobody cancelled it (it awaited a future
-                    # someone else cancelled): the request still deserves an answer.
-                    response = _handler_cancelled(req)
-            finally:
-                if slots is not None:
-                    slots.release()
-        finally:
-            req.done = True
-            self._in_flight.pop(req.id, None)
-        return response
 
     async def _on_notify(self, method: str, params: dict[str, Any] | None) -> None:
         if method == CANCELLED_METHOD:

@@ -114,7 +114,7 @@ class HandlerTasks(Protocol[H]):
         """A handle for a handler run by the calling task itself (not joined by :meth:`join`)."""
         ...
 
-    def guard(self, handle: H, coro: Coroutine[Any, Any, T]) -> Awaitable[T | None]:
+    def guard(self, handle: H, coro: Awaitable[T]) -> Awaitable[T | None]:
         """Await ``coro`` where ``cancel(handle)`` can end it: then the await returns None, or
         raises an exception that :meth:`absorbs` recognises (asyncio cancels the whole task).
         """
@@ -222,7 +222,7 @@ class AsyncioHandlerTasks:
         assert task is not None, "adopt() is called from a task"
         return task
 
-    def guard(self, handle: asyncio.Task[Any], coro: Coroutine[Any, Any, T]) -> Awaitable[T]:
+    def guard(self, handle: asyncio.Task[Any], coro: Awaitable[T]) -> Awaitable[T]:
         """``coro`` itself: :meth:`cancel` cancels the task, so nothing wraps the await."""
         return coro
 
@@ -308,7 +308,7 @@ class AnyioHandlerTasks:
         """A fresh cancel scope for the calling task's handler."""
         return anyio.CancelScope()
 
-    async def guard(self, handle: anyio.CancelScope, coro: Coroutine[Any, Any, T]) -> T | None:
+    async def guard(self, handle: anyio.CancelScope, coro: Awaitable[T]) -> T | None:
         """Await ``coro`` in the handler's scope: None when :meth:`cancel` ended it."""
         with handle:
             return await coro

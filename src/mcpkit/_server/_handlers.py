@@ -262,6 +262,8 @@ class Handlers:
                 message=f"Method not found: tool {name!r} does not support task execution",
                 data={"name": name, "taskSupport": "forbidden"},
             )
+        if tool.context_param is None and not tool.asked and not self.server.bridges_logging:
+            return await tool.call(args, None)  # no Context to make: no layer of its own
         return await self._call(tool, args, rc)
 
     async def _call(self, tool: Any, args: dict[str, Any], rc: RequestContext) -> Any:

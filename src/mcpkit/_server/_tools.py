@@ -17,7 +17,7 @@ from ._argproblems import unknown_arguments_line
 from ._ask import ask_all
 from ._depends import with_dependencies
 from ._func import FuncInfo
-from ._threads import RaisedBaseException, SyncRunner
+from ._threads import RaisedBaseException, SyncRunner, contained, is_async_callable
 from ._util import (
     check_finite,
     dumps_text,
@@ -58,6 +58,7 @@ class ToolDef:
 
     __slots__ = (
         "_call",
+        "_direct",
         "asked",
         "check_output",
         "context_param",
@@ -111,6 +112,10 @@ class ToolDef:
         #: ``inline``: a sync function run on the event loop, its author's choice (else in
         #: a worker thread, so that a slow call never stalls the other requests).
         self._call = with_dependencies(make_caller(fn, inline=inline), info.dependencies)
+        #: An ``async def`` with no dependencies, awaited with no wrapper of its own (what
+        #: the caller would do with a BaseException, :meth:`call` does): one coroutine less
+        #: per call, also held for as long as the call waits.
+        self._direct = fn if info.dependencies is None and is_async_callable(fn) else None
         if input_schema is not None:
             # An explicit schema is kept exactly as written; arguments are then checked
             # against it with jsonschema instead of the signature.
@@ -195,7 +200,8 @@ class ToolDef:
                 if refused is not None:
                     return error_result(refused)
                 kwargs.update(answers)
-            value = await self._call(kwargs)
+            direct = self._direct
+            value = await (direct(**kwargs) if direct is not None else self._call(kwargs))
         except ToolError as e:
             return error_result(str(e) or f"Error executing tool {self.name}")
         except ProtocolError:
@@ -212,11 +218,13 @@ class ToolDef:
         except Exception as e:
             # A tool raising KeyboardInterrupt, SystemExit, ... arrives here as a
             # RaisedBaseException (its caller, _threads.make_caller): named by what it raised.
-            logger.exception("tool %r failed", self.name)
-            if self.mask_errors:
-                return error_result(f"Error executing tool {self.name}")
-            what = str(e) if type(e) is RaisedBaseException else f"{type(e).__name__}: {e}"
-            return error_result(f"Error executing tool {self.name}: {what}")
+            return self._failed(e)
+        except BaseException as e:
+            # From a function awaited directly: the caller's rule (_threads.contained).
+            failure = contained(e)
+            if failure is e:
+                raise
+            return self._failed(failure)
         try:
             return self.convert(value)
         except Exception as e:
@@ -224,6 +232,13 @@ class ToolDef:
             return error_result(
                 f"Error executing tool {self.name}: its result could not be converted ({e})"
             )
+
+    def _failed(self, e: BaseException) -> dict[str, Any]:
+        logger.exception("tool %r failed", self.name)
+        if self.mask_errors:
+            return error_result(f"Error executing tool {self.name}")
+        what = str(e) if type(e) is RaisedBaseException else f"{type(e).__name__}: {e}"
+        return error_result(f"Error executing tool {self.name}: {what}")
 
     def convert(self, value: Any) -> dict[str, Any]:
         """Turn a tool's return value into a ``CallToolResult`` dict."""

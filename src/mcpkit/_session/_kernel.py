@@ -16,7 +16,7 @@ session and request of a server, and replaced as a whole when the server's offer
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from .. import _telemetry
@@ -186,8 +186,26 @@ class Kernel:
         at_once = self.spec.at_once
         return at_once is not None and at_once(method, params)
 
-    async def serve(self, rc: RequestContext) -> Any:
-        """The result of the request ``rc`` serves (a ProtocolError becomes its error)."""
+    def serve(self, rc: RequestContext) -> Coroutine[Any, Any, Any]:
+        """The result of the request ``rc`` serves (a ProtocolError becomes its error), to
+        await. A plain function returning the coroutine that serves: one coroutine less
+        on every request's path (each one also stays alive while the request waits)."""
+        if _telemetry.active():  # an application configured OpenTelemetry
+            return self._traced(rc)
+        return self._serve(rc)
+
+    async def _traced(self, rc: RequestContext) -> Any:
+        req = rc.request
+        return await _telemetry.operation(
+            "server",
+            req.method,
+            req.params,
+            lambda: self._serve(rc),
+            extra=span_attributes(rc),
+            parent_meta=req.meta,
+        )
+
+    async def _serve(self, rc: RequestContext) -> Any:
         meta = rc.request.meta
         if (
             meta is not None
@@ -199,19 +217,6 @@ class Kernel:
             raise InvalidParams(
                 message="Invalid params: _meta.progressToken must be a string or an integer"
             )
-        if _telemetry.active():  # an application configured OpenTelemetry
-            req = rc.request
-            return await _telemetry.operation(
-                "server",
-                req.method,
-                req.params,
-                lambda: self._serve(rc),
-                extra=span_attributes(rc),
-                parent_meta=req.meta,
-            )
-        return await self._serve(rc)
-
-    async def _serve(self, rc: RequestContext) -> Any:
         spec = self.spec
         n = rc.negotiated
         assert n is not None
