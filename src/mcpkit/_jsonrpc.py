@@ -51,6 +51,9 @@ _limit_repeats()
 
 ProgressCallback = Callable[[float, "float | None", "str | None"], Awaitable[None]]
 NotificationHandler = Callable[[str, "dict[str, Any] | None"], Awaitable[None]]
+#: Called with each request: what serves it, to await (its result is the answer). What it
+#: raises, called or awaited, is answered alike (an error response, or no answer when the
+#: peer cancelled).
 RequestHandler = Callable[["IncomingRequest"], Awaitable[Any]]
 BatchPolicy = Callable[[], bool]
 

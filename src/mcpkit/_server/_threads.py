@@ -304,22 +304,31 @@ def _in_thread(ctx: contextvars.Context, fn: Callable[..., Any], kwargs: dict[st
         raise _converted(e) from e
 
 
-async def run_sync(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-    """Call ``fn(**kwargs)`` in a worker thread (with the caller's context variables); a
-    ``BaseException`` it raises comes back as :class:`RaisedBaseException`."""
+def run_sync(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Awaitable[Any]:
+    """Call ``fn(**kwargs)`` in a worker thread (with the caller's context variables), to
+    await; a ``BaseException`` it raises comes back as :class:`RaisedBaseException`.
+
+    On asyncio the job is queued at once and the awaitable is its future: no coroutine of
+    its own, which would be one more object per call kept while the call waits."""
     ctx = contextvars.copy_context()
     loop = asyncio_loop()
     if loop is None:  # trio: anyio's own threads
-        # Boxed: trio refuses a function that returns a coroutine (a sync tool may, for the
-        # caller to await), taking it for an async function passed by mistake.
-        boxed = await anyio.to_thread.run_sync(
-            lambda: (_in_thread(ctx, fn, kwargs),), abandon_on_cancel=True
-        )
-        return boxed[0]
+        return _run_sync_anyio(ctx, fn, kwargs)
     pool = _pools.get(loop)
     if pool is None:
         pool = _pools[loop] = _Pool(loop)
-    return await pool.submit(ctx, fn, kwargs)
+    return pool.submit(ctx, fn, kwargs)
+
+
+async def _run_sync_anyio(
+    ctx: contextvars.Context, fn: Callable[..., Any], kwargs: dict[str, Any]
+) -> Any:
+    # Boxed: trio refuses a function that returns a coroutine (a sync tool may, for the
+    # caller to await), taking it for an async function passed by mistake.
+    boxed = await anyio.to_thread.run_sync(
+        lambda: (_in_thread(ctx, fn, kwargs),), abandon_on_cancel=True
+    )
+    return boxed[0]
 
 
 def names_from_thread(fn: Callable[..., Any]) -> bool:

@@ -241,16 +241,20 @@ class ServerSession:
 
     # ------------------------------------------------------------------ incoming
 
-    async def _on_request(self, req: IncomingRequest) -> Any:
+    def _on_request(self, req: IncomingRequest) -> Awaitable[Any]:
+        # What serves the request, to await: the kernel's coroutine itself on the path of
+        # every call, with no coroutine of ours around it (each is one more object kept
+        # while the request waits). What this raises, the engine answers as it answers
+        # what the awaiting raises.
         negotiated = self.negotiated
         if negotiated is None:
-            return await self._before_handshake(req)
+            return self._before_handshake(req)
         method = req.method
         if method == "ping":
-            return {}
+            return _pong()
         if method == "initialize":
             raise InvalidRequest(message="Invalid Request: the session is already initialized")
-        return await self.kernel.serve(RequestContext(self, req, negotiated))
+        return self.kernel.serve(RequestContext(self, req, negotiated))
 
     async def _before_handshake(self, req: IncomingRequest) -> Any:
         # No initialize yet: the era is decided per request (is_stateless).
@@ -367,3 +371,8 @@ class ServerSession:
     async def ping(self, timeout: float = 10.0) -> None:
         """Ping the client; raises :class:`RequestTimeout` if it does not answer in time."""
         await self.peer.ping(timeout)
+
+
+async def _pong() -> dict[str, Any]:
+    """The answer to ``ping``."""
+    return {}
