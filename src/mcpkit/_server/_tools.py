@@ -59,6 +59,7 @@ class ToolDef:
     __slots__ = (
         "_call",
         "_direct",
+        "_inline_runner",
         "asked",
         "check_output",
         "context_param",
@@ -116,6 +117,17 @@ class ToolDef:
         #: the caller would do with a BaseException, :meth:`call` does): one coroutine less
         #: per call, also held for as long as the call waits.
         self._direct = fn if info.dependencies is None and is_async_callable(fn) else None
+        call = self._call
+        #: The runner of a tool that may be served at once (see :attr:`at_once`), else None.
+        self._inline_runner = (
+            call
+            if type(call) is SyncRunner
+            and call.inline
+            and self.context_param is None
+            and not self.asked
+            and task_support in (None, "forbidden")
+            else None
+        )
         if input_schema is not None:
             # An explicit schema is kept exactly as written; arguments are then checked
             # against it with jsonschema instead of the signature.
@@ -173,15 +185,10 @@ class ToolDef:
     @property
     def at_once(self) -> bool:
         """Whether a call ends without waiting: a sync function run on the loop (its
-        author's ``inline=True``; see ``SyncRunner``), given no Context, never a task."""
-        call = self._call
-        return (
-            type(call) is SyncRunner
-            and call.inline
-            and self.context_param is None
-            and not self.asked
-            and self.task_support in (None, "forbidden")
-        )
+        author's ``inline=True``; see ``SyncRunner``), given no Context, never a task.
+        Asked of every ``tools/call``: what cannot change is decided at registration."""
+        runner = self._inline_runner
+        return runner is not None and runner.inline
 
     async def call(self, arguments: dict[str, Any], ctx: CallContext | None) -> dict[str, Any]:
         """Run the tool; every failure of the tool itself becomes an ``isError`` result."""
