@@ -458,7 +458,10 @@ class JSONRPCEngine:
             if batch is not None:
                 await self._batch_done(batch, response)
             elif response is not None:
-                await self._send_quietly(response)
+                try:  # _send_quietly's, without its coroutine on every answer
+                    await self._send(response, None)
+                except ConnectionClosed:
+                    pass
         finally:
             self._serving -= 1
             if not self._serving and self._drained is not None:
