@@ -143,7 +143,7 @@ class PostHandler:
         finally:
             if not streamed:
                 entry.busy -= 1
-                entry.last_active = anyio.current_time()
+                entry.touch()
 
     async def post_batch(
         self,
@@ -211,7 +211,7 @@ class PostHandler:
             )
         finally:
             entry.busy -= 1
-            entry.last_active = anyio.current_time()
+            entry.touch()
 
     async def _serve_batch(
         self,
@@ -237,8 +237,10 @@ class PostHandler:
             return
         stream = transport.new_batch_stream(ids, info)
         await transport.feed(items)
-        if not await settled(stream.done_event) and not await wait_or_disconnect(
-            stream.done_event, receive
+        if (
+            not stream.answered
+            and not await settled(stream.done_event)
+            and not await wait_or_disconnect(stream.done_event, receive)
         ):
             return
         if stream.result is None:
@@ -307,7 +309,7 @@ class PostHandler:
                 ready.append(chunk)
             return final
 
-        if await settled(stream.done_event) and drain():
+        if (stream.answered or await settled(stream.done_event)) and drain():
             conn.close()
             return Answer(200, head + b"".join(ready), headers=[*SSE_HEADERS, *extra])
         return Answer(
@@ -358,7 +360,7 @@ class PostHandler:
                 pass  # the session ended meanwhile: its stream is closed, see below
         else:
             await transport.feed(msg)
-        if not await settled(stream.done_event):
+        if not stream.answered and not await settled(stream.done_event):
             got = await wait_or_disconnect(stream.done_event, receive)
             if not got:
                 return NO_ANSWER
@@ -409,7 +411,7 @@ class PostHandler:
             return self._one(result, [(SESSION_HEADER, entry.id.encode())])
         finally:
             entry.busy -= 1
-            entry.last_active = anyio.current_time()
+            entry.touch()
 
     def _one(self, payload: bytes, extra: list[tuple[bytes, bytes]]) -> Answer:
         """One message as the whole answer: a JSON body, or one SSE event."""
@@ -475,4 +477,4 @@ async def _busy_until_written(entry: SessionEntry, stream: Any, send: Send) -> N
         await stream(send)
     finally:
         entry.busy -= 1
-        entry.last_active = anyio.current_time()
+        entry.touch()

@@ -180,14 +180,6 @@ class SessionEntry:
         """When its client last had something attached, as a reading of the entry's clock."""
         return self._last_active
 
-    @last_active.setter
-    def last_active(self, when: float) -> None:
-        # The request handlers mark activity with ``entry.last_active = anyio.current_time()``.
-        # That reading is on the event loop's clock, not this entry's (trio's even carries a
-        # random offset), so an assignment is taken to mean "active now" and stamps the
-        # entry's own clock: the idle check never compares readings of two different clocks.
-        self.touch()
-
 
 async def run_session(entry: SessionEntry) -> None:
     """Serve ``entry``'s session until it ends (or its scope is cancelled); a failure is

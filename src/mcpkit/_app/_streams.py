@@ -125,7 +125,7 @@ class StreamHandler:
             await self._resume(entry, last, receive, send, extra)
         finally:
             entry.busy -= 1
-            entry.last_active = anyio.current_time()
+            entry.touch()
 
     async def _resume(
         self,

@@ -55,12 +55,13 @@ class Stream:
     """
 
     __slots__ = (
+        "_done_event",
+        "answered",
         "batch_ids",
         "cancelled",
         "conn",
         "conn_recv",
         "done",
-        "done_event",
         "id",
         "info",
         "json",
@@ -80,7 +81,9 @@ class Stream:
         self.conn: MemoryObjectSendStream[Chunk] | None = None
         self.conn_recv: MemoryObjectReceiveStream[Chunk] | None = None
         self.done = False
-        self.done_event = anyio.Event()
+        #: Set once the POST handler has what it waits for (:attr:`done_event`).
+        self.answered = False
+        self._done_event: anyio.Event | None = None
         self.result: bytes | None = None
         self.message: Message | None = None
         self.cancelled = False
@@ -94,6 +97,25 @@ class Stream:
         #: Where another worker follows this stream from (a shared session resumed
         #: elsewhere); the transport forwards each event there.
         self.remote: str | None = None
+
+    @property
+    def done_event(self) -> anyio.Event:
+        """Set once the POST handler has what it waits for: a JSON answer's body, or an SSE
+        stream's last event queued (or the stream ended). Made when first asked for: most
+        answers are there before anyone waits (check :attr:`answered` first), and an event
+        per request costs a backend lookup."""
+        event = self._done_event
+        if event is None:
+            event = self._done_event = anyio.Event()
+            if self.answered:
+                event.set()
+        return event
+
+    def set_answered(self) -> None:
+        """The POST handler may go on (:attr:`done_event`)."""
+        self.answered = True
+        if self._done_event is not None:
+            self._done_event.set()
 
     def attach(self) -> MemoryObjectReceiveStream[Chunk]:
         """Route this stream's live events to a new connection (the previous one ends)."""
@@ -271,7 +293,7 @@ class HTTPServerTransport:
                 stream.done = True
                 stream.cancelled = True
                 stream.detach()
-                stream.done_event.set()
+                stream.set_answered()
 
     def _forget(self, stream: Stream) -> None:
         for rid in stream.batch_ids or (stream.request_id,):
@@ -379,7 +401,7 @@ class HTTPServerTransport:
         self._in_recv.close()
         for s in self.requests.values():
             s.detach()
-            s.done_event.set()
+            s.set_answered()
         self.standalone.detach()
         if self._get_attached is not None:
             self._get_attached.set()  # no GET stream will come: the waiting requests fail
@@ -396,7 +418,7 @@ class HTTPServerTransport:
         if stream.json:
             stream.result = orjson.dumps(message)
             stream.message = message
-            stream.done_event.set()
+            stream.set_answered()
             return
         store = self.event_store
         if store is not None and final and stream.conn is not None and self._overlap_answers:
@@ -418,7 +440,7 @@ class HTTPServerTransport:
         if stream.remote is not None:
             await self.forward(stream, seq, message)
         if final:
-            stream.done_event.set()
+            stream.set_answered()
             if stream.conn is not None:
                 # The connection drains what is queued, then sees the end.
                 stream.conn.close()
