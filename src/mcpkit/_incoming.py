@@ -126,19 +126,15 @@ class IncomingRequest:
         return await self.engine.request(method, params, related_request_id=self.id, **kw)
 
 
-async def response_of(req: IncomingRequest, serving: Awaitable[Any], name: str) -> dict[str, Any]:
-    """The JSON-RPC response to ``req``: what ``serving`` (the handler's awaitable) gave,
-    or what it raised as :func:`failure_response` answers it. For transports that serve a
-    request without an engine (the engine does the same in its own task's step)."""
-    try:
-        result = await serving
-    except Exception as e:
-        return failure_response(req, e, name)
+def result_response(req: IncomingRequest, result: Any) -> dict[str, Any]:
+    """The JSON-RPC response to ``req`` whose handler gave ``result``."""
     return {"jsonrpc": "2.0", "id": req.id, "result": result}
 
 
 def failure_response(req: IncomingRequest, exc: Exception, name: str) -> dict[str, Any]:
-    """The JSON-RPC response to ``req`` whose handler raised ``exc``: a
+    """The JSON-RPC response to ``req`` whose handler raised ``exc`` (what serves a request,
+    the engine or an HTTP front end, awaits the handler itself: one coroutine less per
+    request than a wrapper awaiting it): a
     :class:`ProtocolError` as its error, :class:`BackendUnavailable` as -32603
     :data:`UNAVAILABLE`, any other exception as -32603 (logged with its traceback, never
     shown to the peer). Called while ``exc`` is being handled."""

@@ -32,7 +32,7 @@ from ._exceptions import (
     ProtocolError,
     RequestTimeout,
 )
-from ._incoming import IncomingRequest, error_response, failure_response
+from ._incoming import IncomingRequest, error_response, failure_response, result_response
 from ._logrepeats import install as _limit_repeats
 from ._transports._base import (
     Incoming,
@@ -432,7 +432,7 @@ class JSONRPCEngine:
                     # On trio, None when the peer's notifications/cancelled ended the
                     # handler (then req.cancelled: no answer below).
                     result = await self._tasks.guard(req._handle, self._on_request(req))
-                    response = {"jsonrpc": "2.0", "id": req.id, "result": result}
+                    response = result_response(req, result)
                 except Exception as exc:
                     response = failure_response(req, exc, self.name)
                 except BaseException as exc:

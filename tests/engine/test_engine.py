@@ -594,12 +594,10 @@ async def test_a_handler_meeting_the_shared_state_down_says_to_retry() -> None:
     one-request answer carrying it is 503 with Retry-After)."""
     from mcpkit._app._answers import status_of
     from mcpkit._exceptions import UNAVAILABLE, BackendUnavailable
-    from mcpkit._incoming import response_of
+    from mcpkit._incoming import failure_response
 
-    async def serving() -> Any:
-        raise BackendUnavailable("cannot reach 127.0.0.1:6379/0: connection refused")
-
-    answer = await response_of(IncomingRequest(None, 4, "tools/call", {}), serving(), "t")
+    down = BackendUnavailable("cannot reach 127.0.0.1:6379/0: connection refused")
+    answer = failure_response(IncomingRequest(None, 4, "tools/call", {}), down, "t")
     assert answer == {"jsonrpc": "2.0", "id": 4, "error": {"code": -32603, "message": UNAVAILABLE}}
     assert "6379" not in str(answer)  # where the shared state lives is not the client's to know
     assert status_of(answer) == 503

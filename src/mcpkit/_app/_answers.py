@@ -41,7 +41,7 @@ from .._http._asgi import (
 )
 from .._http._sse import encode_event
 from .._http._transport import CONNECTION_BUFFER
-from .._incoming import IncomingRequest, response_of
+from .._incoming import IncomingRequest, failure_response, result_response
 from .._session._base import RequestContext
 from .._session._kernel import Kernel
 
@@ -171,7 +171,10 @@ async def answer_sse(
         with anyio.CancelScope() as gone:
             live.gone = gone
             async with beside(live.stream, after=stream_after):
-                response = await response_of(req, kernel.serve(rc), "server")
+                try:  # the kernel's coroutine awaited here: no layer of its own
+                    response = result_response(req, await kernel.serve(rc))
+                except Exception as e:
+                    response = failure_response(req, e, "server")
                 req.done = True
                 if live.queue is not None and live.sent is not None:
                     # The stream is taken over: the answer goes out on it, last.
@@ -248,7 +251,10 @@ async def answer_now(kernel: Kernel, rc: RequestContext, *, json_response: bool)
     nothing but what the request itself waits on (no task watching for the client leaving:
     how a request the kernel knows ends at once is answered)."""
     req = rc.request
-    response = await response_of(req, kernel.serve(rc), "server")
+    try:  # the kernel's coroutine awaited here: no layer of its own
+        response = result_response(req, await kernel.serve(rc))
+    except Exception as e:
+        response = failure_response(req, e, "server")
     req.done = True
     if not json_response:
         return _one_body([], response)
