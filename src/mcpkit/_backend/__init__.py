@@ -22,7 +22,6 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, TypeVar
 
 import anyio
-import sniffio
 from anyio.abc import TaskGroup
 
 logger = logging.getLogger("mcpkit.backend")
@@ -37,11 +36,15 @@ _DETACHED: set[asyncio.Task[Any]] = set()
 def asyncio_loop() -> asyncio.AbstractEventLoop | None:
     """The running asyncio loop when the caller runs on asyncio; None on any other backend.
 
-    Call it from async code (or code called by it) only.
+    Call it from async code (or code called by it) only. Asked on every request's path
+    (a sync tool's hop, a POST's body deadline), so not of sniffio (~0.5 µs per ask,
+    measured): a thread that runs no asyncio loop (trio) makes ``get_running_loop()``
+    raise at once.
     """
-    if sniffio.current_async_library() != "asyncio":
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
         return None
-    return asyncio.get_running_loop()
 
 
 def soon_on_asyncio(callback: Callable[..., object], *args: Any) -> None:
@@ -53,11 +56,8 @@ def soon_on_asyncio(callback: Callable[..., object], *args: Any) -> None:
 
         soon_on_asyncio(marks.discard, key)  # after tasks started inside the last send
     """
-    # Not asyncio_loop(): this runs once per HTTP request, and asking sniffio costs ~0.5 µs
-    # (measured); without a running asyncio loop get_running_loop() raises at once.
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
+    loop = asyncio_loop()
+    if loop is None:
         callback(*args)
         return
     loop.call_soon(callback, *args)
@@ -426,15 +426,8 @@ def fail_after(seconds: float) -> AbstractAsyncContextManager[Any]:
     docs/performance-notes.md); code that wants anyio's scope (moved deadlines, cancellation from
     another task) uses it directly.
     """
-    if _ASYNCIO_TIMEOUT is not None:
-        # Not sniffio (~0.5 µs per ask, measured, on every POST): a thread that runs no
-        # asyncio loop (trio) makes get_running_loop() raise at once.
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass
-        else:
-            return _ASYNCIO_TIMEOUT(seconds)
+    if _ASYNCIO_TIMEOUT is not None and asyncio_loop() is not None:
+        return _ASYNCIO_TIMEOUT(seconds)
     return _AnyioFailAfter(seconds)
 
 
@@ -626,7 +619,7 @@ class LightCancelScope:
         self.cancelled_caught = False
         self._timeout: Any = None
         self._scope: anyio.CancelScope | None = None
-        if _ASYNCIO_TIMEOUT is not None and sniffio.current_async_library() == "asyncio":
+        if _ASYNCIO_TIMEOUT is not None and asyncio_loop() is not None:
             self._timeout = _ASYNCIO_TIMEOUT(None)
         else:
             self._scope = anyio.CancelScope()

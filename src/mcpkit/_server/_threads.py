@@ -119,10 +119,10 @@ class _Pool:
             return
         with self.lock:
             self.threads += 1
-        # Not _backend.start_detached: that asks sniffio which loop runs, and from the timer
-        # callback of _check_waiting (no current task) on a loop anyio did not start (uvicorn's)
-        # sniffio cannot tell, so the thread for a job stuck behind a busy one never came.
-        # This pool exists on asyncio only, its loop known.
+        # The pool's own loop, known (the pool exists on asyncio only): called from the timer
+        # callback of _check_waiting too, where there is no current task. (When this asked
+        # sniffio, it could not tell there on a loop anyio did not start, uvicorn's, and the
+        # thread for a job stuck behind a busy one never came.)
         task = self.loop.create_task(self._host())
         _hosts.add(task)
         task.add_done_callback(_hosts.discard)
