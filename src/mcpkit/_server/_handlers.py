@@ -147,21 +147,21 @@ class Handlers:
         except BaseException as e:
             return self._asked(rc, rounds, e)
 
-    async def _first_round(self, rc: RequestContext, params: dict[str, Any], run: Any) -> Any:
-        """Run ``run``, the coroutine of a call that cannot ask (a function without a
+    def _first_round_ended(
+        self, rc: RequestContext, params: dict[str, Any], e: BaseException
+    ) -> Any:
+        """What answers ``e``, raised by a call that cannot ask (a function without a
         Context, no logging bridge) and carries no answers (no ``requestState`` nor
-        ``inputResponses``): what :meth:`_rounds` does for it, without its round state,
-        which only an ``URLElicitationRequired`` raised needs (the ``InputRequiredResult``
-        that answers it seals one). Every 2026-07-28 call of such a tool came through
-        here: the round state and the held calls' table cost it ~2 µs of server CPU per
-        call for nothing."""
-        try:
-            return await run
-        except BaseException as e:
-            principal = rc.transport.principal
-            caller = principal.key if principal is not None else None
-            rounds = RoundState(self.server.stateless, rc.request.method, params, caller)
-            return self._asked(rc, rounds, e)
+        ``inputResponses``): what :meth:`_rounds` does for it, without its round state
+        until one is needed (only an ``URLElicitationRequired`` raised needs it: the
+        ``InputRequiredResult`` that answers it seals one). Every 2026-07-28 call of such a
+        tool is served so: the round state and the held calls' table cost it ~2 µs of
+        server CPU per call for nothing, and a coroutine around the call one more object
+        per call."""
+        principal = rc.transport.principal
+        caller = principal.key if principal is not None else None
+        rounds = RoundState(self.server.stateless, rc.request.method, params, caller)
+        return self._asked(rc, rounds, e)
 
     @staticmethod
     def _asked(rc: RequestContext, rounds: RoundState, e: BaseException) -> Any:
@@ -245,7 +245,10 @@ class Handlers:
                 and "requestState" not in params
                 and "inputResponses" not in params
             ):
-                return await self._first_round(rc, params, tool.call(args, None))
+                try:
+                    return await tool.call(args, None)
+                except BaseException as e:
+                    return self._first_round_ended(rc, params, e)
             held = tool.context_param is not None or bool(tool.asked)
             return await self._rounds(rc, params, self._call(tool, args, rc), hold=held)
         if support is not None and support != "forbidden":
