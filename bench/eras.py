@@ -70,8 +70,9 @@ ERA_LABEL = {
 }
 MODERN = "2026-07-28"
 SESSION = "2025-11-25"
-#: Issue 29: 2026 tools/call at least this many times the 2025 session JSON path.
-TARGET = 1.2
+#: Issue 42: a 2026 tools/call no slower than one on the 2025 session JSON path (issue 29's
+#: 1.2x, which measured the SDK against itself, was retired by it).
+TARGET = 1.0
 
 Message = MutableMapping[str, Any]
 
@@ -458,7 +459,7 @@ def tables(result: dict[str, Any]) -> str:
         )
         out.append("")
     out.append(
-        f"### Targets (issue 29): 2026 >= {TARGET}x the 2025 session JSON path, fewer calls\n"
+        f"### Targets (issue 42): 2026 >= {TARGET}x the 2025 session JSON path, fewer calls\n"
     )
     out.append("| target | result | met |")
     out.append("|---|---|---|")

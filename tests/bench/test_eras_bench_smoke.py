@@ -44,7 +44,7 @@ def test_eras_bench_quick(tmp_path: Path) -> None:
     # The default stacks: uvicorn's two protocols, httptools being serve_http's default.
     stacks = {(c["http"], c["conns"]) for c in cells}
     assert stacks >= {(h, n) for h in ("h11", "httptools") for n in (1, 32)}
-    assert "| 2026 tools/call >= 1.2x 2025, sequential, uvicorn httptools (serve_http's" in stdout
+    assert "| 2026 tools/call >= 1.0x 2025, sequential, uvicorn httptools (serve_http's" in stdout
     for cell in cells:
         assert cell["calls_s_2025"] > 0 and cell["calls_s_2026"] > 0
         assert cell["reps"] == 1 and len(cell["ratios"]) == 1
@@ -69,6 +69,6 @@ def test_eras_bench_with_async_tools(tmp_path: Path) -> None:
     assert result["config"]["tools"] == "async"
     stacks = {(c["http"], c["conns"]) for c in result["throughput"]}
     assert stacks == {("httptools", 1), ("httptools", 32)}
-    # The tool is a coroutine function: no sync runner in the served call (the default's
-    # def tools go through one, see above), only the caller of user functions (one call).
-    assert result["python_work"]["2026"]["by_module"].get("mcpkit._server._threads") == 1
+    # The tool is a coroutine function, awaited by the tool's definition itself: nothing of
+    # the thread module is on its path (the default's def tools go through a sync runner).
+    assert "mcpkit._server._threads" not in result["python_work"]["2026"]["by_module"]
