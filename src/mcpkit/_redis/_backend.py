@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import secrets
 import time
 import warnings
+import weakref
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
@@ -75,6 +77,25 @@ def redis_where(url: str) -> str:
     shown = f"[{host}]" if ":" in host else host
     tls = " (TLS)" if parts.scheme == "rediss" else ""
     return f"Redis {shown}:{port}/{db}{tls}"
+
+
+#: Every backend of this process, for :func:`_new_ids_after_fork`.
+_BACKENDS: weakref.WeakSet[RedisBackend] = weakref.WeakSet()
+
+
+def _new_ids_after_fork() -> None:
+    """In a process just forked: a worker id of its own for every backend it inherited.
+
+    A pre-forking server imports the app once and forks its workers from that process
+    (gunicorn ``--preload``): each worker would otherwise carry the same id, and take the
+    others' run-time changes, notifications and routed messages for its own (skipped as
+    made here already)."""
+    for backend in list(_BACKENDS):
+        backend.worker_id = secrets.token_hex(4)
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
+    os.register_at_fork(after_in_child=_new_ids_after_fork)
 
 
 class RedisBackend:
@@ -153,8 +174,10 @@ class RedisBackend:
             raise ValueError(f"max_shared_sessions must be at least 1, not {max_shared_sessions}")
         self.max_shared_sessions = max_shared_sessions
         #: This worker's id: in its channel, its stream ids and its server-to-client
-        #: request ids, so the others know where to send what belongs to it.
+        #: request ids, so the others know where to send what belongs to it. Made again in
+        #: a process forked from this one (:func:`_new_ids_after_fork`).
         self.worker_id = secrets.token_hex(4)
+        _BACKENDS.add(self)
         self.errors = _redis_errors()
         self._client: Redis | None = None
         self._client_loop: object = None
