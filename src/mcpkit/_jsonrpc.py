@@ -247,16 +247,20 @@ class JSONRPCEngine:
 
     async def _run_reader(self) -> None:
         receive = self.transport.receive
-        handle = self._handle
+        route = self._route_item
         if pushes(self.transport):
-            cast("PushTransport", self.transport).push_to(handle)
+            cast("PushTransport", self.transport).push_to(self._handle)
         try:
             while True:
                 try:
                     item = await receive()
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                     break
-                await handle(item)
+                # A request routed to its task leaves nothing to await here: no coroutine
+                # is made for it in this loop (two per message before, on every request).
+                left = route(item)
+                if left is not None:
+                    await left
         finally:
             self._shutdown(
                 getattr(self.transport, "close_reason", "the peer closed the connection")
@@ -279,26 +283,31 @@ class JSONRPCEngine:
     # ------------------------------------------------------------------ receiving
 
     async def _handle(self, item: Incoming) -> None:
+        """Route one incoming item (what a push transport hands over, in its own task)."""
+        left = self._route_item(item)
+        if left is not None:
+            await left
+
+    def _route_item(self, item: Incoming) -> Awaitable[None] | None:
+        """Route one incoming item; what is left to await in the caller (an answer to
+        send, a notification to handle, a request served in the caller's step), or None."""
         if isinstance(item, bytes):
             try:
                 msg = orjson.loads(item)
             except orjson.JSONDecodeError as e:
                 self.unparsable = item[:200]
-                await self._unparsable(item, f"Parse error: {e}")
-                return
+                return self._unparsable(item, f"Parse error: {e}")
         elif isinstance(item, InvalidIncoming):
-            await self._send_error(None, item.code, item.message)
-            return
+            return self._send_error(None, item.code, item.message)
         else:
             msg = item
         if type(msg) is dict:
-            await self._dispatch(msg)
-        elif type(msg) is list:
-            await self._handle_batch(msg)
-        else:
-            await self._send_error(
-                None, INVALID_REQUEST, "Invalid Request: a message must be a JSON object"
-            )
+            return self._route(msg, None)[1]
+        if type(msg) is list:
+            return self._handle_batch(msg)
+        return self._send_error(
+            None, INVALID_REQUEST, "Invalid Request: a message must be a JSON object"
+        )
 
     async def _unparsable(self, item: bytes, text: str) -> None:
         """Answer what orjson refused, to the right id when the message is valid JSON anyway.
@@ -341,46 +350,48 @@ class JSONRPCEngine:
     async def _dispatch(
         self, msg: dict[str, Any], batch: _Batch | None = None, *, inline: bool = False
     ) -> bool:
-        """Route one message. Returns True when a request was started (batch bookkeeping)."""
+        """Route one message and await what is left. Returns True when a request was
+        started (batch bookkeeping)."""
+        started, left = self._route(msg, batch, inline=inline)
+        if left is not None:
+            await left
+        return started
+
+    def _route(
+        self, msg: dict[str, Any], batch: _Batch | None, *, inline: bool = False
+    ) -> tuple[bool, Awaitable[Any] | None]:
+        """Route one message: whether a request was started, and what is left for the
+        caller to await (None when the request went to a task of its own)."""
         if msg.get("jsonrpc") != "2.0":
-            await self._reject(msg, 'Invalid Request: "jsonrpc" must be exactly "2.0"', batch)
-            return False
+            return False, self._reject(
+                msg, 'Invalid Request: "jsonrpc" must be exactly "2.0"', batch
+            )
         method = msg.get("method")
         if method is None:
             if "result" in msg or "error" in msg:
                 self._on_response(msg)
-            else:
-                await self._reject(
-                    msg, "Invalid Request: neither a request, a notification nor a response", batch
-                )
-            return False
+                return False, None
+            return False, self._reject(
+                msg, "Invalid Request: neither a request, a notification nor a response", batch
+            )
         if type(method) is not str:
-            await self._reject(msg, 'Invalid Request: "method" must be a string', batch)
-            return False
+            return False, self._reject(msg, 'Invalid Request: "method" must be a string', batch)
         params = msg.get("params")
         if params is not None and type(params) is not dict:
-            await self._reject(msg, 'Invalid Request: "params" must be an object', batch)
-            return False
+            return False, self._reject(msg, 'Invalid Request: "params" must be an object', batch)
         if "id" not in msg:
-            await self._on_notify(method, params)
-            return False
+            return False, self._on_notify(method, params)
         rid = msg["id"]
         if type(rid) is not str and type(rid) is not int:
-            await self._reject(msg, 'Invalid Request: "id" must be a string or an integer', batch)
-            return False
+            return False, self._reject(
+                msg, 'Invalid Request: "id" must be a string or an integer', batch
+            )
         if rid in self._in_flight:
-            await self._reply_error(
-                rid,
-                INVALID_REQUEST,
-                f"Invalid Request: id {rid!r} is already in use by a request in flight",
-                batch,
-            )
-            return False
+            text = f"Invalid Request: id {rid!r} is already in use by a request in flight"
+            return False, self._reply_error(rid, INVALID_REQUEST, text, batch)
         if len(self._in_flight) >= self._max_in_flight:
-            await self._reply_error(
-                rid, INTERNAL_ERROR, "Too many requests in flight; retry later", batch
-            )
-            return False
+            text = "Too many requests in flight; retry later"
+            return False, self._reply_error(rid, INTERNAL_ERROR, text, batch)
         req = IncomingRequest(self, rid, method, params)
         self._in_flight[rid] = req
         self._serving += 1
@@ -393,10 +404,9 @@ class JSONRPCEngine:
             and at_once(method, params)
         ):
             req._handle = self._tasks.adopt()
-            await self._serve(req, batch)
-        else:
-            req._handle = self._tasks.start(self._serve, req, batch)
-        return True
+            return True, self._serve(req, batch)
+        req._handle = self._tasks.start(self._serve, req, batch)
+        return True, None
 
     async def _reject(self, msg: dict[str, Any], text: str, batch: _Batch | None) -> None:
         rid = msg.get("id")
