@@ -92,6 +92,18 @@ ISSUE_42: list[tuple[str, str, str, str, str, float]] = [
         ("stdio 64 in flight", "stdio/mcpkit{v}", "conc64_calls_s", "stdio/floor", ">=", 0.62),
         ("stdio 64 in flight", "stdio/mcpkit{v}", "conc64_calls_s", "stdio/ts", ">=", 2.6),
     )
+] + [
+    # The 2026-07-28 path no slower than the session path on one server (issue 14 asked it
+    # of the sequential calls first; the benchmark server's tools are `def` ones there).
+    (
+        f"issue 42: HTTP 2026-07-28 {level}",
+        "http/mcpkit-modern",
+        metric,
+        "http/mcpkit-json",
+        ">=",
+        1,
+    )
+    for level, metric in (("sequential", "seq_calls_s"), ("32 connections", "sess32_calls_s"))
 ]
 
 TARGETS: list[tuple[str, str, str, str, str, float]] = [
@@ -104,14 +116,6 @@ TARGETS: list[tuple[str, str, str, str, str, float]] = [
     ("HTTP SSE 32 sessions", "http/mcpkit-sse", "sess32_calls_s", "http/ts-sse", ">=", 1.6),
     # Issue 14: a 2026-07-28 (stateless) tools/call builds no throwaway session, so it is at
     # least as fast as our 2025 stateful path, and at least 5x the official SDK serving 2026.
-    (
-        "HTTP 2026-07-28 sequential",
-        "http/mcpkit-modern",
-        "seq_calls_s",
-        "http/mcpkit-json",
-        ">=",
-        1,
-    ),
     (
         "HTTP 2026-07-28 sequential",
         "http/mcpkit-modern",

@@ -468,10 +468,7 @@ class JSONRPCEngine:
             if batch is not None:
                 await self._batch_done(batch, response)
             elif response is not None:
-                try:  # _send_quietly's, without its coroutine on every answer
-                    await self._send(response, None)
-                except ConnectionClosed:
-                    pass
+                await self._send_quietly(response)
         finally:
             self._serving -= 1
             if not self._serving and self._drained is not None:
@@ -569,8 +566,14 @@ class JSONRPCEngine:
 
     # ------------------------------------------------------------------ sending
 
-    async def _send(self, message: Message, related: RequestId | None) -> None:
+    async def _send(
+        self, message: Message, related: RequestId | None, *, quiet: bool = False
+    ) -> None:
+        """Send ``message``; a connection that is gone raises :class:`ConnectionClosed`
+        (``quiet``: the message is dropped instead)."""
         if self._closed and not isinstance(message, list) and "method" in message:
+            if quiet:
+                return
             raise ConnectionClosed(self._close_reason)
         try:
             await self.transport.send(message, related_request_id=related)
@@ -582,6 +585,8 @@ class JSONRPCEngine:
         ) as e:
             reason = f"cannot send: {e or type(e).__name__}"
             self._shutdown(reason)  # later senders are told the same
+            if quiet:
+                return
             raise ConnectionClosed(reason) from e
 
     async def _reply_error(
@@ -593,14 +598,13 @@ class JSONRPCEngine:
         else:
             await self._send_quietly(err)
 
-    async def _send_error(self, rid: RequestId | None, code: int, message: str) -> None:
-        await self._send_quietly(error_response(rid, code, message))
+    def _send_error(self, rid: RequestId | None, code: int, message: str) -> Awaitable[None]:
+        return self._send_quietly(error_response(rid, code, message))
 
-    async def _send_quietly(self, msg: dict[str, Any]) -> None:
-        try:
-            await self._send(msg, None)
-        except ConnectionClosed:
-            pass
+    def _send_quietly(self, msg: dict[str, Any]) -> Awaitable[None]:
+        """Send ``msg``, dropped if the connection is gone (an answer nobody can read):
+        :meth:`_send`'s own coroutine, none of its own (on every answer's path)."""
+        return self._send(msg, None, quiet=True)
 
     async def notify(
         self,

@@ -80,13 +80,16 @@ async def steps(ctx: Context) -> str:
     return "stepped"
 
 
-serve_http(
-    server,
-    port=int(sys.argv[1]),
-    log_level="info",
-    uvicorn_options={"http": sys.argv[2]},
-    legacy_sse=True,  # the HTTP+SSE transport beside, for its POSTs pipelined
-)
+if __name__ == "__main__":
+    serve_http(
+        server,
+        port=int(sys.argv[1]),
+        log_level="info",
+        uvicorn_options={"http": sys.argv[2]},
+        legacy_sse=True,  # the HTTP+SSE transport beside, for its POSTs pipelined
+    )
+else:  # imported by uvicorn's own command line: ``uvicorn serve:app --http h11``
+    app = server.http_app(legacy_sse=True)
 """
 
 
@@ -110,17 +113,27 @@ def _wait_listening(proc: subprocess.Popen[bytes]) -> None:
         seen += chunk
 
 
-@pytest.fixture(scope="module", params=["h11", "httptools"])
+@pytest.fixture(scope="module", params=["h11", "httptools", "uvicorn-cli-h11"])
 def served(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Served]:
-    """``serve_http`` in a process of its own, on uvicorn's protocol of the given parser."""
-    parser = str(request.param)
+    """``serve_http`` in a process of its own, on uvicorn's protocol of the given parser;
+    or (``uvicorn-cli-h11``) the app under uvicorn's own command line with h11, as
+    docs/deploy.md names it for workers hostile clients reach: ``uvicorn serve:app --http
+    h11``. Whoever runs it, the bounds are the app's."""
     script = tmp_path_factory.mktemp("framing") / "serve.py"
     script.write_text(textwrap.dedent(SERVER))
     port = free_port()
+    if request.param == "uvicorn-cli-h11":
+        parser = "h11"
+        uvicorn = Path(sys.executable).with_name("uvicorn")
+        argv = [str(uvicorn), "serve:app", "--http", "h11", "--port", str(port)]
+    else:
+        parser = str(request.param)
+        argv = [sys.executable, str(script), str(port), parser]
     proc = subprocess.Popen(
-        [sys.executable, str(script), str(port), parser],
+        argv,
+        cwd=script.parent,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -481,62 +494,6 @@ def test_a_client_that_pipelines_is_closed_after_a_few_in_a_row(served: Served) 
     assert [r.headers.get(b"connection", b"") for r in got] == [b""] * PIPELINED_IN_A_ROW + [
         b"close"
     ]
-
-
-APP = """
-from mcpkit import Server
-
-server = Server("framing-cli")
-
-
-@server.tool()
-def echo(text: str) -> str:
-    \"\"\"Says the text back.\"\"\"
-    return text
-
-
-app = server.http_app()
-"""
-
-
-@pytest.fixture(scope="module")
-def uvicorn_cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """The app under uvicorn's own command line with h11, as docs/deploy.md names it for
-    workers hostile clients reach directly: ``uvicorn app:app --http h11``."""
-    here = tmp_path_factory.mktemp("uvicorn-cli")
-    (here / "app.py").write_text(textwrap.dedent(APP))
-    exe = Path(sys.executable).with_name("uvicorn")
-    port = free_port()
-    argv = [str(exe), "app:app", "--http", "h11", "--port", str(port)]
-    proc = subprocess.Popen(
-        argv, cwd=here, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    try:
-        _wait_listening(proc)
-        threading.Thread(target=_drain, args=(proc,), daemon=True).start()
-        yield Served(port, "h11", proc.pid)
-    finally:
-        proc.kill()
-        proc.wait(timeout=10)
-
-
-def test_under_uvicorns_own_command_line_a_pipelining_client_is_closed_too(
-    uvicorn_cli: Served,
-) -> None:
-    """The bound is the app's, whoever runs it: under ``uvicorn app:app --http h11`` a
-    client pipelining 24 requests gets the first and 4 pipelined answers, the last with
-    ``Connection: close``; one that does not pipeline is served on one connection."""
-    with Wire(uvicorn_cli.port) as wire:
-        wire.send(b"".join(echo_request(str(i)) for i in range(24)))
-        got = wire.responses_until_end()
-    assert [answer_text(r) for r in got] == [str(i) for i in range(PIPELINED_IN_A_ROW + 1)]
-    assert got[-1].headers.get(b"connection") == b"close"
-    with Wire(uvicorn_cli.port) as wire:
-        for i in range(8):
-            wire.send(echo_request(str(i)))
-            answer = wire.response()
-            assert answer_text(answer) == str(i)
-            assert b"connection" not in answer.headers
 
 
 def test_a_client_that_does_not_pipeline_is_never_closed(served: Served) -> None:

@@ -13,6 +13,7 @@ import asyncio
 import contextvars
 import functools
 import threading
+from typing import Any
 
 import anyio
 import anyio.from_thread
@@ -264,7 +265,7 @@ def test_no_worker_thread_starts_once_the_loop_shuts_down() -> None:
         blocked = asyncio.ensure_future(run_sync(hold, {}))
         assert await loop.run_in_executor(None, started.wait, 10)  # the only worker holds
         pool = _threads._pools[loop]
-        hosts = set(_threads._hosts)
+        hosts = _hosts()
         assert pool.threads == 1 and len(hosts) == 1
         for host in hosts:  # what the loop's shutdown does to them
             host.cancel()
@@ -272,10 +273,15 @@ def test_no_worker_thread_starts_once_the_loop_shuts_down() -> None:
         assert pool.closing and pool.jobs.qsize() == 1  # the leave note
         pool._check_waiting()  # the spawn check, due while the loop closes
         queued = pool.submit(contextvars.copy_context(), int, {})  # a late job
-        assert set(_threads._hosts) == set() and pool.threads == 1  # no thread started
+        assert _hosts() == set() and pool.threads == 1  # no thread started
         release.set()
         await asyncio.wait_for(blocked, 10)  # the held job still finishes
         queued.cancel()
 
     asyncio.run(main())
     assert release.is_set()
+
+
+def _hosts() -> set[asyncio.Task[Any]]:
+    """The tasks hosting the pool's worker threads, on the running loop."""
+    return {t for t in asyncio.all_tasks() if t.get_coro().__qualname__ == "_Pool._host"}

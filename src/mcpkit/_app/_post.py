@@ -238,7 +238,7 @@ class PostHandler:
         stream = transport.new_batch_stream(ids, info)
         await transport.feed(items)
         if (
-            not stream.answered
+            not stream.settled
             and not await settled(stream.done_event)
             and not await wait_or_disconnect(stream.done_event, receive)
         ):
@@ -309,7 +309,7 @@ class PostHandler:
                 ready.append(chunk)
             return final
 
-        if (stream.answered or await settled(stream.done_event)) and drain():
+        if (stream.settled or await settled(stream.done_event)) and drain():
             conn.close()
             return Answer(200, head + b"".join(ready), headers=[*SSE_HEADERS, *extra])
         return Answer(
@@ -360,7 +360,7 @@ class PostHandler:
                 pass  # the session ended meanwhile: its stream is closed, see below
         else:
             await transport.feed(msg)
-        if not stream.answered and not await settled(stream.done_event):
+        if not stream.settled and not await settled(stream.done_event):
             got = await wait_or_disconnect(stream.done_event, receive)
             if not got:
                 return NO_ANSWER

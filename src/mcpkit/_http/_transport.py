@@ -56,7 +56,6 @@ class Stream:
 
     __slots__ = (
         "_done_event",
-        "answered",
         "batch_ids",
         "cancelled",
         "conn",
@@ -70,6 +69,7 @@ class Stream:
         "request_id",
         "result",
         "seq",
+        "settled",
         "uncancellable",
     )
 
@@ -81,8 +81,9 @@ class Stream:
         self.conn: MemoryObjectSendStream[Chunk] | None = None
         self.conn_recv: MemoryObjectReceiveStream[Chunk] | None = None
         self.done = False
-        #: Set once the POST handler has what it waits for (:attr:`done_event`).
-        self.answered = False
+        #: Set once the POST handler has what it waits for (:attr:`done_event`): the
+        #: answer, or the news that none will come (cancelled, the session closed).
+        self.settled = False
         self._done_event: anyio.Event | None = None
         self.result: bytes | None = None
         self.message: Message | None = None
@@ -102,18 +103,18 @@ class Stream:
     def done_event(self) -> anyio.Event:
         """Set once the POST handler has what it waits for: a JSON answer's body, or an SSE
         stream's last event queued (or the stream ended). Made when first asked for: most
-        answers are there before anyone waits (check :attr:`answered` first), and an event
+        answers are there before anyone waits (check :attr:`settled` first), and an event
         per request costs a backend lookup."""
         event = self._done_event
         if event is None:
             event = self._done_event = anyio.Event()
-            if self.answered:
+            if self.settled:
                 event.set()
         return event
 
-    def set_answered(self) -> None:
-        """The POST handler may go on (:attr:`done_event`)."""
-        self.answered = True
+    def settle(self) -> None:
+        """The POST handler may go on (:attr:`settled`, :attr:`done_event`)."""
+        self.settled = True
         if self._done_event is not None:
             self._done_event.set()
 
@@ -293,7 +294,7 @@ class HTTPServerTransport:
                 stream.done = True
                 stream.cancelled = True
                 stream.detach()
-                stream.set_answered()
+                stream.settle()
 
     def _forget(self, stream: Stream) -> None:
         for rid in stream.batch_ids or (stream.request_id,):
@@ -401,7 +402,7 @@ class HTTPServerTransport:
         self._in_recv.close()
         for s in self.requests.values():
             s.detach()
-            s.set_answered()
+            s.settle()
         self.standalone.detach()
         if self._get_attached is not None:
             self._get_attached.set()  # no GET stream will come: the waiting requests fail
@@ -418,7 +419,7 @@ class HTTPServerTransport:
         if stream.json:
             stream.result = orjson.dumps(message)
             stream.message = message
-            stream.set_answered()
+            stream.settle()
             return
         store = self.event_store
         if store is not None and final and stream.conn is not None and self._overlap_answers:
@@ -440,7 +441,7 @@ class HTTPServerTransport:
         if stream.remote is not None:
             await self.forward(stream, seq, message)
         if final:
-            stream.set_answered()
+            stream.settle()
             if stream.conn is not None:
                 # The connection drains what is queued, then sees the end.
                 stream.conn.close()

@@ -239,14 +239,12 @@ class Handlers:
             if support is not None and support != "forbidden":
                 return await self.server.task_extension.call_tool(self, rc, tool, args)
             if (
-                tool.context_param is None
-                and not tool.asked
-                and not self.server.bridges_logging
+                not self._needs_context(tool)
                 and "requestState" not in params
                 and "inputResponses" not in params
             ):
                 try:
-                    return await tool.call(args, None)
+                    return await self._call(tool, args, rc)
                 except BaseException as e:
                     return self._first_round_ended(rc, params, e)
             held = tool.context_param is not None or bool(tool.asked)
@@ -265,13 +263,25 @@ class Handlers:
                 message=f"Method not found: tool {name!r} does not support task execution",
                 data={"name": name, "taskSupport": "forbidden"},
             )
-        if tool.context_param is None and not tool.asked and not self.server.bridges_logging:
-            return await tool.call(args, None)  # no Context to make: no layer of its own
         return await self._call(tool, args, rc)
 
-    async def _call(self, tool: Any, args: dict[str, Any], rc: RequestContext) -> Any:
-        if tool.context_param is None and not tool.asked and not self.server.bridges_logging:
-            return await tool.call(args, None)
+    def _needs_context(self, tool: Any) -> bool:
+        """Whether a call of ``tool`` runs with a Context: it takes one or asks, or the
+        server bridges Python logging to the client (``bridge_logging``: the records the
+        call emits reach its client through the Context)."""
+        return tool.context_param is not None or bool(tool.asked) or self.server.bridges_logging
+
+    def _call(
+        self, tool: Any, args: dict[str, Any], rc: RequestContext
+    ) -> Coroutine[Any, Any, Any]:
+        """The call of ``tool``, to await: the tool's own coroutine when no Context is
+        made (no layer of ours around it on every call), else one that sets it first."""
+        if not self._needs_context(tool):
+            run: Coroutine[Any, Any, Any] = tool.call(args, None)
+            return run
+        return self._call_in_context(tool, args, rc)
+
+    async def _call_in_context(self, tool: Any, args: dict[str, Any], rc: RequestContext) -> Any:
         ctx = Context(self.server, rc, rc.session)
         token = current_context.set(ctx)
         try:

@@ -43,29 +43,26 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from .._backend import asyncio_loop
+from .._backend import asyncio_loop, start_detached
 
 #: Threads per event loop at most; more jobs wait in the queue.
 MAX_THREADS = 40
-#: An idle worker exits after this many seconds without work.
+#: An idle worker thread exits after this many seconds without work.
 IDLE_TIMEOUT = 10.0
-#: How long the workers may finish no job, while jobs wait in the queue, before another
-#: thread starts. Most tool functions return in microseconds: a worker that finishes takes
+#: How long the threads may finish no job, while jobs wait in the queue, before another
+#: thread starts. Most tool functions return in microseconds: a thread that finishes takes
 #: the next job at once, with no thread switch. Jobs waiting is no reason for a thread while
-#: the workers get through them: more threads would only take the GIL from each other and
+#: the threads get through them: more threads would only take the GIL from each other and
 #: from the loop (40 threads with 64 calls in flight served a fifth less than 1 to 4). Only
-#: workers that finish nothing are stuck (a blocking call, a long computation): then a job
+#: threads that finish nothing are stuck (a blocking call, a long computation): then a job
 #: behind them gets a thread of its own within about this delay. Longer than the
-#: interpreter's switch interval (5 ms), for which a worker may wait on a busy loop for
+#: interpreter's switch interval (5 ms), for which a thread may wait on a busy loop for
 #: the GIL without being stuck.
 SPAWN_DELAY = 0.01
 
 
-#: A job for a worker: the caller's future, its context, the function and its arguments.
+#: A job for a worker thread: the caller's future, its context, the function and its arguments.
 _Job = tuple[asyncio.Future[Any], contextvars.Context, Callable[..., Any], dict[str, Any]]
-
-#: The tasks hosting worker threads, kept alive (the loop only holds weak references).
-_hosts: set[asyncio.Task[None]] = set()
 
 
 def _report(pool: _Pool, fut: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
@@ -84,18 +81,18 @@ class _Pool:
         self.jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self.threads = 0
         self.busy = 0
-        #: Jobs the workers have finished (written by them, read by _check_waiting; only
-        #: whether it moved matters, so a count lost between two workers does no harm).
+        #: Jobs the threads have finished (written by them, read by _check_waiting; only
+        #: whether it moved matters, so a count lost between two threads does no harm).
         self.finished = 0
         self._finished_seen = 0
         self.lock = threading.Lock()
         self.spawn_pending = False
-        # Set once the loop's shutdown has cancelled a worker's host: from then on no
+        # Set once the loop's shutdown has cancelled a thread's host: from then on no
         # thread starts. Before, the leave note in the queue looked like a job waiting to
         # _check_waiting, which started one more thread while the loop closed; nobody
         # cancelled its host, and the process waited IDLE_TIMEOUT for it to exit.
         self.closing = False
-        # Our workers hold these tokens, not those of anyio's default limiter (which the
+        # Our threads hold these tokens, not those of anyio's default limiter (which the
         # program's own to_thread calls use).
         self.limiter = anyio.CapacityLimiter(MAX_THREADS)
 
@@ -119,13 +116,10 @@ class _Pool:
             return
         with self.lock:
             self.threads += 1
-        # The pool's own loop, known (the pool exists on asyncio only): called from the timer
-        # callback of _check_waiting too, where there is no current task. (When this asked
-        # sniffio, it could not tell there on a loop anyio did not start, uvicorn's, and the
-        # thread for a job stuck behind a busy one never came.)
-        task = self.loop.create_task(self._host())
-        _hosts.add(task)
-        task.add_done_callback(_hosts.discard)
+        # Kept alive and not joined, as a thread outlives the call that started it. Called
+        # from the timer callback of _check_waiting too, where there is no current task:
+        # start_detached asks get_running_loop, which answers there.
+        start_detached(self._host, why="the pool of worker threads runs on asyncio only")
 
     async def _host(self) -> None:
         # state: None = not started yet, True = the thread took it, False = given up (the
@@ -144,7 +138,7 @@ class _Pool:
             await anyio.to_thread.run_sync(work, abandon_on_cancel=True, limiter=self.limiter)
         except anyio.get_cancelled_exc_class():
             # Only the loop's shutdown cancels this task. anyio's threads are not daemons:
-            # tell our worker to leave now rather than at its idle timeout, so the process
+            # tell our thread to leave now rather than at its idle timeout, so the process
             # can exit (a job still running finishes first). Always, whatever ``state``
             # says here: the thread may take its work just after this line reads None (the
             # lock is not held across the two), and a leave note no thread takes only
@@ -165,7 +159,7 @@ class _Pool:
         if not self.jobs.qsize() or self.threads >= MAX_THREADS:
             return
         if self.finished == self._finished_seen:
-            # Jobs wait and no worker finished one since the last look: they are stuck.
+            # Jobs wait and no thread finished one since the last look: they are stuck.
             self._spawn()
         self._finished_seen = self.finished
         if self.busy > self.threads:
